@@ -1,0 +1,284 @@
+package ivalue
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Kind tags what an IValue holds.
+type Kind uint8
+
+const (
+	KindNone Kind = iota
+	KindTensor
+	KindInt
+	KindDouble
+	KindBool
+	KindString
+	KindDevice
+	KindList
+	KindTuple
+	KindDict
+	KindObject // anything else (module objects, futures): Ref holds it
+)
+
+var kindNames = [...]string{"None", "Tensor", "int", "float", "bool", "str", "Device", "List", "Tuple", "Dict", "Object"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// IValue is the value a runtime slot holds, as c10::IValue. It is a small
+// struct copied by value; assigning one never allocates.
+type IValue struct {
+	kind   Kind
+	num    uint64 // int64, float64 bits or bool
+	tensor *Tensor
+	list   *List // List and Tuple
+	str    string
+	dict   *Dict
+	ref    any
+}
+
+// List holds the elements of a List or Tuple IValue. Kernels that build
+// lists reuse Items across runs.
+type List struct {
+	Items []IValue
+}
+
+// Dict is an insertion-ordered dictionary.
+type Dict struct {
+	Keys   []IValue
+	Values []IValue
+}
+
+// Get returns the value for key k (compared with Equal).
+func (d *Dict) Get(k IValue) (IValue, bool) {
+	for i, key := range d.Keys {
+		if key.Equal(k) {
+			return d.Values[i], true
+		}
+	}
+	return IValue{}, false
+}
+
+// Set inserts or replaces k.
+func (d *Dict) Set(k, v IValue) {
+	for i, key := range d.Keys {
+		if key.Equal(k) {
+			d.Values[i] = v
+			return
+		}
+	}
+	d.Keys = append(d.Keys, k)
+	d.Values = append(d.Values, v)
+}
+
+// None returns the None value (the zero IValue).
+func None() IValue { return IValue{} }
+
+// FromTensor wraps a tensor. A nil tensor gives None.
+func FromTensor(t *Tensor) IValue {
+	if t == nil {
+		return IValue{}
+	}
+	return IValue{kind: KindTensor, tensor: t}
+}
+
+// FromInt wraps an int.
+func FromInt(v int64) IValue { return IValue{kind: KindInt, num: uint64(v)} }
+
+// FromDouble wraps a float.
+func FromDouble(v float64) IValue { return IValue{kind: KindDouble, num: math.Float64bits(v)} }
+
+// FromBool wraps a bool.
+func FromBool(v bool) IValue {
+	var n uint64
+	if v {
+		n = 1
+	}
+	return IValue{kind: KindBool, num: n}
+}
+
+// FromString wraps a str.
+func FromString(s string) IValue { return IValue{kind: KindString, str: s} }
+
+// FromDevice wraps a device name ("cpu", "cuda:0").
+func FromDevice(s string) IValue { return IValue{kind: KindDevice, str: s} }
+
+// ListOf wraps l as a List.
+func ListOf(l *List) IValue { return IValue{kind: KindList, list: l} }
+
+// TupleOf wraps l as a Tuple.
+func TupleOf(l *List) IValue { return IValue{kind: KindTuple, list: l} }
+
+// NewList makes a List of the given items (no copy).
+func NewList(items ...IValue) IValue { return ListOf(&List{Items: items}) }
+
+// NewTuple makes a Tuple of the given items (no copy).
+func NewTuple(items ...IValue) IValue { return TupleOf(&List{Items: items}) }
+
+// DictOf wraps d.
+func DictOf(d *Dict) IValue { return IValue{kind: KindDict, dict: d} }
+
+// Object wraps any other Go value (module objects, futures).
+func Object(v any) IValue { return IValue{kind: KindObject, ref: v} }
+
+// Kind returns the tag.
+func (v IValue) Kind() Kind { return v.kind }
+
+// IsNone reports whether v is None.
+func (v IValue) IsNone() bool { return v.kind == KindNone }
+
+// IsTensor reports whether v holds a tensor.
+func (v IValue) IsTensor() bool { return v.kind == KindTensor }
+
+// Tensor returns the tensor, or nil when v holds none.
+func (v IValue) Tensor() *Tensor { return v.tensor }
+
+// Int returns the int (bool as 0/1).
+func (v IValue) Int() int64 { return int64(v.num) }
+
+// Double returns the float.
+func (v IValue) Double() float64 { return math.Float64frombits(v.num) }
+
+// Bool returns the bool.
+func (v IValue) Bool() bool { return v.num != 0 }
+
+// Str returns the string of a str or Device.
+func (v IValue) Str() string { return v.str }
+
+// List returns the elements of a List or Tuple.
+func (v IValue) List() *List { return v.list }
+
+// Dict returns the dict.
+func (v IValue) Dict() *Dict { return v.dict }
+
+// Ref returns the Go value of an Object.
+func (v IValue) Ref() any { return v.ref }
+
+// IsNumber reports whether v is an int, float or bool.
+func (v IValue) IsNumber() bool {
+	return v.kind == KindInt || v.kind == KindDouble || v.kind == KindBool
+}
+
+// AsFloat converts an int, float or bool to float64.
+func (v IValue) AsFloat() float64 {
+	if v.kind == KindDouble {
+		return math.Float64frombits(v.num)
+	}
+	return float64(int64(v.num))
+}
+
+// AsInt converts an int, bool or float (truncating) to int64.
+func (v IValue) AsInt() int64 {
+	if v.kind == KindDouble {
+		return int64(math.Float64frombits(v.num))
+	}
+	return int64(v.num)
+}
+
+// Equal compares scalars and strings by value, tensors, lists and dicts by
+// identity (as Python's `is` for containers in dict keys).
+func (v IValue) Equal(o IValue) bool {
+	if v.kind != o.kind {
+		if v.IsNumber() && o.IsNumber() {
+			return v.AsFloat() == o.AsFloat()
+		}
+		return false
+	}
+	switch v.kind {
+	case KindNone:
+		return true
+	case KindInt, KindBool:
+		return v.num == o.num
+	case KindDouble:
+		return v.Double() == o.Double()
+	case KindString, KindDevice:
+		return v.str == o.str
+	case KindTensor:
+		return v.tensor == o.tensor
+	case KindList, KindTuple:
+		if v.list == o.list {
+			return true
+		}
+		if v.kind == KindTuple && len(v.list.Items) == len(o.list.Items) {
+			for i := range v.list.Items {
+				if !v.list.Items[i].Equal(o.list.Items[i]) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	case KindDict:
+		return v.dict == o.dict
+	}
+	return v.ref == o.ref
+}
+
+// Clone deep-copies tensors and containers, so the result survives the
+// next Run of the runtime that produced v.
+func (v IValue) Clone() IValue {
+	switch v.kind {
+	case KindTensor:
+		return FromTensor(v.tensor.Clone())
+	case KindList, KindTuple:
+		items := make([]IValue, len(v.list.Items))
+		for i, it := range v.list.Items {
+			items[i] = it.Clone()
+		}
+		return IValue{kind: v.kind, list: &List{Items: items}}
+	case KindDict:
+		d := &Dict{Keys: make([]IValue, len(v.dict.Keys)), Values: make([]IValue, len(v.dict.Values))}
+		for i := range v.dict.Keys {
+			d.Keys[i] = v.dict.Keys[i].Clone()
+			d.Values[i] = v.dict.Values[i].Clone()
+		}
+		return DictOf(d)
+	}
+	return v
+}
+
+// String prints the value in a Python-like form.
+func (v IValue) String() string {
+	switch v.kind {
+	case KindNone:
+		return "None"
+	case KindTensor:
+		return v.tensor.String()
+	case KindInt:
+		return fmt.Sprint(v.Int())
+	case KindDouble:
+		return fmt.Sprint(v.Double())
+	case KindBool:
+		if v.Bool() {
+			return "True"
+		}
+		return "False"
+	case KindString:
+		return fmt.Sprintf("%q", v.str)
+	case KindDevice:
+		return "device(" + v.str + ")"
+	case KindList, KindTuple:
+		parts := make([]string, len(v.list.Items))
+		for i, it := range v.list.Items {
+			parts[i] = it.String()
+		}
+		if v.kind == KindTuple {
+			return "(" + strings.Join(parts, ", ") + ")"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case KindDict:
+		parts := make([]string, len(v.dict.Keys))
+		for i := range v.dict.Keys {
+			parts[i] = v.dict.Keys[i].String() + ": " + v.dict.Values[i].String()
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprintf("Object(%v)", v.ref)
+}

@@ -1,0 +1,436 @@
+package ivalue
+
+import (
+	"fmt"
+	"strings"
+	"unsafe"
+)
+
+// Storage is a flat, untyped buffer that one or more tensors view.
+// Data may be a window into a memory planner's slab.
+type Storage struct {
+	Data []byte
+}
+
+// NewStorage allocates n bytes, aligned to 64 bytes.
+func NewStorage(n int) *Storage {
+	return &Storage{Data: AlignedBytes(n)}
+}
+
+// AlignedBytes returns a zeroed byte slice of length n whose first byte is
+// 64-byte aligned (the alignment PyTorch's CPU allocator gives).
+func AlignedBytes(n int) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	b := make([]byte, n+63)
+	off := int(-uintptr(unsafe.Pointer(&b[0])) & 63)
+	return b[off : off+n : off+n]
+}
+
+// Tensor is a strided view of a Storage. Sizes, strides and offset are in
+// elements. Kernels read the typed storage through F32, I64, ... and
+// address it with Offset and Strides; contiguous tensors may use the
+// *Contig accessors.
+//
+// A Tensor held by a runtime slot is reused across runs: out-variant and
+// view kernels rewrite it in place, so a Tensor returned by Run is valid
+// until the next Run on the same runtime (Clone it to keep it).
+type Tensor struct {
+	dtype   DType
+	sizes   []int
+	strides []int
+	offset  int
+	storage *Storage
+}
+
+// NewTensor allocates a contiguous, zeroed tensor.
+func NewTensor(dt DType, sizes ...int) *Tensor {
+	t := &Tensor{}
+	t.Resize(dt, sizes)
+	return t
+}
+
+// FromStorage makes a tensor viewing s with the given geometry. strides nil
+// means contiguous. It checks that the view fits in the storage.
+func FromStorage(dt DType, s *Storage, offset int, sizes, strides []int) (*Tensor, error) {
+	t := &Tensor{dtype: dt, storage: s, offset: offset}
+	t.sizes = append([]int(nil), sizes...)
+	if strides == nil {
+		t.strides = make([]int, len(sizes))
+		contiguousStrides(t.strides, t.sizes)
+	} else {
+		if len(strides) != len(sizes) {
+			return nil, fmt.Errorf("tensor: %d strides for %d sizes", len(strides), len(sizes))
+		}
+		t.strides = append([]int(nil), strides...)
+	}
+	if need := t.extentBytes(); need > len(s.Data) {
+		return nil, fmt.Errorf("tensor: view %v strides %v offset %d of %s needs %d bytes, storage has %d", sizes, t.strides, offset, dt, need, len(s.Data))
+	}
+	return t, nil
+}
+
+func bytesOf[T any](data []T) []byte {
+	if len(data) == 0 {
+		return []byte{}
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&data[0])), len(data)*int(unsafe.Sizeof(z)))
+}
+
+func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
+	n := 1
+	for _, s := range sizes {
+		n *= s
+	}
+	if len(sizes) == 0 && len(data) != 1 {
+		sizes = []int{len(data)}
+		n = len(data)
+	}
+	if n != len(data) {
+		panic(fmt.Sprintf("ivalue: %d elements for sizes %v", len(data), sizes))
+	}
+	t := &Tensor{dtype: dt, storage: &Storage{Data: bytesOf(data)}}
+	t.sizes = append(make([]int, 0, len(sizes)), sizes...)
+	t.strides = make([]int, len(sizes))
+	contiguousStrides(t.strides, t.sizes)
+	return t
+}
+
+// F32Tensor wraps data (no copy) as a contiguous tensor of the given
+// sizes; no sizes means a 1-d tensor of len(data). It panics when the
+// element count does not match, a programming error.
+func F32Tensor(data []float32, sizes ...int) *Tensor { return wrap(Float32, data, sizes) }
+
+// F64Tensor wraps data (no copy); see F32Tensor.
+func F64Tensor(data []float64, sizes ...int) *Tensor { return wrap(Float64, data, sizes) }
+
+// I64Tensor wraps data (no copy); see F32Tensor.
+func I64Tensor(data []int64, sizes ...int) *Tensor { return wrap(Int64, data, sizes) }
+
+// I32Tensor wraps data (no copy); see F32Tensor.
+func I32Tensor(data []int32, sizes ...int) *Tensor { return wrap(Int32, data, sizes) }
+
+// BoolTensor wraps data (no copy); see F32Tensor.
+func BoolTensor(data []bool, sizes ...int) *Tensor { return wrap(Bool, data, sizes) }
+
+// U8Tensor wraps data (no copy); see F32Tensor.
+func U8Tensor(data []uint8, sizes ...int) *Tensor { return wrap(Uint8, data, sizes) }
+
+// I8Tensor wraps data (no copy); see F32Tensor.
+func I8Tensor(data []int8, sizes ...int) *Tensor { return wrap(Int8, data, sizes) }
+
+// ScalarTensor returns a 0-d float32 tensor.
+func ScalarTensor(v float32) *Tensor { return wrap(Float32, []float32{v}, []int{}) }
+
+func contiguousStrides(strides, sizes []int) {
+	st := 1
+	for i := len(sizes) - 1; i >= 0; i-- {
+		strides[i] = st
+		st *= max(sizes[i], 1)
+	}
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Sizes returns the shape. The slice is the tensor's own: do not modify.
+func (t *Tensor) Sizes() []int { return t.sizes }
+
+// Strides returns the strides in elements. Do not modify.
+func (t *Tensor) Strides() []int { return t.strides }
+
+// Offset returns the storage offset in elements.
+func (t *Tensor) Offset() int { return t.offset }
+
+// Storage returns the underlying storage (shared by views).
+func (t *Tensor) Storage() *Storage { return t.storage }
+
+// Dim returns the number of dimensions.
+func (t *Tensor) Dim() int { return len(t.sizes) }
+
+// Size returns the size of dimension d; negative d counts from the end.
+func (t *Tensor) Size(d int) int {
+	if d < 0 {
+		d += len(t.sizes)
+	}
+	return t.sizes[d]
+}
+
+// Numel returns the number of elements.
+func (t *Tensor) Numel() int {
+	n := 1
+	for _, s := range t.sizes {
+		n *= s
+	}
+	return n
+}
+
+// Nbytes is Numel times the element size.
+func (t *Tensor) Nbytes() int { return t.Numel() * t.dtype.Size() }
+
+// IsContiguous reports whether the tensor is laid out row-major with no gaps.
+func (t *Tensor) IsContiguous() bool {
+	st := 1
+	for i := len(t.sizes) - 1; i >= 0; i-- {
+		if t.sizes[i] == 1 {
+			continue
+		}
+		if t.strides[i] != st {
+			return false
+		}
+		st *= t.sizes[i]
+	}
+	return true
+}
+
+// extentBytes is the number of storage bytes the view reaches.
+func (t *Tensor) extentBytes() int {
+	if t.Numel() == 0 {
+		return 0
+	}
+	last := t.offset
+	for i, s := range t.sizes {
+		last += (s - 1) * t.strides[i]
+	}
+	return (last + 1) * t.dtype.Size()
+}
+
+// Resize makes t a contiguous tensor of dtype dt and the given sizes,
+// keeping its storage when it is large enough and not shared, as
+// PyTorch's out variants do. Contents are unspecified after a resize that
+// changes the geometry. It allocates only when sizes' length exceeds the
+// capacity of t's shape slices or the storage is too small, so a steady
+// run with static shapes allocates nothing.
+func (t *Tensor) Resize(dt DType, sizes []int) {
+	t.dtype = dt
+	t.setGeometry(sizes)
+	t.offset = 0
+	need := t.Numel() * dt.Size()
+	if t.storage == nil || len(t.storage.Data) < need {
+		t.storage = NewStorage(need)
+	}
+}
+
+// ResizeLike is Resize with the sizes of o.
+func (t *Tensor) ResizeLike(dt DType, o *Tensor) { t.Resize(dt, o.sizes) }
+
+func (t *Tensor) setGeometry(sizes []int) {
+	if cap(t.sizes) < len(sizes) {
+		t.sizes = make([]int, len(sizes), len(sizes)+2)
+		t.strides = make([]int, len(sizes), len(sizes)+2)
+	}
+	// sizes may alias t.sizes (a caller passing t.Sizes()).
+	t.sizes = t.sizes[:len(sizes)]
+	copy(t.sizes, sizes)
+	t.strides = t.strides[:len(sizes)]
+	contiguousStrides(t.strides, t.sizes)
+}
+
+// SetView makes t a view of src's storage with the given geometry,
+// reusing t's shape slices. View kernels use it so that a steady run
+// allocates nothing. sizes and strides may alias src's.
+func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
+	t.dtype = src.dtype
+	t.storage = src.storage
+	t.offset = offset
+	if cap(t.sizes) < len(sizes) || cap(t.strides) < len(strides) {
+		t.sizes = make([]int, len(sizes), len(sizes)+2)
+		t.strides = make([]int, len(sizes), len(sizes)+2)
+	}
+	t.sizes = t.sizes[:len(sizes)]
+	t.strides = t.strides[:len(sizes)]
+	copy(t.sizes, sizes)
+	copy(t.strides, strides)
+}
+
+// SetStorage points t at s (used by memory planners), keeping the geometry.
+func (t *Tensor) SetStorage(s *Storage, offset int) {
+	t.storage = s
+	t.offset = offset
+}
+
+// SharesStorage reports whether t and o view the same storage.
+func (t *Tensor) SharesStorage(o *Tensor) bool {
+	return t != nil && o != nil && t.storage != nil && t.storage == o.storage
+}
+
+func typed[T any](s *Storage) []T {
+	if s == nil || len(s.Data) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*T)(unsafe.Pointer(&s.Data[0])), len(s.Data)/int(unsafe.Sizeof(z)))
+}
+
+func (t *Tensor) check(dt DType) {
+	if t.dtype != dt {
+		panic(fmt.Sprintf("ivalue: %s tensor read as %s", t.dtype, dt))
+	}
+}
+
+// F32 returns the whole storage as float32; index it with Offset and Strides.
+func (t *Tensor) F32() []float32 { t.check(Float32); return typed[float32](t.storage) }
+
+// F64 returns the whole storage as float64.
+func (t *Tensor) F64() []float64 { t.check(Float64); return typed[float64](t.storage) }
+
+// I64 returns the whole storage as int64.
+func (t *Tensor) I64() []int64 { t.check(Int64); return typed[int64](t.storage) }
+
+// I32 returns the whole storage as int32.
+func (t *Tensor) I32() []int32 { t.check(Int32); return typed[int32](t.storage) }
+
+// I16 returns the whole storage as int16.
+func (t *Tensor) I16() []int16 { t.check(Int16); return typed[int16](t.storage) }
+
+// I8 returns the whole storage as int8.
+func (t *Tensor) I8() []int8 { t.check(Int8); return typed[int8](t.storage) }
+
+// U8 returns the whole storage as uint8.
+func (t *Tensor) U8() []uint8 { t.check(Uint8); return typed[uint8](t.storage) }
+
+// U16 returns the whole storage as raw 16-bit words (float16, bfloat16).
+func (t *Tensor) U16() []uint16 {
+	if t.dtype != Float16 && t.dtype != BFloat16 {
+		panic(fmt.Sprintf("ivalue: %s tensor read as 16-bit float", t.dtype))
+	}
+	return typed[uint16](t.storage)
+}
+
+// B returns the whole storage as bool (one byte each, 0 or 1).
+func (t *Tensor) B() []bool { t.check(Bool); return typed[bool](t.storage) }
+
+// F32Contig returns exactly the elements of a contiguous float32 tensor.
+func (t *Tensor) F32Contig() []float32 { return t.F32()[t.offset : t.offset+t.Numel()] }
+
+// F64Contig returns exactly the elements of a contiguous float64 tensor.
+func (t *Tensor) F64Contig() []float64 { return t.F64()[t.offset : t.offset+t.Numel()] }
+
+// I64Contig returns exactly the elements of a contiguous int64 tensor.
+func (t *Tensor) I64Contig() []int64 { return t.I64()[t.offset : t.offset+t.Numel()] }
+
+// I32Contig returns exactly the elements of a contiguous int32 tensor.
+func (t *Tensor) I32Contig() []int32 { return t.I32()[t.offset : t.offset+t.Numel()] }
+
+// BContig returns exactly the elements of a contiguous bool tensor.
+func (t *Tensor) BContig() []bool { return t.B()[t.offset : t.offset+t.Numel()] }
+
+// U8Contig returns exactly the elements of a contiguous uint8 tensor.
+func (t *Tensor) U8Contig() []uint8 { return t.U8()[t.offset : t.offset+t.Numel()] }
+
+// ForEachIndex calls f with the storage index of every element in
+// row-major logical order. It is for tests and cold paths; kernels use
+// their own loops.
+func (t *Tensor) ForEachIndex(f func(storageIdx int)) {
+	n := t.Numel()
+	if n == 0 {
+		return
+	}
+	idx := make([]int, len(t.sizes))
+	for k := 0; k < n; k++ {
+		off := t.offset
+		for d, i := range idx {
+			off += i * t.strides[d]
+		}
+		f(off)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < t.sizes[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// Float64At returns every element converted to float64 in logical order
+// (for tests, printing and comparisons).
+func (t *Tensor) Float64s() []float64 {
+	out := make([]float64, 0, t.Numel())
+	t.ForEachIndex(func(i int) { out = append(out, t.elemFloat64(i)) })
+	return out
+}
+
+func (t *Tensor) elemFloat64(i int) float64 {
+	switch t.dtype {
+	case Float32:
+		return float64(typed[float32](t.storage)[i])
+	case Float64:
+		return typed[float64](t.storage)[i]
+	case Int64:
+		return float64(typed[int64](t.storage)[i])
+	case Int32:
+		return float64(typed[int32](t.storage)[i])
+	case Int16:
+		return float64(typed[int16](t.storage)[i])
+	case Int8:
+		return float64(typed[int8](t.storage)[i])
+	case Uint8:
+		return float64(typed[uint8](t.storage)[i])
+	case Bool:
+		if typed[bool](t.storage)[i] {
+			return 1
+		}
+		return 0
+	case Float16:
+		return float64(HalfToFloat32(typed[uint16](t.storage)[i]))
+	case BFloat16:
+		return float64(BFloat16ToFloat32(typed[uint16](t.storage)[i]))
+	}
+	return 0
+}
+
+// Contiguous returns t if it is contiguous, else a contiguous copy.
+func (t *Tensor) Contiguous() *Tensor {
+	if t.IsContiguous() {
+		return t
+	}
+	return t.Clone()
+}
+
+// Clone returns a contiguous deep copy.
+func (t *Tensor) Clone() *Tensor {
+	c := NewTensor(t.dtype, t.sizes...)
+	CopyInto(c, t)
+	return c
+}
+
+// CopyInto copies src's elements into dst (same dtype, same numel),
+// both in logical order. dst must be contiguous.
+func CopyInto(dst, src *Tensor) {
+	es := src.dtype.Size()
+	d := dst.storage.Data[dst.offset*es:]
+	s := src.storage.Data
+	if src.IsContiguous() {
+		copy(d[:src.Numel()*es], s[src.offset*es:])
+		return
+	}
+	k := 0
+	src.ForEachIndex(func(i int) {
+		copy(d[k:k+es], s[i*es:i*es+es])
+		k += es
+	})
+}
+
+// String prints dtype, shape and up to 8 values.
+func (t *Tensor) String() string {
+	if t == nil {
+		return "Tensor(nil)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tensor(%s%v", t.dtype, t.sizes)
+	if t.storage != nil {
+		vals := t.Float64s()
+		if len(vals) > 8 {
+			vals = vals[:8]
+		}
+		fmt.Fprintf(&b, " %v", vals)
+		if t.Numel() > 8 {
+			b.WriteString("...")
+		}
+	}
+	b.WriteString(")")
+	return b.String()
+}

@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"fmt"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// BlockRunner runs one sub-block of a control-flow node against the
+// runtime's shared values array. A kernel sets the slots of Inputs, calls
+// Run, then reads the slots of Outputs.
+type BlockRunner interface {
+	Inputs() []int32
+	Outputs() []int32
+	Run() error
+}
+
+// ProcessedNode is one node of a prepared graph as one runtime runs it:
+// the kernel (shared by all runtimes) plus this runtime's view of the
+// values array. Kernels see only this.
+type ProcessedNode struct {
+	Node   *graph.Node
+	Kind   Kind
+	Kernel Kernel
+	// Values is the owning runtime's values array; In and Out index it.
+	Values []ivalue.IValue
+	In     []int32
+	Out    []int32
+	// Blocks are the runners of the node's sub-blocks (prim::If, prim::Loop).
+	Blocks []BlockRunner
+	// Fresh marks a node whose outputs may outlive one execution of its
+	// block (a loop body's results carried or stored), so kernels must
+	// not overwrite the objects of the previous execution.
+	Fresh bool
+	// State is per-runtime scratch a kernel may keep between runs.
+	State any
+}
+
+// Run executes the kernel.
+func (p *ProcessedNode) Run() error { return p.Kernel(p) }
+
+// NumInputs is the number of inputs.
+func (p *ProcessedNode) NumInputs() int { return len(p.In) }
+
+// NumOutputs is the number of outputs.
+func (p *ProcessedNode) NumOutputs() int { return len(p.Out) }
+
+// Input returns input i's slot.
+func (p *ProcessedNode) Input(i int) *ivalue.IValue { return &p.Values[p.In[i]] }
+
+// Output returns output i's slot.
+func (p *ProcessedNode) Output(i int) *ivalue.IValue { return &p.Values[p.Out[i]] }
+
+// SetOutput stores v in output slot i.
+func (p *ProcessedNode) SetOutput(i int, v ivalue.IValue) { p.Values[p.Out[i]] = v }
+
+// Tensor returns input i as a tensor, or nil if it holds none.
+func (p *ProcessedNode) Tensor(i int) *ivalue.Tensor { return p.Values[p.In[i]].Tensor() }
+
+// Int returns input i as an int.
+func (p *ProcessedNode) Int(i int) int64 { return p.Values[p.In[i]].AsInt() }
+
+// Float returns input i (int, float or bool) as a float64.
+func (p *ProcessedNode) Float(i int) float64 { return p.Values[p.In[i]].AsFloat() }
+
+// Bool returns input i as a bool.
+func (p *ProcessedNode) Bool(i int) bool { return p.Values[p.In[i]].Bool() }
+
+// IsNone reports whether input i is None.
+func (p *ProcessedNode) IsNone(i int) bool { return p.Values[p.In[i]].IsNone() }
+
+// IntsInto appends the elements of the int list at input i to buf[:0]
+// and returns it; with a buffer of enough capacity it does not allocate.
+func (p *ProcessedNode) IntsInto(i int, buf []int) []int {
+	buf = buf[:0]
+	v := p.Values[p.In[i]]
+	if v.Kind() == ivalue.KindInt {
+		return append(buf, int(v.Int()))
+	}
+	if l := v.List(); l != nil {
+		for _, it := range l.Items {
+			buf = append(buf, int(it.AsInt()))
+		}
+	}
+	return buf
+}
+
+// OutTensor returns the tensor to write output i into: the one this node
+// wrote on the previous run, reused, or a new empty one (first run, a
+// Fresh node, or a previous tensor that aliases one of this node's inputs,
+// as a loop-carried value does). Kernels then Resize it.
+func (p *ProcessedNode) OutTensor(i int) *ivalue.Tensor {
+	slot := &p.Values[p.Out[i]]
+	if t := slot.Tensor(); t != nil && !p.Fresh && !p.aliasesInput(t) {
+		return t
+	}
+	t := &ivalue.Tensor{}
+	*slot = ivalue.FromTensor(t)
+	return t
+}
+
+func (p *ProcessedNode) aliasesInput(t *ivalue.Tensor) bool {
+	for _, in := range p.In {
+		v := &p.Values[in]
+		if it := v.Tensor(); it != nil {
+			if it == t || it.SharesStorage(t) {
+				return true
+			}
+		} else if l := v.List(); l != nil {
+			for k := range l.Items {
+				if it := l.Items[k].Tensor(); it != nil && (it == t || it.SharesStorage(t)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// OutList returns the list to fill for output i, reused across runs
+// unless the node is Fresh; n is the number of items, which are kept
+// (callers overwrite them).
+func (p *ProcessedNode) OutList(i, n int, tuple bool) *ivalue.List {
+	slot := &p.Values[p.Out[i]]
+	l := slot.List()
+	if l == nil || p.Fresh {
+		l = &ivalue.List{Items: make([]ivalue.IValue, n)}
+	} else if cap(l.Items) >= n {
+		l.Items = l.Items[:n]
+	} else {
+		l.Items = make([]ivalue.IValue, n)
+	}
+	if tuple {
+		*slot = ivalue.TupleOf(l)
+	} else {
+		*slot = ivalue.ListOf(l)
+	}
+	return l
+}
+
+// Errorf formats a kernel error. The runtime prefixes the node.
+func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

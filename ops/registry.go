@@ -1,0 +1,147 @@
+// Package ops is gosr's op registry and its pure-Go kernels.
+//
+// An op registers a builder per kind of node: the builder looks at a
+// graph node (its schema, its constant inputs) and returns a Kernel, or
+// nil when it does not handle that overload. At preparation the runtime
+// asks, for each node, the out-variant builders first, then the native
+// ones, then the fallbacks, as PyTorch's Static Runtime does with
+// REGISTER_OPERATOR_FUNCTOR and REGISTER_NATIVE_OPERATOR_FUNCTOR.
+package ops
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/gosr/gosr/graph"
+)
+
+// Kind says how an op's kernel treats its outputs.
+type Kind uint8
+
+const (
+	// OutVariant kernels write tensor outputs into tensors the runtime
+	// owns and reuses across runs (so the memory planner can manage them).
+	OutVariant Kind = iota
+	// Native kernels produce views, scalars, lists: outputs the planner
+	// cannot manage.
+	Native
+	// Fallback kernels compute functionally, allocating their outputs
+	// on every run.
+	Fallback
+)
+
+func (k Kind) String() string {
+	switch k {
+	case OutVariant:
+		return "out variant"
+	case Native:
+		return "native"
+	case Fallback:
+		return "fallback"
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Kernel runs one processed node. It reads inputs and writes outputs
+// through p, and returns an error (never panics) on bad input; the runtime
+// adds the node to the message.
+type Kernel func(p *ProcessedNode) error
+
+// Builder returns the kernel for node n, or nil if it does not handle n's
+// overload. A builder runs once per node at preparation; what it decides
+// from the node (which overload, constant arguments) is captured in the
+// returned closure, which all runtimes share and must not mutate.
+type Builder func(n *graph.Node) Kernel
+
+type entry struct {
+	kind  Kind
+	build Builder
+}
+
+var (
+	mu       sync.RWMutex
+	registry = map[string][]entry{}
+)
+
+// Register adds a builder for op (a qualified name such as "aten::add").
+// Several builders may register for one op; each handles the overloads
+// it recognises.
+func Register(op string, kind Kind, b Builder) {
+	mu.Lock()
+	defer mu.Unlock()
+	registry[op] = append(registry[op], entry{kind, b})
+}
+
+// RegisterOut registers an out-variant builder.
+func RegisterOut(op string, b Builder) { Register(op, OutVariant, b) }
+
+// RegisterNative registers a native builder.
+func RegisterNative(op string, b Builder) { Register(op, Native, b) }
+
+// RegisterFallback registers a fallback builder.
+func RegisterFallback(op string, b Builder) { Register(op, Fallback, b) }
+
+// Options restrict the choice of kernel.
+type Options struct {
+	// DisableOutVariants makes Select skip out-variant builders, as
+	// StaticModuleOptions.enable_out_variant = false does.
+	DisableOutVariants bool
+}
+
+// Select picks the kernel for n: out variant, then native, then fallback.
+// A node nothing handles is an error naming the op and its schema.
+func Select(n *graph.Node, opts Options) (Kernel, Kind, error) {
+	mu.RLock()
+	es := registry[n.Kind]
+	mu.RUnlock()
+	for _, want := range []Kind{OutVariant, Native, Fallback} {
+		if want == OutVariant && opts.DisableOutVariants {
+			continue
+		}
+		for _, e := range es {
+			if e.kind != want {
+				continue
+			}
+			if k := e.build(n); k != nil {
+				return k, want, nil
+			}
+		}
+	}
+	if len(es) == 0 {
+		return nil, 0, fmt.Errorf("no implementation of %s: unknown op (node %s)", n.Kind, NodeSignature(n))
+	}
+	return nil, 0, fmt.Errorf("no implementation of %s for this overload: %s", n.Kind, NodeSignature(n))
+}
+
+// Registered lists the registered op names, sorted.
+func Registered() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for k := range registry {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// NodeSignature renders a node's call with its input and output types,
+// for error messages: "aten::add(Tensor, int, int) -> Tensor".
+func NodeSignature(n *graph.Node) string {
+	s := n.Kind + "("
+	for i, in := range n.Inputs {
+		if i > 0 {
+			s += ", "
+		}
+		s += in.Type.String()
+	}
+	s += ") -> ("
+	for i, o := range n.Outputs {
+		if i > 0 {
+			s += ", "
+		}
+		s += o.Type.String()
+	}
+	return s + ")"
+}
