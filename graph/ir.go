@@ -294,6 +294,9 @@ func (n *Node) InsertAfter(pos *Node) *Node {
 type Graph struct {
 	Block *Block
 	ids   int
+	// printed keeps the text tensor constants were parsed from, so the
+	// printer reproduces PyTorch's (see parse.go).
+	printed map[*Node]printedTensor
 }
 
 // New returns an empty graph.

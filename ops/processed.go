@@ -33,6 +33,14 @@ type ProcessedNode struct {
 	// block (a loop body's results carried or stored), so kernels must
 	// not overwrite the objects of the previous execution.
 	Fresh bool
+	// Guard lists further slots whose tensors this node must not
+	// overwrite: the parameters of the enclosing loop bodies, which may
+	// hold results of the previous iteration.
+	Guard []int32
+	// Spares hold, per output, a second tensor for nodes inside loops, so
+	// a result carried into the next iteration alternates between two
+	// objects instead of allocating (nil outside loops).
+	Spares []*ivalue.Tensor
 	// State is per-runtime scratch a kernel may keep between runs.
 	State any
 }
@@ -88,20 +96,36 @@ func (p *ProcessedNode) IntsInto(i int, buf []int) []int {
 
 // OutTensor returns the tensor to write output i into: the one this node
 // wrote on the previous run, reused, or a new empty one (first run, a
-// Fresh node, or a previous tensor that aliases one of this node's inputs,
-// as a loop-carried value does). Kernels then Resize it.
+// Fresh node). A previous tensor that aliases one of this node's inputs
+// or guarded slots (a loop-carried value) is swapped with the node's
+// spare. Kernels then Resize it.
 func (p *ProcessedNode) OutTensor(i int) *ivalue.Tensor {
 	slot := &p.Values[p.Out[i]]
-	if t := slot.Tensor(); t != nil && !p.Fresh && !p.aliasesInput(t) {
-		return t
+	t := slot.Tensor()
+	if t != nil && !p.Fresh {
+		if !p.aliasesInput(t) {
+			return t
+		}
+		if p.Spares != nil {
+			s := p.Spares[i]
+			p.Spares[i] = t
+			if s != nil && !p.aliasesInput(s) {
+				*slot = ivalue.FromTensor(s)
+				return s
+			}
+		}
 	}
-	t := &ivalue.Tensor{}
+	t = &ivalue.Tensor{}
 	*slot = ivalue.FromTensor(t)
 	return t
 }
 
 func (p *ProcessedNode) aliasesInput(t *ivalue.Tensor) bool {
-	for _, in := range p.In {
+	return p.aliasesSlots(t, p.In) || p.aliasesSlots(t, p.Guard)
+}
+
+func (p *ProcessedNode) aliasesSlots(t *ivalue.Tensor, slots []int32) bool {
+	for _, in := range slots {
 		v := &p.Values[in]
 		if it := v.Tensor(); it != nil {
 			if it == t || it.SharesStorage(t) {

@@ -1,0 +1,32 @@
+# gosr: a Static Runtime for PyTorch models, in Go.
+GO ?= go
+PYTHON ?= /usr/bin/python3
+
+.PHONY: run test testdata bench bench-pytorch fuzz vet build
+
+build:
+	$(GO) build ./...
+
+# Run srbench on a model built into the binary (no files, nothing installed beyond Go).
+run:
+	$(GO) run ./cmd/srbench run -model mlp
+
+test: vet
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+
+# Remake the PyTorch reference fixtures (needs Debian's python3-torch).
+testdata:
+	$(PYTHON) scripts/make_ir_samples.py
+	$(PYTHON) scripts/make_testdata.py
+	$(PYTHON) graph/alias/gen.py
+
+# Go benchmarks, then gosr beside PyTorch's Static Runtime on the same models in one run.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1s ./staticruntime/ ./ops/
+	$(GO) run ./cmd/srbench compare -model all
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./graph/

@@ -1,0 +1,106 @@
+"""Runs a gosr fixture (graph IR + safetensors) through PyTorch, for srbench compare.
+
+Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS
+
+The graph text is the one gosr runs; tensor constants are bound in order of
+appearance from the c0, c1, ... entries, inputs are in0, in1, ...  PyTorch's
+Static Runtime is timed with StaticModule.benchmark (its own C++ loop, no
+Python per call); it prints "Static runtime ms per iter", which srbench
+reads. The TorchScript interpreter is timed in a Python loop. The last line
+is a JSON object with the results.
+"""
+import json
+import re
+import struct
+import sys
+import time
+
+import torch
+
+DTYPES = {"F32": torch.float32, "F64": torch.float64, "F16": torch.float16, "BF16": torch.bfloat16,
+          "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
+          "U8": torch.uint8, "BOOL": torch.bool}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    base = 8 + n
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = info["data_offsets"]
+        buf = bytearray(data[base + b:base + e])
+        dt = DTYPES[info["dtype"]]
+        t = torch.frombuffer(buf, dtype=dt) if e > b else torch.empty(0, dtype=dt)
+        out[name] = t.reshape(info["shape"]).clone()
+    return out, header.get("__metadata__", {})
+
+
+def tensor_constants(block):
+    for n in block.nodes():
+        if n.kind() == "prim::Constant" and n.output().type().kind() == "TensorType":
+            yield n
+        for b in n.blocks():
+            yield from tensor_constants(b)
+
+
+def main():
+    ir_path, st_path, warmup, iters, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    text = open(ir_path).read()
+    # PyTorch's parser reads <Tensor> placeholders, not the inline values it prints.
+    text = re.sub(r"value=[^\]\n]*\[ \w+Type\{[^}]*\} \]\]", "value=<Tensor>]", text)
+    graph = torch._C.parse_ir(text, True)
+    tensors, meta = read_safetensors(st_path)
+    consts = list(tensor_constants(graph))
+    for i, n in enumerate(consts):
+        n.t_("value", tensors["c%d" % i])
+    inputs = []
+    i = 0
+    while "in%d" % i in tensors:
+        inputs.append(tensors["in%d" % i])
+        i += 1
+    sm = torch._C._jit_to_static_module(graph)
+    fn = torch._C._create_function_from_graph("forward", graph)
+    out_sr = sm(*inputs)
+    out_interp = fn(*inputs)
+    # StaticModule.benchmark prints its report; srbench parses the lines.
+    for _ in range(repeats):
+        sm.benchmark(inputs, {}, warmup, iters)
+        sys.stdout.flush()
+    interp = []
+    for _ in range(repeats):
+        for _ in range(warmup):
+            fn(*inputs)
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            fn(*inputs)
+        interp.append((time.perf_counter() - t0) / iters * 1e6)
+    interp.sort()
+
+    def flat(v):
+        if isinstance(v, torch.Tensor):
+            return [v]
+        if isinstance(v, (list, tuple)):
+            return [t for x in v for t in flat(x)]
+        return [torch.tensor(v)]
+    exp = []
+    i = 0
+    while "out%d" % i in tensors:
+        exp.append(tensors["out%d" % i])
+        i += 1
+    diff = 0.0
+    for a, b in zip(flat(out_sr), exp):
+        if a.numel():
+            diff = max(diff, (a.double() - b.double()).abs().max().item())
+    print(json.dumps({"torch": torch.__version__, "interp_us_python_loop": interp[len(interp) // 2],
+                      "sr_max_abs_diff": diff}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+package passes
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph"
+)
+
+func parse(t *testing.T, src string) *graph.Graph {
+	t.Helper()
+	g, err := graph.Parse(strings.TrimSpace(src)+"\n", nil)
+	require.NoError(t, err)
+	require.NoError(t, Verify(g))
+	return g
+}
+
+var nameRE = regexp.MustCompile(`%[A-Za-z0-9_.]+`)
+
+// canon renames values by order of first appearance, so tests compare
+// structure, not the numbering of values a pass created.
+func canon(s string) string {
+	names := map[string]string{}
+	return strings.TrimSpace(nameRE.ReplaceAllStringFunc(s, func(n string) string {
+		if m, ok := names[n]; ok {
+			return m
+		}
+		m := "%v" + string(rune('a'+len(names)%26)) + strings.Repeat("'", len(names)/26)
+		names[n] = m
+		return m
+	}))
+}
+
+type passCase struct {
+	name          string
+	ctx           *Context
+	before, after string
+}
+
+// runCases runs pass on each case's graph and compares the result, after
+// checking use lists, with the expected graph.
+func runCases(t *testing.T, pass func(*graph.Graph, *Context) error, cases []passCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := parse(t, tc.before)
+			c := tc.ctx
+			if c == nil {
+				c = &Context{}
+			}
+			require.NoError(t, pass(g, c))
+			require.NoError(t, Verify(g))
+			want := parse(t, tc.after)
+			require.Equal(t, canon(want.String()), canon(g.String()))
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package passes
+
+import (
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/graph/alias"
+)
+
+// UseVariadicCat rewrites aten::cat(prim::ListConstruct(a, b, c), dim) as
+// prim::VarConcat(a, b, c, dim), as PyTorch's UseVariadicCat: no list to
+// build per run. The list must never be written (its elements at the cat
+// are then the ListConstruct's inputs); a ListConstruct left without uses
+// is removed.
+func UseVariadicCat(g *graph.Graph, c *Context) error {
+	return useVariadic(g, "aten::cat", "prim::VarConcat")
+}
+
+// UseVariadicStack does the same for aten::stack -> prim::VarStack.
+func UseVariadicStack(g *graph.Graph, c *Context) error {
+	return useVariadic(g, "aten::stack", "prim::VarStack")
+}
+
+func useVariadic(g *graph.Graph, op, variadic string) error {
+	var db *alias.DB
+	var todo []*graph.Node
+	g.Walk(func(n *graph.Node) {
+		if n.Kind != op || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+			return
+		}
+		list, dim := n.Inputs[0], n.Inputs[1]
+		if list.Node == nil || list.Node.Kind != "prim::ListConstruct" || len(list.Node.Inputs) == 0 {
+			return
+		}
+		if dim.Type == nil || dim.Type.Kind != graph.IntType {
+			return // the Dimname overload
+		}
+		if db == nil {
+			db = alias.Analyze(g)
+		}
+		if db.HasWriters(list) {
+			return
+		}
+		todo = append(todo, n)
+	})
+	for _, n := range todo {
+		list := n.Inputs[0]
+		ins := append(append([]*graph.Value(nil), list.Node.Inputs...), n.Inputs[1])
+		replaceNode(g, n, variadic, ins)
+		if len(list.Uses) == 0 {
+			list.Node.Destroy()
+		}
+	}
+	return nil
+}
+
+// copyVariants maps view ops to their copying versions, as PyTorch's
+// ReplaceWithCopy, for the overloads listed.
+var copyVariants = []struct {
+	schema string
+	copyOp string
+}{
+	{"aten::permute(Tensor self, int[] dims) -> Tensor", "static_runtime::permute_copy"},
+	{"aten::reshape(Tensor self, SymInt[] shape) -> Tensor", "static_runtime::reshape_copy"},
+	{"aten::flatten.using_ints(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", "static_runtime::flatten_copy"},
+	{"aten::narrow(Tensor self, int dim, int start, int length) -> Tensor", "aten::narrow_copy"},
+}
+
+// ReplaceWithCopy replaces view ops (permute, reshape, flatten, narrow)
+// by copying versions whose outputs the memory planner can manage, as
+// PyTorch's ReplaceWithCopy. Only with out variants enabled, and only
+// where a copy is indistinguishable from a view: neither the input nor
+// the output (nor anything aliasing them) is ever written, and, unless
+// Context.OutputsAreImmutable, the output is not (part of) a graph output.
+// A copy op without a registered kernel is not introduced.
+func ReplaceWithCopy(g *graph.Graph, c *Context) error {
+	if !c.EnableOutVariant {
+		return nil
+	}
+	db := alias.Analyze(g)
+	type repl struct {
+		n  *graph.Node
+		op string
+	}
+	var todo []repl
+	g.Walk(func(n *graph.Node) {
+		if len(n.Outputs) != 1 || len(n.Inputs) == 0 {
+			return
+		}
+		for _, cv := range copyVariants {
+			if !n.Matches(cv.schema) {
+				continue
+			}
+			if !c.hasOp(cv.copyOp) {
+				return
+			}
+			if db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) {
+				return
+			}
+			if !c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0]) {
+				return
+			}
+			todo = append(todo, repl{n, cv.copyOp})
+			return
+		}
+	})
+	for _, r := range todo {
+		replaceNode(g, r.n, r.op, append([]*graph.Value(nil), r.n.Inputs...))
+	}
+	return nil
+}

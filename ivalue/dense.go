@@ -1,0 +1,76 @@
+package ivalue
+
+import (
+	"fmt"
+
+	"gorgonia.org/tensor"
+)
+
+// FromDense views a gorgonia Dense as a Tensor without copying: the
+// tensor's storage is the Dense's backing slice. Only row-major,
+// contiguous Dense tensors of supported element types can be viewed.
+func FromDense(d *tensor.Dense) (*Tensor, error) {
+	if d == nil {
+		return nil, fmt.Errorf("ivalue: nil Dense")
+	}
+	if !d.IsNativelyAccessible() || d.RequiresIterator() {
+		return nil, fmt.Errorf("ivalue: Dense with shape %v is not a contiguous row-major view; call Materialize first", d.Shape())
+	}
+	shape := []int(d.Shape())
+	if d.IsScalar() {
+		shape = []int{}
+	}
+	switch data := d.Data().(type) {
+	case []float32:
+		return wrap(Float32, data, shape), nil
+	case []float64:
+		return wrap(Float64, data, shape), nil
+	case []int64:
+		return wrap(Int64, data, shape), nil
+	case []int32:
+		return wrap(Int32, data, shape), nil
+	case []int8:
+		return wrap(Int8, data, shape), nil
+	case []uint8:
+		return wrap(Uint8, data, shape), nil
+	case []bool:
+		return wrap(Bool, data, shape), nil
+	case float32:
+		return wrap(Float32, []float32{data}, []int{}), nil
+	}
+	return nil, fmt.Errorf("ivalue: Dense of %v is not supported", d.Dtype())
+}
+
+// ToDense views t as a gorgonia Dense without copying (the Dense's backing
+// slice is t's storage). t must be contiguous; 0-d tensors become
+// gorgonia scalars of shape (). float16/bfloat16 have no gorgonia type.
+func (t *Tensor) ToDense() (*tensor.Dense, error) {
+	if !t.IsContiguous() {
+		return nil, fmt.Errorf("ivalue: ToDense of a non-contiguous tensor %v; call Contiguous first", t.sizes)
+	}
+	n := t.Numel()
+	shape := tensor.Shape(append([]int(nil), t.sizes...))
+	if len(t.sizes) == 0 {
+		shape = tensor.ScalarShape()
+	}
+	var backing any
+	switch t.dtype {
+	case Float32:
+		backing = t.F32()[t.offset : t.offset+n]
+	case Float64:
+		backing = t.F64()[t.offset : t.offset+n]
+	case Int64:
+		backing = t.I64()[t.offset : t.offset+n]
+	case Int32:
+		backing = t.I32()[t.offset : t.offset+n]
+	case Int8:
+		backing = t.I8()[t.offset : t.offset+n]
+	case Uint8:
+		backing = t.U8()[t.offset : t.offset+n]
+	case Bool:
+		backing = t.B()[t.offset : t.offset+n]
+	default:
+		return nil, fmt.Errorf("ivalue: %s has no gorgonia dtype", t.dtype)
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(backing)), nil
+}

@@ -1,0 +1,96 @@
+// Package memplan places the tensors a runtime manages in one slab. It
+// knows nothing of graphs or runtimes: a planner gets the size and the
+// lifetime of each managed tensor and returns an offset for each.
+package memplan
+
+import "fmt"
+
+// Alignment of every tensor in a slab, as PyTorch's CPU allocator gives.
+const Alignment = 64
+
+// Align rounds n up to a multiple of Alignment.
+func Align(n int64) int64 { return (n + Alignment - 1) &^ (Alignment - 1) }
+
+// Request is one managed tensor: its size in bytes and the steps (node
+// indices of the top-level block) at which it is first written and last
+// read, inclusive.
+type Request struct {
+	Size       int64
+	Start, End int
+}
+
+// Plan is the placement of a set of requests.
+type Plan struct {
+	Offsets []int64 // one per request, aligned
+	Total   int64   // slab size in bytes
+}
+
+// Planner computes a plan. Implementations must place requests whose
+// lifetimes overlap at disjoint byte ranges.
+type Planner interface {
+	Name() string
+	Plan(reqs []Request) Plan
+}
+
+// Naive gives every tensor its own region of the slab: no reuse between
+// tensors, but one allocation reused across runs.
+type Naive struct{}
+
+// Name implements Planner.
+func (Naive) Name() string { return "naive" }
+
+// Plan implements Planner.
+func (Naive) Plan(reqs []Request) Plan {
+	p := Plan{Offsets: make([]int64, len(reqs))}
+	for i, r := range reqs {
+		p.Offsets[i] = p.Total
+		p.Total += Align(r.Size)
+	}
+	return p
+}
+
+// Check verifies that no two requests alive at the same step overlap in
+// memory and that every request fits in the slab. It is for tests and
+// debug modes.
+func Check(reqs []Request, p Plan) error {
+	if len(p.Offsets) != len(reqs) {
+		return fmt.Errorf("memplan: %d offsets for %d requests", len(p.Offsets), len(reqs))
+	}
+	for i, a := range reqs {
+		if p.Offsets[i]%Alignment != 0 {
+			return fmt.Errorf("memplan: tensor %d at offset %d is not %d-aligned", i, p.Offsets[i], Alignment)
+		}
+		if p.Offsets[i] < 0 || p.Offsets[i]+a.Size > p.Total {
+			return fmt.Errorf("memplan: tensor %d [%d, %d) outside slab of %d bytes", i, p.Offsets[i], p.Offsets[i]+a.Size, p.Total)
+		}
+		for j := i + 1; j < len(reqs); j++ {
+			b := reqs[j]
+			if a.End < b.Start || b.End < a.Start || a.Size == 0 || b.Size == 0 {
+				continue
+			}
+			if p.Offsets[i] < p.Offsets[j]+b.Size && p.Offsets[j] < p.Offsets[i]+a.Size {
+				return fmt.Errorf("memplan: tensors %d and %d are alive together (steps %d-%d, %d-%d) and overlap in memory", i, j, a.Start, a.End, b.Start, b.End)
+			}
+		}
+	}
+	return nil
+}
+
+// LowerBound is the largest total size of requests alive at one step.
+func LowerBound(reqs []Request) int64 {
+	maxStep := 0
+	for _, r := range reqs {
+		maxStep = max(maxStep, r.End)
+	}
+	live := make([]int64, maxStep+2)
+	for _, r := range reqs {
+		live[r.Start] += Align(r.Size)
+		live[r.End+1] -= Align(r.Size)
+	}
+	var cur, best int64
+	for _, d := range live {
+		cur += d
+		best = max(best, cur)
+	}
+	return best
+}

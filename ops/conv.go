@@ -1,0 +1,305 @@
+package ops
+
+import (
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// aten::conv2d, aten::conv1d (int and "same"/"valid" padding) and
+// aten::_convolution (non-transposed, 1-d and 2-d, as traced graphs emit
+// it). Depthwise convolutions run a direct kernel; the rest run the gemm
+// with the im2col matrix packed straight from the input (no im2col
+// buffer), or, for 1x1 stride-1 convolutions, the input itself as B.
+
+const (
+	conv2dSchema     = "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor"
+	conv2dPadSchema  = `aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor`
+	conv1dSchema     = "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor"
+	conv1dPadSchema  = `aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], str padding="valid", int[1] dilation=[1], int groups=1) -> Tensor`
+	convolutionSch   = "aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"
+	convolutionDepr  = "aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"
+	convolutionPlain = "aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"
+)
+
+// convSpec says where a conv overload keeps its arguments.
+type convSpec struct {
+	dims       int // 1 or 2; 0: from the weight's rank (_convolution)
+	strPadding bool
+	transposed int // input index of the transposed flag, or -1
+	groups     int // input index of groups
+}
+
+type convState struct {
+	ints  []int
+	shape []int
+	wbuf  []float32
+}
+
+func init() {
+	reg := func(op, schema string, spec convSpec) {
+		RegisterOut(op, func(n *graph.Node) Kernel {
+			if !n.Matches(schema) {
+				return nil
+			}
+			return func(p *ProcessedNode) error { return convKernel(p, spec) }
+		})
+	}
+	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6})
+	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6})
+	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6})
+	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6})
+	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8})
+	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8})
+	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8})
+}
+
+// convGeom is one convolution's geometry, 1-d as 2-d with height 1.
+type convGeom struct {
+	n, c, h, w     int
+	sN, sC, sH, sW int
+	o, kh, kw      int
+	strH, strW     int
+	padH, padW     int
+	dilH, dilW     int
+	groups         int
+	oh, ow         int
+	batched        bool
+}
+
+// convPair reads an int list argument of d (1 or 2) values; a single
+// value is repeated, as PyTorch expands int[2] arguments.
+func convPair(p *ProcessedNode, i, d int, st *convState, what string) (int, int, error) {
+	st.ints = p.IntsInto(i, st.ints)
+	v := st.ints
+	switch {
+	case len(v) == 1:
+		return v[0], v[0], nil
+	case len(v) == d && d == 2:
+		return v[0], v[1], nil
+	}
+	return 0, 0, Errorf("conv %s: expected %d values, got %v", what, d, v)
+}
+
+func convKernel(p *ProcessedNode, spec convSpec) error {
+	st, _ := p.State.(*convState)
+	if st == nil {
+		st = &convState{}
+		p.State = st
+	}
+	x, err := gemmInput(p, 0, "conv input")
+	if err != nil {
+		return err
+	}
+	w, err := gemmInput(p, 1, "conv weight")
+	if err != nil {
+		return err
+	}
+	bias, err := gemmOptInput(p, 2, "conv bias")
+	if err != nil {
+		return err
+	}
+	dims := spec.dims
+	if dims == 0 {
+		if p.Bool(spec.transposed) {
+			return Errorf("conv: transposed convolution is not supported")
+		}
+		switch w.Dim() {
+		case 3:
+			dims = 1
+		case 4:
+			dims = 2
+		default:
+			return Errorf("conv weight: expected 3 or 4 dims (1-d or 2-d convolution), got sizes %v", w.Sizes())
+		}
+	}
+	if w.Dim() != dims+2 {
+		return Errorf("conv%dd weight: expected %d dims, got sizes %v", dims, dims+2, w.Sizes())
+	}
+	if x.Dim() != dims+2 && x.Dim() != dims+1 {
+		return Errorf("conv%dd input: expected %d or %d dims, got sizes %v", dims, dims+1, dims+2, x.Sizes())
+	}
+	var g convGeom
+	g.batched = x.Dim() == dims+2
+	xs, xst := x.Sizes(), x.Strides()
+	lead := 0
+	g.n, g.sN = 1, 0
+	if g.batched {
+		g.n, g.sN, lead = xs[0], xst[0], 1
+	}
+	g.c, g.sC = xs[lead], xst[lead]
+	if dims == 2 {
+		g.h, g.sH, g.w, g.sW = xs[lead+1], xst[lead+1], xs[lead+2], xst[lead+2]
+		g.kh, g.kw = w.Size(2), w.Size(3)
+	} else {
+		g.h, g.sH, g.w, g.sW = 1, 0, xs[lead+1], xst[lead+1]
+		g.kh, g.kw = 1, w.Size(2)
+	}
+	g.o = w.Size(0)
+	g.groups = int(p.Int(spec.groups))
+	if g.strH, g.strW, err = convPair(p, 3, dims, st, "stride"); err != nil {
+		return err
+	}
+	if g.dilH, g.dilW, err = convPair(p, 5, dims, st, "dilation"); err != nil {
+		return err
+	}
+	same := false
+	if spec.strPadding {
+		switch s := p.Input(4).Str(); s {
+		case "valid":
+		case "same":
+			same = true
+		default:
+			return Errorf(`conv padding: expected "same" or "valid", got %q`, s)
+		}
+	} else if g.padH, g.padW, err = convPair(p, 4, dims, st, "padding"); err != nil {
+		return err
+	}
+	if dims == 1 {
+		g.strH, g.dilH, g.padH = 1, 1, 0
+	}
+	if g.strH <= 0 || g.strW <= 0 || g.dilH <= 0 || g.dilW <= 0 || g.padH < 0 || g.padW < 0 {
+		return Errorf("conv: expected positive stride and dilation and non-negative padding")
+	}
+	if same {
+		if g.strH != 1 || g.strW != 1 {
+			return Errorf("conv: padding='same' is not supported for strided convolutions")
+		}
+		// Asymmetric padding puts the extra element after, as PyTorch.
+		g.padH, g.padW = g.dilH*(g.kh-1)/2, g.dilW*(g.kw-1)/2
+	}
+	if g.groups <= 0 || g.c%g.groups != 0 || g.o%g.groups != 0 {
+		return Errorf("conv: groups %d must be positive and divide input channels %d and output channels %d", g.groups, g.c, g.o)
+	}
+	if w.Size(1)*g.groups != g.c {
+		return Errorf("conv: input has %d channels, weight %v with groups %d expects %d", g.c, w.Sizes(), g.groups, w.Size(1)*g.groups)
+	}
+	if bias != nil && (bias.Dim() != 1 || bias.Size(0) != g.o) {
+		return Errorf("conv bias: expected sizes [%d], got %v", g.o, bias.Sizes())
+	}
+	if same {
+		g.oh, g.ow = g.h, g.w
+	} else {
+		g.oh = (g.h+2*g.padH-g.dilH*(g.kh-1)-1)/g.strH + 1
+		g.ow = (g.w+2*g.padW-g.dilW*(g.kw-1)-1)/g.strW + 1
+		if g.h+2*g.padH-g.dilH*(g.kh-1) <= 0 || g.w+2*g.padW-g.dilW*(g.kw-1) <= 0 {
+			return Errorf("conv: input %v (padded) is smaller than the dilated kernel %v", x.Sizes(), w.Sizes())
+		}
+	}
+	st.shape = st.shape[:0]
+	if g.batched {
+		st.shape = append(st.shape, g.n)
+	}
+	st.shape = append(st.shape, g.o)
+	if dims == 2 {
+		st.shape = append(st.shape, g.oh)
+	}
+	st.shape = append(st.shape, g.ow)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, st.shape)
+	c := out.F32Contig()
+	plane := g.oh * g.ow
+	var beta float32
+	if bias != nil {
+		bd, bo, bs := bias.F32(), bias.Offset(), bias.Strides()[0]
+		for nn := 0; nn < g.n; nn++ {
+			for o := 0; o < g.o; o++ {
+				v := bd[bo+o*bs]
+				row := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
+				for i := range row {
+					row[i] = v
+				}
+			}
+		}
+		beta = 1
+	}
+	if out.Numel() == 0 {
+		return nil
+	}
+	// Weight as [o, cg*kh*kw] rows, copied only if not contiguous.
+	kdim := w.Size(1) * g.kh * g.kw
+	wd, woff := w.F32(), w.Offset()
+	if !w.IsContiguous() {
+		if cap(st.wbuf) < w.Numel() {
+			st.wbuf = make([]float32, w.Numel())
+		}
+		st.wbuf = st.wbuf[:w.Numel()]
+		gemmCopyContig(st.wbuf, w)
+		wd, woff = st.wbuf, 0
+	}
+	if w.Size(1) == 1 && g.groups == g.c {
+		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, c, beta)
+		return nil
+	}
+	cg, og := g.c/g.groups, g.o/g.groups
+	pointwise := g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0 &&
+		(g.h == 1 || g.sH == g.w*g.sW)
+	xd := x.F32()
+	cv := gemmConvSrc{data: xd, sC: g.sC, sH: g.sH, sW: g.sW, h: g.h, w: g.w, kh: g.kh, kw: g.kw,
+		strH: g.strH, strW: g.strW, padH: g.padH, padW: g.padW, dilH: g.dilH, dilW: g.dilW, oh: g.oh, ow: g.ow}
+	for nn := 0; nn < g.n; nn++ {
+		for gr := 0; gr < g.groups; gr++ {
+			a := gemmMat{wd, woff + gr*og*kdim, kdim, 1}
+			xoff := x.Offset() + nn*g.sN + gr*cg*g.sC
+			coff := (nn*g.o + gr*og) * plane
+			if pointwise {
+				b := gemmMat{xd, xoff, g.sC, g.sW}
+				gemm(og, plane, cg, 1, a, b, nil, beta, c, coff, plane)
+				continue
+			}
+			cv.off = xoff
+			gemm(og, plane, kdim, 1, a, gemmMat{}, &cv, beta, c, coff, plane)
+		}
+	}
+	return nil
+}
+
+// convDepthwise runs a convolution with one input channel per group
+// directly: per output channel and kernel tap, an axpy over the valid
+// part of each output row.
+func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, c []float32, beta float32) {
+	mult := g.o / g.groups
+	plane := g.oh * g.ow
+	for nn := 0; nn < g.n; nn++ {
+		for o := 0; o < g.o; o++ {
+			dst := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
+			if beta == 0 {
+				clear(dst)
+			}
+			in := xoff + nn*g.sN + (o/mult)*g.sC
+			wk := wd[woff+o*g.kh*g.kw : woff+(o+1)*g.kh*g.kw]
+			for ki := 0; ki < g.kh; ki++ {
+				for kj := 0; kj < g.kw; kj++ {
+					wv := wk[ki*g.kw+kj]
+					dw := kj*g.dilW - g.padW
+					// Output columns whose input column lies inside.
+					lo := 0
+					if dw < 0 {
+						lo = (-dw + g.strW - 1) / g.strW
+					}
+					hi := g.ow
+					if last := (g.ow-1)*g.strW + dw; last >= g.w {
+						hi = (g.w - dw + g.strW - 1) / g.strW
+					}
+					if lo >= hi {
+						continue
+					}
+					for oh := 0; oh < g.oh; oh++ {
+						ih := oh*g.strH + ki*g.dilH - g.padH
+						if uint(ih) >= uint(g.h) {
+							continue
+						}
+						row := dst[oh*g.ow+lo : oh*g.ow+hi]
+						src := in + ih*g.sH + (lo*g.strW+dw)*g.sW
+						if step := g.strW * g.sW; step == 1 {
+							gemmAxpy(wv, xd[src:src+len(row)], row)
+						} else {
+							for t := range row {
+								row[t] += wv * xd[src+t*step]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package ops_test
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops"
+)
+
+func benchRand(r *rand.Rand, sizes ...int) *ivalue.Tensor {
+	t := ivalue.NewTensor(ivalue.Float32, sizes...)
+	d := t.F32Contig()
+	for i := range d {
+		d[i] = float32(r.NormFloat64())
+	}
+	return t
+}
+
+func benchLinearNode(b *testing.B, r *rand.Rand, batch, in, out int) *ops.ProcessedNode {
+	p, err := buildNode(b, "aten::linear",
+		[]ivalue.IValue{iv(benchRand(r, batch, in)), iv(benchRand(r, out, in)), iv(benchRand(r, out))},
+		[]*graph.Type{tT, tT, tT}, []*graph.Type{tT}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func benchRun(b *testing.B, flops float64, ps ...*ops.ProcessedNode) {
+	for _, p := range ps {
+		if err := p.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, p := range ps {
+			_ = p.Run()
+		}
+	}
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkDenseLinear(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	for _, c := range []struct {
+		name           string
+		batch, in, out int
+	}{{"64x64/batch1", 1, 64, 64}, {"512x512/batch1", 1, 512, 512}, {"512x512/batch32", 32, 512, 512}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := benchLinearNode(b, r, c.batch, c.in, c.out)
+			benchRun(b, 2*float64(c.batch*c.in*c.out), p)
+		})
+	}
+}
+
+// BenchmarkDenseMLP64 is three 64x64 linears at batch 1 (the ReLUs
+// between them are another kernel's business and are left out).
+func BenchmarkDenseMLP64(b *testing.B) {
+	r := rand.New(rand.NewSource(2))
+	ps := []*ops.ProcessedNode{benchLinearNode(b, r, 1, 64, 64), benchLinearNode(b, r, 1, 64, 64), benchLinearNode(b, r, 1, 64, 64)}
+	benchRun(b, 3*2*64*64, ps...)
+}
+
+func BenchmarkDenseConv2d(b *testing.B) {
+	r := rand.New(rand.NewSource(3))
+	ints := graph.ListOf(graph.Int)
+	for _, c := range []struct {
+		name                 string
+		cin, cout, hw, k, gr int
+	}{{"3x3/64-64/56x56", 64, 64, 56, 3, 1}, {"1x1/64-256/56x56", 64, 256, 56, 1, 1}, {"3x3dw/64/56x56", 64, 64, 56, 3, 64}} {
+		b.Run(c.name, func(b *testing.B) {
+			pad := int64(c.k / 2)
+			p, err := buildNode(b, "aten::conv2d",
+				[]ivalue.IValue{iv(benchRand(r, 1, c.cin, c.hw, c.hw)), iv(benchRand(r, c.cout, c.cin/c.gr, c.k, c.k)), iv(benchRand(r, c.cout)),
+					ivInts(1, 1), ivInts(pad, pad), ivInts(1, 1), ivI(int64(c.gr))},
+				[]*graph.Type{tT, tT, tT, ints, ints, ints, tI}, []*graph.Type{tT}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchRun(b, 2*float64(c.cout*c.cin/c.gr*c.k*c.k*c.hw*c.hw), p)
+		})
+	}
+}

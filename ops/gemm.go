@@ -1,0 +1,405 @@
+package ops
+
+import "sync"
+
+// Single-threaded float32 GEMM, BLIS style: B is packed into KC x NR
+// panels, A into MR x KC panels (scaled by alpha), and a MR x NR
+// micro-kernel (AVX2/FMA assembly on amd64 where the CPU has it, pure Go
+// otherwise) accumulates into C. Operands are strided views, so
+// transposed operands are packed straight from their storage, never
+// copied first. B may also be an implicit im2col of an image (conv2d),
+// packed from the image directly.
+
+const (
+	gemmMR = 6
+	gemmNR = 16
+	gemmKC = 256
+	gemmMC = 72
+	gemmNC = 4096
+)
+
+// gemmMat is a strided matrix view: element (i, j) is
+// data[off + i*rs + j*cs].
+type gemmMat struct {
+	data        []float32
+	off, rs, cs int
+}
+
+func (m gemmMat) at(i, j int) float32 { return m.data[m.off+i*m.rs+j*m.cs] }
+
+// gemmT returns the transpose view.
+func (m gemmMat) t() gemmMat { return gemmMat{m.data, m.off, m.cs, m.rs} }
+
+// gemmConvSrc describes B as the im2col matrix of one image (one group):
+// row p = (c, ki, kj), column j = (oh, ow).
+type gemmConvSrc struct {
+	data               []float32
+	off, sC, sH, sW    int
+	h, w, kh, kw       int
+	strH, strW         int
+	padH, padW         int
+	dilH, dilW, oh, ow int
+}
+
+// gemmPack holds packing buffers. They are large (up to KC*NC floats)
+// and only live during one gemm call, so they come from a pool shared by
+// all runtimes instead of sitting in every node's State.
+type gemmPack struct {
+	a [gemmMC * gemmKC]float32
+	b []float32
+	c [gemmMR * gemmNR]float32
+}
+
+var gemmPackPool = sync.Pool{New: func() any { return &gemmPack{} }}
+
+// gemm computes C = alpha*A*B + beta*C for A m x k, B k x n and C m x n
+// with rows of stride ldc starting at c[coff]. With beta == 0, C is
+// overwritten (NaNs in it do not propagate), as BLAS and PyTorch do.
+// conv, when non-nil, replaces b.
+func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	gemmScaleC(m, n, beta, c, coff, ldc)
+	if k <= 0 || alpha == 0 {
+		return
+	}
+	if conv == nil {
+		if n == 1 {
+			gemmGemv(m, k, alpha, a, b.data, b.off, b.rs, c, coff, ldc)
+			return
+		}
+		if m == 1 {
+			gemmGemv(n, k, alpha, b.t(), a.data, a.off, a.cs, c, coff, 1)
+			return
+		}
+	}
+	pk := gemmPackPool.Get().(*gemmPack)
+	nc := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
+	if need := min(k, gemmKC) * nc; cap(pk.b) < need {
+		pk.b = make([]float32, need)
+	}
+	for jc := 0; jc < n; jc += gemmNC {
+		ncur := min(gemmNC, n-jc)
+		for pc := 0; pc < k; pc += gemmKC {
+			kc := min(gemmKC, k-pc)
+			if conv != nil {
+				gemmPackConv(pk.b, conv, pc, kc, jc, ncur)
+			} else {
+				gemmPackB(pk.b, b, pc, kc, jc, ncur)
+			}
+			for ic := 0; ic < m; ic += gemmMC {
+				mcur := min(gemmMC, m-ic)
+				gemmPackA(pk.a[:], a, alpha, ic, mcur, pc, kc)
+				gemmMacro(pk, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
+			}
+		}
+	}
+	gemmPackPool.Put(pk)
+}
+
+func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
+	if beta == 1 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		row := c[coff+i*ldc : coff+i*ldc+n]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// gemmMacro runs the micro-kernel over one packed A block and B panel.
+func gemmMacro(pk *gemmPack, mc, nc, kc int, c []float32, coff, ldc int) {
+	for jr := 0; jr < nc; jr += gemmNR {
+		nr := min(gemmNR, nc-jr)
+		bp := pk.b[jr*kc : jr*kc+kc*gemmNR]
+		for ir := 0; ir < mc; ir += gemmMR {
+			mr := min(gemmMR, mc-ir)
+			ap := pk.a[ir*kc : ir*kc+kc*gemmMR]
+			o := coff + ir*ldc + jr
+			if mr == gemmMR && nr == gemmNR {
+				gemmKernel(kc, ap, bp, c[o:], ldc)
+				continue
+			}
+			// Edge tile: compute into a zeroed tile, add the valid part.
+			t := pk.c[:]
+			clear(t)
+			gemmKernel(kc, ap, bp, t, gemmNR)
+			for i := 0; i < mr; i++ {
+				row := c[o+i*ldc : o+i*ldc+nr]
+				tr := t[i*gemmNR : i*gemmNR+nr]
+				for j := range row {
+					row[j] += tr[j]
+				}
+			}
+		}
+	}
+}
+
+// gemmPackA packs rows [ic, ic+mc) and columns [pc, pc+kc) of alpha*A
+// into MR-row panels, k-major within a panel, zero-padding the last panel.
+func gemmPackA(dst []float32, a gemmMat, alpha float32, ic, mc, pc, kc int) {
+	for ir := 0; ir < mc; ir += gemmMR {
+		mr := min(gemmMR, mc-ir)
+		p := dst[ir*kc : ir*kc+kc*gemmMR]
+		base := a.off + (ic+ir)*a.rs + pc*a.cs
+		if mr < gemmMR {
+			clear(p)
+		}
+		for i := 0; i < mr; i++ {
+			src := base + i*a.rs
+			if a.cs == 1 {
+				row := a.data[src : src+kc]
+				for q, v := range row {
+					p[q*gemmMR+i] = alpha * v
+				}
+				continue
+			}
+			for q := 0; q < kc; q++ {
+				p[q*gemmMR+i] = alpha * a.data[src+q*a.cs]
+			}
+		}
+	}
+}
+
+// gemmPackB packs rows [pc, pc+kc) and columns [jc, jc+nc) of B into
+// NR-column panels, k-major within a panel, zero-padding the last panel.
+func gemmPackB(dst []float32, b gemmMat, pc, kc, jc, nc int) {
+	for jr := 0; jr < nc; jr += gemmNR {
+		nr := min(gemmNR, nc-jr)
+		p := dst[jr*kc : jr*kc+kc*gemmNR]
+		base := b.off + pc*b.rs + (jc+jr)*b.cs
+		switch {
+		case b.cs == 1 && nr == gemmNR:
+			for q := 0; q < kc; q++ {
+				s := base + q*b.rs
+				copy(p[q*gemmNR:q*gemmNR+gemmNR], b.data[s:s+gemmNR])
+			}
+		case b.rs == 1:
+			// Columns contiguous (a transposed weight): read along k.
+			if nr < gemmNR {
+				clear(p)
+			}
+			for j := 0; j < nr; j++ {
+				s := base + j*b.cs
+				col := b.data[s : s+kc]
+				for q, v := range col {
+					p[q*gemmNR+j] = v
+				}
+			}
+		default:
+			if nr < gemmNR {
+				clear(p)
+			}
+			for q := 0; q < kc; q++ {
+				s := base + q*b.rs
+				for j := 0; j < nr; j++ {
+					p[q*gemmNR+j] = b.data[s+j*b.cs]
+				}
+			}
+		}
+	}
+}
+
+// gemmPackConv packs the im2col matrix of cv (rows [pc, pc+kc), columns
+// [jc, jc+nc)) without materialising it. Along a column panel the output
+// position runs through rows of the output image; each run within one
+// output row reads an evenly strided run of one input row, copied whole.
+func gemmPackConv(dst []float32, cv *gemmConvSrc, pc, kc, jc, nc int) {
+	khw := cv.kh * cv.kw
+	for jr := 0; jr < nc; jr += gemmNR {
+		nr := min(gemmNR, nc-jr)
+		p := dst[jr*kc : jr*kc+kc*gemmNR]
+		j0 := jc + jr
+		oh0, ow0 := j0/cv.ow, j0%cv.ow
+		for q := 0; q < kc; q++ {
+			row := pc + q
+			ch := row / khw
+			r := row - ch*khw
+			ki, kj := r/cv.kw, r%cv.kw
+			out := p[q*gemmNR : q*gemmNR+gemmNR]
+			base := cv.off + ch*cv.sC
+			dh := ki*cv.dilH - cv.padH
+			dw := kj*cv.dilW - cv.padW
+			oh, ow := oh0, ow0
+			for j := 0; j < nr; {
+				seg := min(nr-j, cv.ow-ow)
+				o := out[j : j+seg]
+				ih := oh*cv.strH + dh
+				if uint(ih) >= uint(cv.h) {
+					clear(o)
+				} else {
+					gemmConvRow(o, cv, base+ih*cv.sH, ow*cv.strW+dw)
+				}
+				j += seg
+				ow += seg
+				if ow == cv.ow {
+					ow = 0
+					oh++
+				}
+			}
+			clear(out[nr:])
+		}
+	}
+}
+
+// gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
+func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
+	s := cv.strW
+	// First t with iw >= 0, first t with iw >= w.
+	lo := 0
+	if iw0 < 0 {
+		lo = min((-iw0+s-1)/s, len(o))
+	}
+	hi := len(o)
+	if last := iw0 + (hi-1)*s; last >= cv.w {
+		hi = max((cv.w-iw0+s-1)/s, lo)
+	}
+	clear(o[:lo])
+	clear(o[hi:])
+	if lo >= hi {
+		return
+	}
+	start := rowBase + (iw0+lo*s)*cv.sW
+	if step := s * cv.sW; step == 1 {
+		copy(o[lo:hi], cv.data[start:start+hi-lo])
+	} else {
+		for t := lo; t < hi; t++ {
+			o[t] = cv.data[start+(t-lo)*step]
+		}
+	}
+}
+
+// gemmGemv computes y = alpha*A*x + y for A m x k (y was scaled by beta
+// already); x has stride incx, y stride incy.
+func gemmGemv(m, k int, alpha float32, a gemmMat, x []float32, xoff, incx int, y []float32, yoff, incy int) {
+	switch {
+	case a.cs == 1 && incx == 1:
+		xs := x[xoff : xoff+k]
+		i := 0
+		if a.rs >= k { // rows do not overlap: four at a time share x
+			var acc [4]float32
+			for ; i+4 <= m; i += 4 {
+				s := a.off + i*a.rs
+				gemmDot4(a.data[s:], a.rs, xs, &acc)
+				y[yoff+i*incy] += alpha * acc[0]
+				y[yoff+(i+1)*incy] += alpha * acc[1]
+				y[yoff+(i+2)*incy] += alpha * acc[2]
+				y[yoff+(i+3)*incy] += alpha * acc[3]
+			}
+		}
+		for ; i < m; i++ {
+			s := a.off + i*a.rs
+			y[yoff+i*incy] += alpha * gemmDot(a.data[s:s+k], xs)
+		}
+	case a.rs == 1 && incy == 1:
+		ys := y[yoff : yoff+m]
+		for q := 0; q < k; q++ {
+			s := a.off + q*a.cs
+			gemmAxpy(alpha*x[xoff+q*incx], a.data[s:s+m], ys)
+		}
+	default:
+		for i := 0; i < m; i++ {
+			var acc float32
+			for q := 0; q < k; q++ {
+				acc += a.data[a.off+i*a.rs+q*a.cs] * x[xoff+q*incx]
+			}
+			y[yoff+i*incy] += alpha * acc
+		}
+	}
+}
+
+// gemmDotGo is the pure-Go dot product: 8 independent accumulators so
+// the additions pipeline.
+func gemmDotGo(x, y []float32) float32 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		xs := x[i : i+8 : i+8]
+		ys := y[i : i+8 : i+8]
+		s0 += xs[0] * ys[0]
+		s1 += xs[1] * ys[1]
+		s2 += xs[2] * ys[2]
+		s3 += xs[3] * ys[3]
+		s4 += xs[4] * ys[4]
+		s5 += xs[5] * ys[5]
+		s6 += xs[6] * ys[6]
+		s7 += xs[7] * ys[7]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// gemmDot4Go computes four dot products of rows of a with x.
+func gemmDot4Go(a []float32, lda int, x []float32, out *[4]float32) {
+	n := len(x)
+	for r := range out {
+		out[r] = gemmDotGo(a[r*lda:r*lda+n], x)
+	}
+}
+
+// gemmAxpyGo computes y += alpha*x.
+func gemmAxpyGo(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		xs := x[i : i+4 : i+4]
+		ys := y[i : i+4 : i+4]
+		ys[0] += alpha * xs[0]
+		ys[1] += alpha * xs[1]
+		ys[2] += alpha * xs[2]
+		ys[3] += alpha * xs[3]
+	}
+	for ; i < len(x); i++ {
+		y[i] += alpha * x[i]
+	}
+}
+
+// gemmKernelGo is the pure-Go micro-kernel: C[6x16] += A[6xk]*B[kx16]
+// over packed panels, in 2x4 register blocks (8 accumulators fit in
+// registers; a whole 6x16 tile would spill).
+func gemmKernelGo(k int, a, b, c []float32, ldc int) {
+	a = a[:k*gemmMR]
+	b = b[:k*gemmNR]
+	for i0 := 0; i0 < gemmMR; i0 += 2 {
+		for j0 := 0; j0 < gemmNR; j0 += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float32
+			ai, bi := i0, j0
+			for q := 0; q < k; q++ {
+				av := a[ai : ai+2 : ai+2]
+				bv := b[bi : bi+4 : bi+4]
+				a0, a1 := av[0], av[1]
+				b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
+				c00 += a0 * b0
+				c01 += a0 * b1
+				c02 += a0 * b2
+				c03 += a0 * b3
+				c10 += a1 * b0
+				c11 += a1 * b1
+				c12 += a1 * b2
+				c13 += a1 * b3
+				ai += gemmMR
+				bi += gemmNR
+			}
+			r0 := c[i0*ldc+j0 : i0*ldc+j0+4 : i0*ldc+j0+4]
+			r0[0] += c00
+			r0[1] += c01
+			r0[2] += c02
+			r0[3] += c03
+			r1 := c[(i0+1)*ldc+j0 : (i0+1)*ldc+j0+4 : (i0+1)*ldc+j0+4]
+			r1[0] += c10
+			r1[1] += c11
+			r1[2] += c12
+			r1[3] += c13
+		}
+	}
+}

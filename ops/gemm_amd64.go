@@ -1,0 +1,89 @@
+//go:build amd64 && !purego
+
+package ops
+
+// AVX2+FMA kernels in gemm_amd64.s, chosen once from CPUID; the pure-Go
+// kernels serve on older CPUs.
+
+//go:noescape
+func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int)
+
+//go:noescape
+func gemmDotAVX2(x, y *float32, n int) float32
+
+//go:noescape
+func gemmDot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
+
+//go:noescape
+func gemmAxpyAVX2(alpha float32, x, y *float32, n int)
+
+func gemmCPUID(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func gemmXGETBV() (eax, edx uint32)
+
+var gemmHasAsm = gemmDetectAVX2FMA()
+
+func gemmDetectAVX2FMA() bool {
+	maxID, _, _, _ := gemmCPUID(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := gemmCPUID(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := gemmXGETBV(); xcr0&6 != 6 { // OS saves XMM and YMM state
+		return false
+	}
+	_, ebx7, _, _ := gemmCPUID(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+func gemmKernel(k int, a, b, c []float32, ldc int) {
+	if !gemmHasAsm || k == 0 {
+		gemmKernelGo(k, a, b, c, ldc)
+		return
+	}
+	// Bounds the assembly relies on.
+	_ = a[k*gemmMR-1]
+	_ = b[k*gemmNR-1]
+	_ = c[(gemmMR-1)*ldc+gemmNR-1]
+	gemmKernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc)
+}
+
+func gemmDot(x, y []float32) float32 {
+	if !gemmHasAsm || len(x) == 0 {
+		return gemmDotGo(x, y)
+	}
+	_ = y[len(x)-1]
+	return gemmDotAVX2(&x[0], &y[0], len(x))
+}
+
+func gemmAxpy(alpha float32, x, y []float32) {
+	if !gemmHasAsm || len(x) == 0 {
+		gemmAxpyGo(alpha, x, y)
+		return
+	}
+	_ = y[len(x)-1]
+	gemmAxpyAVX2(alpha, &x[0], &y[0], len(x))
+}
+
+// gemmDot4 sets out[r] = dot(a[r*lda:r*lda+len(x)], x) for r < 4.
+func gemmDot4(a []float32, lda int, x []float32, out *[4]float32) {
+	if !gemmHasAsm || len(x) < 8 {
+		gemmDot4Go(a, lda, x, out)
+		return
+	}
+	n := len(x)
+	_ = a[3*lda+n-1]
+	n8 := n &^ 7
+	gemmDot4AVX2(&a[0], lda, &x[0], n8, &out[0])
+	for q := n8; q < n; q++ {
+		v := x[q]
+		out[0] += a[q] * v
+		out[1] += a[lda+q] * v
+		out[2] += a[2*lda+q] * v
+		out[3] += a[3*lda+q] * v
+	}
+}

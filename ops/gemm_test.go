@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// gemmRef is a float64 reference for C = alpha*A*B + beta*C.
+func gemmRef(m, n, k int, alpha float32, a, b gemmMat, beta float32, c []float32, ldc int) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for q := 0; q < k; q++ {
+				s += float64(a.at(i, q)) * float64(b.at(q, j))
+			}
+			v := float64(alpha) * s
+			if beta != 0 {
+				v += float64(beta) * float64(c[i*ldc+j])
+			}
+			out[i*n+j] = v
+		}
+	}
+	return out
+}
+
+func gemmRandMat(r *rand.Rand, rows, cols int, trans bool) gemmMat {
+	pad := 3
+	data := make([]float32, pad+rows*cols+5)
+	for i := range data {
+		data[i] = float32(r.NormFloat64())
+	}
+	if trans { // column-major storage
+		return gemmMat{data, pad, 1, rows}
+	}
+	return gemmMat{data, pad, cols, 1}
+}
+
+func TestGemmShapes(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	shapes := [][3]int{
+		{1, 1, 1}, {1, 64, 64}, {64, 1, 64}, {7, 13, 5}, {6, 16, 3}, {13, 33, 300},
+		{73, 17, 257}, {1, 9, 13}, {11, 1, 21}, {5, 4100, 9}, {64, 70, 576}, {2, 3, 0}, {1, 9, 1000},
+	}
+	for _, asm := range []bool{false, true} {
+		if asm && !gemmHasAsm {
+			continue
+		}
+		saved := gemmHasAsm
+		gemmHasAsm = asm
+		for _, sh := range shapes {
+			m, n, k := sh[0], sh[1], sh[2]
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					for _, ab := range [][2]float32{{1, 0}, {0.5, 1}, {-2, 0.25}} {
+						a := gemmRandMat(r, m, k, ta)
+						b := gemmRandMat(r, k, n, tb)
+						ldc := n + 2
+						c := make([]float32, m*ldc)
+						for i := range c {
+							c[i] = float32(r.NormFloat64())
+						}
+						if ab[1] == 0 {
+							c[0] = float32(math.NaN()) // beta 0 must ignore it
+						}
+						want := gemmRef(m, n, k, ab[0], a, b, ab[1], c, ldc)
+						gemm(m, n, k, ab[0], a, b, nil, ab[1], c, 0, ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								require.InDelta(t, want[i*n+j], c[i*ldc+j], 1e-3*(1+math.Sqrt(float64(k))),
+									"asm=%v m=%d n=%d k=%d ta=%v tb=%v at (%d,%d)", asm, m, n, k, ta, tb, i, j)
+							}
+						}
+					}
+				}
+			}
+		}
+		gemmHasAsm = saved
+	}
+}
+
+func TestGemmDotAxpy(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	for _, n := range []int{0, 1, 7, 8, 31, 32, 33, 64, 100} {
+		x := make([]float32, n)
+		y := make([]float32, n)
+		var want float64
+		for i := range x {
+			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			want += float64(x[i]) * float64(y[i])
+		}
+		require.InDelta(t, want, gemmDot(x, y), 1e-4*float64(n+1))
+		require.InDelta(t, want, gemmDotGo(x, y), 1e-4*float64(n+1))
+		y2 := append([]float32(nil), y...)
+		gemmAxpy(1.5, x, y2)
+		for i := range y2 {
+			require.InDelta(t, float64(y[i])+1.5*float64(x[i]), y2[i], 1e-5)
+		}
+	}
+}
+
+func BenchmarkGemm(b *testing.B) {
+	r := rand.New(rand.NewSource(3))
+	for _, sh := range [][3]int{{64, 3136, 576}, {32, 512, 512}, {1, 512, 512}, {1, 64, 64}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, asm := range []bool{false, true} {
+			name := "go"
+			if asm {
+				name = "asm"
+			}
+			b.Run(name+"/"+itoa(m)+"x"+itoa(n)+"x"+itoa(k), func(b *testing.B) {
+				saved := gemmHasAsm
+				gemmHasAsm = asm && saved
+				defer func() { gemmHasAsm = saved }()
+				a := gemmRandMat(r, m, k, false)
+				bm := gemmRandMat(r, k, n, false)
+				if m == 1 {
+					bm = gemmRandMat(r, k, n, true) // linear weight layout
+				}
+				c := make([]float32, m*n)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					gemm(m, n, k, 1, a, bm, nil, 0, c, 0, n)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+func itoa(v int) string {
+	if v == 0 {
+		return "0"
+	}
+	s := ""
+	for ; v > 0; v /= 10 {
+		s = string(rune('0'+v%10)) + s
+	}
+	return s
+}

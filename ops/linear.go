@@ -1,0 +1,264 @@
+package ops
+
+import (
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// aten::linear and aten::addmm on the shared gemm.
+
+const (
+	linearSchema = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"
+	addmmSchema  = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+)
+
+// gemmState is the per-runtime scratch of the gemm-based ops.
+type gemmState struct {
+	shape          []int
+	bshape, sa, sb []int
+	idx            []int
+	buf            []float32 // contiguous copy of an operand no matrix view fits
+}
+
+func gemmStateOf(p *ProcessedNode) *gemmState {
+	st, _ := p.State.(*gemmState)
+	if st == nil {
+		st = &gemmState{}
+		p.State = st
+	}
+	return st
+}
+
+// gemmInput returns input i as a float32 tensor, or an error naming what.
+func gemmInput(p *ProcessedNode, i int, what string) (*ivalue.Tensor, error) {
+	t := p.Tensor(i)
+	if t == nil {
+		return nil, Errorf("%s: expected a Tensor, got %s", what, p.Input(i).Kind())
+	}
+	if t.DType() != ivalue.Float32 {
+		return nil, Errorf("%s: expected a float32 tensor, got %s", what, t.DType())
+	}
+	return t, nil
+}
+
+// gemmOptInput is gemmInput for an optional tensor (nil when None).
+func gemmOptInput(p *ProcessedNode, i int, what string) (*ivalue.Tensor, error) {
+	if p.IsNone(i) {
+		return nil, nil
+	}
+	return gemmInput(p, i, what)
+}
+
+// gemmRowStride reports whether dims [0, n) of t merge into one
+// dimension, and its stride.
+func gemmRowStride(t *ivalue.Tensor, n int) (int, bool) {
+	sz, str := t.Sizes(), t.Strides()
+	rs, prod := 0, 1
+	for i := n - 1; i >= 0; i-- {
+		if sz[i] == 1 {
+			continue
+		}
+		if prod == 1 {
+			rs, prod = str[i], sz[i]
+			continue
+		}
+		if str[i] != rs*prod {
+			return 0, false
+		}
+		prod *= sz[i]
+	}
+	return rs, true
+}
+
+// gemmMatrixOf views t, whose leading dims [0, nLead) fold into rows and
+// whose last dim is the columns, as a matrix, copying into st.buf when
+// the rows do not merge.
+func gemmMatrixOf(t *ivalue.Tensor, nLead int, st *gemmState) gemmMat {
+	d := t.Dim()
+	cs := t.Strides()[d-1]
+	if rs, ok := gemmRowStride(t, nLead); ok {
+		return gemmMat{t.F32(), t.Offset(), rs, cs}
+	}
+	n := t.Numel()
+	if cap(st.buf) < n {
+		st.buf = make([]float32, n)
+	}
+	st.buf = st.buf[:n]
+	gemmCopyContig(st.buf, t)
+	cols := t.Sizes()[d-1]
+	return gemmMat{st.buf, 0, cols, 1}
+}
+
+// gemmCopyContig copies t's elements in logical order into dst.
+func gemmCopyContig(dst []float32, t *ivalue.Tensor) {
+	src := t.F32()
+	sz, str := t.Sizes(), t.Strides()
+	d := len(sz)
+	var idx [MaxIterDims]int
+	if d > MaxIterDims {
+		k := 0
+		t.ForEachIndex(func(i int) { dst[k] = src[i]; k++ })
+		return
+	}
+	n := t.Numel()
+	last, lstr := sz[d-1], str[d-1]
+	off := t.Offset()
+	for k := 0; k < n; k += last {
+		row := dst[k : k+last]
+		for j := range row {
+			row[j] = src[off+j*lstr]
+		}
+		for a := d - 2; a >= 0; a-- {
+			idx[a]++
+			off += str[a]
+			if idx[a] < sz[a] {
+				break
+			}
+			off -= idx[a] * str[a]
+			idx[a] = 0
+		}
+	}
+}
+
+// gemmFillBroadcast writes src broadcast to [m, n] into c (contiguous).
+func gemmFillBroadcast(c []float32, m, n int, src *ivalue.Tensor) error {
+	d := src.Dim()
+	if d > 2 {
+		return Errorf("expected a tensor broadcastable to [%d, %d], got sizes %v", m, n, src.Sizes())
+	}
+	sz, str := src.Sizes(), src.Strides()
+	rs, cs := 0, 0
+	if d >= 1 {
+		if sz[d-1] != n && sz[d-1] != 1 {
+			return Errorf("expected a tensor broadcastable to [%d, %d], got sizes %v", m, n, sz)
+		}
+		if sz[d-1] == n {
+			cs = str[d-1]
+		}
+	}
+	if d == 2 {
+		if sz[0] != m && sz[0] != 1 {
+			return Errorf("expected a tensor broadcastable to [%d, %d], got sizes %v", m, n, sz)
+		}
+		if sz[0] == m {
+			rs = str[0]
+		}
+	}
+	data, off := src.F32(), src.Offset()
+	for i := 0; i < m; i++ {
+		row := c[i*n : i*n+n]
+		base := off + i*rs
+		if cs == 1 {
+			copy(row, data[base:base+n])
+			continue
+		}
+		for j := range row {
+			row[j] = data[base+j*cs]
+		}
+	}
+	return nil
+}
+
+func init() {
+	RegisterOut("aten::linear", func(n *graph.Node) Kernel {
+		if !n.Matches(linearSchema) {
+			return nil
+		}
+		return linearKernel
+	})
+	RegisterOut("aten::addmm", func(n *graph.Node) Kernel {
+		if !n.Matches(addmmSchema) {
+			return nil
+		}
+		return addmmKernel
+	})
+}
+
+func linearKernel(p *ProcessedNode) error {
+	x, err := gemmInput(p, 0, "linear input")
+	if err != nil {
+		return err
+	}
+	w, err := gemmInput(p, 1, "linear weight")
+	if err != nil {
+		return err
+	}
+	bias, err := gemmOptInput(p, 2, "linear bias")
+	if err != nil {
+		return err
+	}
+	if w.Dim() != 2 {
+		return Errorf("linear weight: expected 2 dims [out_features, in_features], got sizes %v", w.Sizes())
+	}
+	if x.Dim() < 1 {
+		return Errorf("linear input: expected at least 1 dim, got a 0-d tensor")
+	}
+	nOut, k := w.Size(0), w.Size(1)
+	if x.Size(-1) != k {
+		return Errorf("linear: input sizes %v and weight sizes %v cannot be multiplied (%d != %d)", x.Sizes(), w.Sizes(), x.Size(-1), k)
+	}
+	if bias != nil && (bias.Dim() > 1 || (bias.Dim() == 1 && bias.Size(0) != nOut && bias.Size(0) != 1)) {
+		return Errorf("linear bias: expected sizes [%d], got %v", nOut, bias.Sizes())
+	}
+	st := gemmStateOf(p)
+	st.shape = append(append(st.shape[:0], x.Sizes()[:x.Dim()-1]...), nOut)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, st.shape)
+	m := x.Numel() / max(k, 1)
+	if k == 0 {
+		m = out.Numel() / max(nOut, 1)
+	}
+	c := out.F32Contig()
+	a := gemmMatrixOf(x, x.Dim()-1, st)
+	ws := w.Strides()
+	b := gemmMat{w.F32(), w.Offset(), ws[1], ws[0]} // weight transposed, no copy
+	var beta float32
+	if bias != nil {
+		if err := gemmFillBroadcast(c, m, nOut, bias); err != nil {
+			return Errorf("linear bias: %v", err)
+		}
+		beta = 1
+	}
+	gemm(m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
+	return nil
+}
+
+func addmmKernel(p *ProcessedNode) error {
+	self, err := gemmInput(p, 0, "addmm self")
+	if err != nil {
+		return err
+	}
+	m1, err := gemmInput(p, 1, "addmm mat1")
+	if err != nil {
+		return err
+	}
+	m2, err := gemmInput(p, 2, "addmm mat2")
+	if err != nil {
+		return err
+	}
+	if m1.Dim() != 2 || m2.Dim() != 2 {
+		return Errorf("addmm: expected 2-d mat1 and mat2, got sizes %v and %v", m1.Sizes(), m2.Sizes())
+	}
+	m, k, n := m1.Size(0), m1.Size(1), m2.Size(1)
+	if m2.Size(0) != k {
+		return Errorf("addmm: mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%d)", m, k, m2.Size(0), n)
+	}
+	beta, alpha := float32(p.Float(3)), float32(p.Float(4))
+	st := gemmStateOf(p)
+	st.shape = append(st.shape[:0], m, n)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, st.shape)
+	c := out.F32Contig()
+	if beta != 0 {
+		if err := gemmFillBroadcast(c, m, n, self); err != nil {
+			return Errorf("addmm self: %v", err)
+		}
+	} else if st.bshape, err = BroadcastShapes(st.bshape[:0], self.Sizes(), st.shape); err != nil || self.Dim() > 2 {
+		return Errorf("addmm self: expected a tensor broadcastable to [%d, %d], got sizes %v", m, n, self.Sizes())
+	}
+	s1, s2 := m1.Strides(), m2.Strides()
+	a := gemmMat{m1.F32(), m1.Offset(), s1[0], s1[1]}
+	b := gemmMat{m2.F32(), m2.Offset(), s2[0], s2[1]}
+	gemm(m, n, k, alpha, a, b, nil, beta, c, 0, n)
+	return nil
+}

@@ -1,0 +1,319 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// aten::batch_norm (inference, or training mode without running stats:
+// batch statistics), aten::layer_norm and aten::group_norm. Statistics
+// accumulate in float64. A non-contiguous input is first copied into
+// per-runtime scratch.
+
+const (
+	batchNormSchema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"
+	layerNormSchema = "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor"
+	groupNormSchema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor"
+)
+
+type normState struct {
+	xbuf         []float32
+	scale, shift []float32
+	ints         []int
+}
+
+func normStateOf(p *ProcessedNode) *normState {
+	st, _ := p.State.(*normState)
+	if st == nil {
+		st = &normState{}
+		p.State = st
+	}
+	return st
+}
+
+func init() {
+	reg := func(op, schema string, k Kernel) {
+		RegisterOut(op, func(n *graph.Node) Kernel {
+			if !n.Matches(schema) {
+				return nil
+			}
+			return k
+		})
+	}
+	reg("aten::batch_norm", batchNormSchema, batchNormKernel)
+	reg("aten::layer_norm", layerNormSchema, layerNormKernel)
+	reg("aten::group_norm", groupNormSchema, groupNormKernel)
+}
+
+// normContig returns x's elements in logical order, copying into
+// st.xbuf when x is not contiguous.
+func normContig(x *ivalue.Tensor, st *normState) []float32 {
+	if x.IsContiguous() {
+		return x.F32Contig()
+	}
+	n := x.Numel()
+	if cap(st.xbuf) < n {
+		st.xbuf = make([]float32, n)
+	}
+	st.xbuf = st.xbuf[:n]
+	gemmCopyContig(st.xbuf, x)
+	return st.xbuf
+}
+
+// normVec returns element i of an optional 1-d parameter, or def.
+type normVec struct {
+	data      []float32
+	off, step int
+	ok        bool
+}
+
+func normVecOf(t *ivalue.Tensor) normVec {
+	if t == nil {
+		return normVec{}
+	}
+	return normVec{t.F32(), t.Offset(), t.Strides()[0], true}
+}
+
+func (v normVec) at(i int, def float32) float32 {
+	if !v.ok {
+		return def
+	}
+	return v.data[v.off+i*v.step]
+}
+
+// normParam reads optional parameter i, checking it is 1-d of size n.
+func normParam(p *ProcessedNode, i, n int, what string) (normVec, error) {
+	t, err := gemmOptInput(p, i, what)
+	if err != nil || t == nil {
+		return normVec{}, err
+	}
+	if t.Dim() != 1 || t.Size(0) != n {
+		return normVec{}, Errorf("%s: expected sizes [%d], got %v", what, n, t.Sizes())
+	}
+	return normVecOf(t), nil
+}
+
+func batchNormKernel(p *ProcessedNode) error {
+	x, err := gemmInput(p, 0, "batch_norm input")
+	if err != nil {
+		return err
+	}
+	if x.Dim() < 2 {
+		return Errorf("batch_norm input: expected at least 2 dims [N, C, ...], got sizes %v", x.Sizes())
+	}
+	c := x.Size(1)
+	var pv [4]normVec
+	for i, what := range [4]string{"batch_norm weight", "batch_norm bias", "batch_norm running_mean", "batch_norm running_var"} {
+		if pv[i], err = normParam(p, i+1, c, what); err != nil {
+			return err
+		}
+	}
+	w, b, mean, vr := pv[0], pv[1], pv[2], pv[3]
+	training := p.Bool(5)
+	eps := p.Float(7)
+	if !training && (!mean.ok || !vr.ok) {
+		return Errorf("batch_norm: running_mean and running_var must be defined in evaluation mode")
+	}
+	if training && (mean.ok || vr.ok) {
+		return Errorf("batch_norm: training=True with running stats (which it updates in place) is not supported")
+	}
+	st := normStateOf(p)
+	xs := normContig(x, st)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, x.Sizes())
+	o := out.F32Contig()
+	nb := x.Size(0)
+	inner := 1
+	for _, s := range x.Sizes()[2:] {
+		inner *= s
+	}
+	if cap(st.scale) < c {
+		st.scale, st.shift = make([]float32, c), make([]float32, c)
+	}
+	scale, shift := st.scale[:c], st.shift[:c]
+	for ch := 0; ch < c; ch++ {
+		var m, v float64
+		if training {
+			m, v = normMoments(xs, nb, ch*inner, c*inner, inner)
+		} else {
+			m, v = float64(mean.at(ch, 0)), float64(vr.at(ch, 1))
+		}
+		sc := float64(w.at(ch, 1)) / math.Sqrt(v+eps)
+		scale[ch] = float32(sc)
+		shift[ch] = float32(float64(b.at(ch, 0)) - m*sc)
+	}
+	for n := 0; n < nb; n++ {
+		for ch := 0; ch < c; ch++ {
+			base := (n*c + ch) * inner
+			src, dst := xs[base:base+inner], o[base:base+inner]
+			sc, sh := scale[ch], shift[ch]
+			for i, v := range src {
+				dst[i] = v*sc + sh
+			}
+		}
+	}
+	return nil
+}
+
+// normMoments returns the mean and biased variance of the reps runs of
+// length inner starting at start, start+step, ...
+func normMoments(x []float32, reps, start, step, inner int) (float64, float64) {
+	var s float64
+	for r := 0; r < reps; r++ {
+		for _, v := range x[start+r*step : start+r*step+inner] {
+			s += float64(v)
+		}
+	}
+	cnt := float64(reps * inner)
+	if cnt == 0 {
+		return math.NaN(), math.NaN()
+	}
+	m := s / cnt
+	var q float64
+	for r := 0; r < reps; r++ {
+		for _, v := range x[start+r*step : start+r*step+inner] {
+			d := float64(v) - m
+			q += d * d
+		}
+	}
+	return m, q / cnt
+}
+
+func layerNormKernel(p *ProcessedNode) error {
+	x, err := gemmInput(p, 0, "layer_norm input")
+	if err != nil {
+		return err
+	}
+	st := normStateOf(p)
+	st.ints = p.IntsInto(1, st.ints)
+	ns := st.ints
+	d := x.Dim()
+	if len(ns) == 0 || len(ns) > d {
+		return Errorf("layer_norm: normalized_shape %v does not fit input sizes %v", ns, x.Sizes())
+	}
+	inner := 1
+	for i, s := range ns {
+		if x.Size(d-len(ns)+i) != s {
+			return Errorf("layer_norm: given normalized_shape=%v, expected input with shape [*, %v], but got input of size %v", ns, ns, x.Sizes())
+		}
+		inner *= s
+	}
+	var wb [2]*ivalue.Tensor
+	for i, what := range [2]string{"layer_norm weight", "layer_norm bias"} {
+		t, err := gemmOptInput(p, 2+i, what)
+		if err != nil {
+			return err
+		}
+		if t != nil && t.Numel() != inner {
+			return Errorf("%s: expected %d elements (normalized_shape %v), got sizes %v", what, inner, ns, t.Sizes())
+		}
+		wb[i] = t
+	}
+	eps := p.Float(4)
+	xs := normContig(x, st)
+	// Weight and bias in logical order (copied if strided).
+	var w, b []float32
+	if wb[0] != nil || wb[1] != nil {
+		if cap(st.scale) < inner {
+			st.scale, st.shift = make([]float32, inner), make([]float32, inner)
+		}
+		if wb[0] != nil {
+			w = st.scale[:inner]
+			gemmCopyContig(w, wb[0])
+		}
+		if wb[1] != nil {
+			b = st.shift[:inner]
+			gemmCopyContig(b, wb[1])
+		}
+	}
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, x.Sizes())
+	o := out.F32Contig()
+	if inner == 0 {
+		return nil
+	}
+	rows := len(o) / inner
+	for r := 0; r < rows; r++ {
+		src, dst := xs[r*inner:(r+1)*inner], o[r*inner:(r+1)*inner]
+		m, v := normMoments(src, 1, 0, 0, inner)
+		rstd := 1 / math.Sqrt(v+eps)
+		normAffine(dst, src, m, rstd, w, b)
+	}
+	return nil
+}
+
+// normAffine writes dst = (src-m)*rstd*w + b (w, b optional, per element).
+func normAffine(dst, src []float32, m, rstd float64, w, b []float32) {
+	sc, sh := float32(rstd), float32(-m*rstd)
+	switch {
+	case w != nil && b != nil:
+		for i, v := range src {
+			dst[i] = (v*sc+sh)*w[i] + b[i]
+		}
+	case w != nil:
+		for i, v := range src {
+			dst[i] = (v*sc + sh) * w[i]
+		}
+	case b != nil:
+		for i, v := range src {
+			dst[i] = v*sc + sh + b[i]
+		}
+	default:
+		for i, v := range src {
+			dst[i] = v*sc + sh
+		}
+	}
+}
+
+func groupNormKernel(p *ProcessedNode) error {
+	x, err := gemmInput(p, 0, "group_norm input")
+	if err != nil {
+		return err
+	}
+	if x.Dim() < 2 {
+		return Errorf("group_norm input: expected at least 2 dims [N, C, ...], got sizes %v", x.Sizes())
+	}
+	nb, c := x.Size(0), x.Size(1)
+	g := int(p.Int(1))
+	if g <= 0 || c%g != 0 {
+		return Errorf("group_norm: expected number of channels %d to be divisible by num_groups %d", c, g)
+	}
+	w, err := normParam(p, 2, c, "group_norm weight")
+	if err != nil {
+		return err
+	}
+	b, err := normParam(p, 3, c, "group_norm bias")
+	if err != nil {
+		return err
+	}
+	eps := p.Float(4)
+	st := normStateOf(p)
+	xs := normContig(x, st)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, x.Sizes())
+	o := out.F32Contig()
+	inner := 1
+	for _, s := range x.Sizes()[2:] {
+		inner *= s
+	}
+	cg := c / g
+	for n := 0; n < nb; n++ {
+		for gr := 0; gr < g; gr++ {
+			start := (n*c + gr*cg) * inner
+			m, v := normMoments(xs, 1, start, 0, cg*inner)
+			rstd := 1 / math.Sqrt(v+eps)
+			for ch := gr * cg; ch < (gr+1)*cg; ch++ {
+				base := (n*c + ch) * inner
+				sc := float32(rstd * float64(w.at(ch, 1)))
+				sh := float32(float64(b.at(ch, 0)) - m*rstd*float64(w.at(ch, 1)))
+				src, dst := xs[base:base+inner], o[base:base+inner]
+				for i, v := range src {
+					dst[i] = v*sc + sh
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+package staticruntime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/graph/alias"
+	"github.com/gosr/gosr/graph/passes"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/memplan"
+	"github.com/gosr/gosr/ops"
+)
+
+// StaticModule is a graph prepared for running: passes applied, a kernel
+// chosen for every node, a slot assigned to every value. It is read-only
+// after NewStaticModule and shared by all its runtimes.
+type StaticModule struct {
+	graph     *graph.Graph
+	opts      Options
+	planner   memplan.Planner
+	top       *blockInfo
+	numValues int
+	consts    []constSlot
+	inputs    []int32  // slots of the graph inputs
+	inputTys  []*graph.Type
+	argNames  []string // schema names of the inputs, for kwargs
+	outputs   []int32  // slots of the graph outputs
+	nodes     []*nodeInfo
+	managed   []managedInfo // out-variant outputs the planner may place
+	steps     int           // top-level node count (lifetime steps)
+}
+
+type constSlot struct {
+	slot int32
+	v    ivalue.IValue
+}
+
+type blockInfo struct {
+	block   *graph.Block
+	inputs  []int32
+	outputs []int32
+	nodes   []*nodeInfo
+}
+
+type nodeInfo struct {
+	node   *graph.Node
+	kernel ops.Kernel
+	kind   ops.Kind
+	in     []int32
+	out    []int32
+	blocks []*blockInfo
+	fresh  bool
+	inLoop bool
+	step   int // index of the top-level node this node runs under
+}
+
+// managedInfo is one tensor the memory planner may place: the slot an
+// out-variant node writes, with its lifetime in top-level steps.
+type managedInfo struct {
+	slot       int32
+	start, end int
+	output     bool // a graph output (managed only with ManageOutputTensors)
+}
+
+// NewStaticModule runs gosr's passes on g (which it takes over: do not
+// use g afterwards), selects a kernel for every node and lays out the
+// values. opts nil means DefaultOptions. A node no kernel handles is an
+// error naming the op and its signature.
+func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("staticruntime: preparing graph: internal error: %v", r)
+		}
+	}()
+	o := DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	if err := g.Verify(); err != nil {
+		return nil, fmt.Errorf("staticruntime: invalid graph: %w", err)
+	}
+	if !o.SkipPasses {
+		pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
+		if err := passes.Run(g, pc); err != nil {
+			return nil, fmt.Errorf("staticruntime: %w", err)
+		}
+	}
+	m = &StaticModule{graph: g, opts: o, planner: o.Planner}
+	if m.planner == nil {
+		m.planner = memplan.Naive{}
+	}
+	slots := map[*graph.Value]int32{}
+	slotOf := func(v *graph.Value) int32 {
+		if s, ok := slots[v]; ok {
+			return s
+		}
+		s := int32(m.numValues)
+		m.numValues++
+		slots[v] = s
+		return s
+	}
+	for _, v := range g.Inputs() {
+		m.inputs = append(m.inputs, slotOf(v))
+		m.inputTys = append(m.inputTys, v.Type)
+		m.argNames = append(m.argNames, argName(v.DebugName()))
+	}
+	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant}
+	var prepare func(b *graph.Block, inLoop bool, step int) (*blockInfo, error)
+	prepare = func(b *graph.Block, inLoop bool, step int) (*blockInfo, error) {
+		bi := &blockInfo{block: b}
+		for _, v := range b.Inputs() {
+			bi.inputs = append(bi.inputs, slotOf(v))
+		}
+		for _, n := range b.Nodes {
+			if b.Owner == nil {
+				step = m.steps
+				m.steps++
+			}
+			if n.Kind == "prim::Constant" {
+				cv, _ := n.Attr("value")
+				if n.Outputs[0].Type.Kind == graph.TensorType && cv.Tensor() == nil {
+					return nil, fmt.Errorf("staticruntime: tensor constant %s has no tensor bound", n.Outputs[0])
+				}
+				m.consts = append(m.consts, constSlot{slotOf(n.Outputs[0]), cv})
+				continue
+			}
+			ni := &nodeInfo{node: n, inLoop: inLoop, step: step}
+			for _, v := range n.Inputs {
+				s, ok := slots[v]
+				if !ok {
+					return nil, fmt.Errorf("staticruntime: %s uses %s before it is defined", describe(n), v)
+				}
+				ni.in = append(ni.in, s)
+			}
+			for _, v := range n.Outputs {
+				ni.out = append(ni.out, slotOf(v))
+			}
+			k, kind, err := ops.Select(n, sel)
+			if err != nil {
+				return nil, fmt.Errorf("staticruntime: %s: %w", describe(n), err)
+			}
+			ni.kernel, ni.kind = k, kind
+			for _, sb := range n.Blocks {
+				sbi, err := prepare(sb, inLoop || n.Kind == "prim::Loop", step)
+				if err != nil {
+					return nil, err
+				}
+				ni.blocks = append(ni.blocks, sbi)
+			}
+			bi.nodes = append(bi.nodes, ni)
+			m.nodes = append(m.nodes, ni)
+		}
+		for _, v := range b.Outputs() {
+			s, ok := slots[v]
+			if !ok {
+				return nil, fmt.Errorf("staticruntime: block returns %s, which is not defined", v)
+			}
+			bi.outputs = append(bi.outputs, s)
+		}
+		return bi, nil
+	}
+	top, err := prepare(g.Block, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	m.top = top
+	m.outputs = top.outputs
+	m.analyze()
+	return m, nil
+}
+
+// analyze marks loop nodes whose outputs outlive an iteration and
+// chooses the tensors the memory planner manages, from the alias analysis.
+func (m *StaticModule) analyze() {
+	db := alias.Analyze(m.graph)
+	slotOf := map[*graph.Value]int32{}
+	var index func(bi *blockInfo)
+	index = func(bi *blockInfo) {
+		for _, ni := range bi.nodes {
+			for i, v := range ni.node.Outputs {
+				slotOf[v] = ni.out[i]
+			}
+			for _, sb := range ni.blocks {
+				index(sb)
+			}
+		}
+	}
+	index(m.top)
+
+	// Loop bodies: a result stored in a container, or reaching a loop's
+	// returns other than directly, may live past the iteration: its node
+	// must write fresh objects each time. A result returned directly is
+	// safe with the ping-pong of ProcessedNode.OutTensor.
+	for _, ni := range m.nodes {
+		if !ni.inLoop {
+			continue
+		}
+		for _, v := range ni.node.Outputs {
+			if db.EscapesToContainer(v) || aliasesLoopReturnIndirectly(db, ni.node, v) {
+				ni.fresh = true
+			}
+		}
+	}
+
+	if !m.opts.EnableOutVariant || !m.opts.OptimizeMemory {
+		return
+	}
+	isOutput := map[*graph.Value]bool{}
+	for _, v := range m.graph.Outputs() {
+		isOutput[v] = true
+	}
+	for _, ni := range m.nodes {
+		if ni.kind != ops.OutVariant || ni.fresh || ni.inLoop {
+			continue
+		}
+		for i, v := range ni.node.Outputs {
+			if v.Type.Kind != graph.TensorType {
+				continue
+			}
+			out := isOutput[v] || db.MayAliasGraphOutput(v)
+			if db.MayAliasGraphInput(v) || db.EscapesToContainer(v) {
+				continue
+			}
+			if out && !m.opts.ManageOutputTensors {
+				continue
+			}
+			start, end := ni.step, ni.step
+			for _, a := range append(db.Aliases(v), v) {
+				for _, u := range a.Uses {
+					end = max(end, topStep(u.User, m))
+				}
+			}
+			if out {
+				end = m.steps
+			}
+			m.managed = append(m.managed, managedInfo{slot: ni.out[i], start: start, end: end, output: out})
+		}
+	}
+}
+
+// topStep maps a node (possibly nested, or a block's Return) to the step of
+// its top-level ancestor.
+func topStep(n *graph.Node, m *StaticModule) int {
+	for n.Owner != nil && n.Owner.Owner != nil {
+		n = n.Owner.Owner
+	}
+	if n.Kind == "prim::Return" {
+		return m.steps
+	}
+	for _, ni := range m.top.nodes {
+		if ni.node == n {
+			return ni.step
+		}
+	}
+	// A constant or a node removed from the schedule: alive throughout.
+	return m.steps
+}
+
+func aliasesLoopReturnIndirectly(db *alias.DB, n *graph.Node, v *graph.Value) bool {
+	for b := n.Owner; b != nil && b.Owner != nil; b = b.Owner.Owner {
+		if b.Owner.Kind != "prim::Loop" {
+			continue
+		}
+		for _, r := range b.Outputs() {
+			if r != v && db.MayAlias(r, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// argName turns a value's debug name (x.1) into its argument name (x).
+func argName(debug string) string {
+	if i := strings.LastIndexByte(debug, '.'); i > 0 {
+		suffix := debug[i+1:]
+		if suffix != "" && strings.Trim(suffix, "0123456789") == "" {
+			return debug[:i]
+		}
+	}
+	return debug
+}
+
+// describe names a node for error messages: its outputs, kind and the
+// source position PyTorch recorded.
+func describe(n *graph.Node) string {
+	var outs []string
+	for _, o := range n.Outputs {
+		outs = append(outs, o.String())
+	}
+	s := n.Kind
+	if len(outs) > 0 {
+		s = strings.Join(outs, ", ") + " = " + n.Kind
+	}
+	s = "node " + s
+	if n.SourceRange != "" {
+		s += " (" + n.SourceRange + ")"
+	}
+	return s
+}
+
+// Graph returns the graph as prepared (after passes). Do not modify it.
+func (m *StaticModule) Graph() *graph.Graph { return m.graph }
+
+// Options returns the options the module was prepared with.
+func (m *StaticModule) Options() Options { return m.opts }
+
+// NumInputs is the number of graph inputs Run expects.
+func (m *StaticModule) NumInputs() int { return len(m.inputs) }
+
+// InputNames are the argument names usable as kwargs.
+func (m *StaticModule) InputNames() []string { return append([]string(nil), m.argNames...) }
+
+// NodeInfo describes how one node runs.
+type NodeInfo struct {
+	Op   string   // aten::linear
+	Kind ops.Kind // out variant, native or fallback
+	Node string   // the node as printed: outputs and op
+}
+
+// Nodes lists every executed node (sub-blocks included) in order.
+func (m *StaticModule) Nodes() []NodeInfo {
+	out := make([]NodeInfo, len(m.nodes))
+	for i, ni := range m.nodes {
+		out[i] = NodeInfo{Op: ni.node.Kind, Kind: ni.kind, Node: describe(ni.node)}
+	}
+	return out
+}
+
+// KindCounts counts executed nodes by kernel kind.
+func (m *StaticModule) KindCounts() (out, native, fallback int) {
+	for _, ni := range m.nodes {
+		switch ni.kind {
+		case ops.OutVariant:
+			out++
+		case ops.Native:
+			native++
+		case ops.Fallback:
+			fallback++
+		}
+	}
+	return
+}

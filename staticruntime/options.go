@@ -1,0 +1,45 @@
+// Package staticruntime prepares a graph once as a StaticModule and runs
+// it with StaticRuntimes, one per goroutine, as PyTorch's Static Runtime
+// does (see shared/seeds/002: StaticModule, StaticRuntime, BlockRunner,
+// ProcessedNode, MemoryPlanner).
+//
+// A StaticModule is immutable after NewStaticModule and may be shared by
+// any number of goroutines. A StaticRuntime holds the values of one run
+// and must be used by one goroutine at a time; take one per goroutine
+// with NewRuntime or Clone, or borrow them from a Pool.
+//
+// Outputs are owned by the runtime: the tensors Run returns are rewritten
+// by the next Run on the same runtime (that is what lets a steady-state
+// Run allocate nothing). Clone an output (IValue.Clone) to keep it.
+package staticruntime
+
+import "github.com/gosr/gosr/memplan"
+
+// Options mirror PyTorch's StaticModuleOptions.
+type Options struct {
+	// EnableOutVariant selects out-variant kernels where registered
+	// (enable_out_variant). Without them no tensor is managed.
+	EnableOutVariant bool
+	// OptimizeMemory places managed intermediate tensors in one slab
+	// planned by Planner (optimize_memory).
+	OptimizeMemory bool
+	// ManageOutputTensors places graph output tensors in the slab too
+	// (manage_output_tensors). Outputs are always reused across runs;
+	// this only decides where their memory lives.
+	ManageOutputTensors bool
+	// Planner places managed tensors; nil means memplan.Naive.
+	Planner memplan.Planner
+	// SkipPasses prepares the graph as given, without gosr's passes.
+	SkipPasses bool
+	// VerifyPasses checks the graph after every pass (slower preparation).
+	VerifyPasses bool
+	// CheckPlan verifies after each run that no two managed tensors alive
+	// at the same node overlap in memory (a debug mode for tests).
+	CheckPlan bool
+}
+
+// DefaultOptions are PyTorch's defaults: out variants on, memory
+// optimized, outputs not managed.
+func DefaultOptions() Options {
+	return Options{EnableOutVariant: true, OptimizeMemory: true}
+}

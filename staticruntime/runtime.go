@@ -1,0 +1,278 @@
+package staticruntime
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops"
+)
+
+// StaticRuntime runs a StaticModule. It owns the values array that all
+// its BlockRunners and ProcessedNodes share. Use it from one goroutine at
+// a time.
+type StaticRuntime struct {
+	m       *StaticModule
+	values  []ivalue.IValue
+	top     *BlockRunner
+	outputs []ivalue.IValue
+	planner runPlanner
+	// broken is set when a run failed part-way; the next run resets
+	// every slot so no half-written state survives.
+	broken bool
+}
+
+// BlockRunner runs the nodes of one block (the graph's top block or a
+// sub-block of prim::If / prim::Loop) against the shared values array.
+type BlockRunner struct {
+	info  *blockInfo
+	nodes []ops.ProcessedNode
+}
+
+// Inputs implements ops.BlockRunner: the slots of the block parameters.
+func (b *BlockRunner) Inputs() []int32 { return b.info.inputs }
+
+// Outputs implements ops.BlockRunner: the slots of the returned values.
+func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
+
+// Run implements ops.BlockRunner.
+func (b *BlockRunner) Run() error {
+	nodes := b.nodes
+	for i := range nodes {
+		if err := nodes[i].Kernel(&nodes[i]); err != nil {
+			return b.nodeError(i, err)
+		}
+	}
+	return nil
+}
+
+// NodeError is the error of a kernel, with the node it ran.
+type NodeError struct {
+	Node string // the node as printed, with its source position
+	Op   string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
+
+func (b *BlockRunner) nodeError(i int, err error) error {
+	if _, ok := err.(*NodeError); ok {
+		return err // from a sub-block: already names the innermost node
+	}
+	n := b.nodes[i].Node
+	return &NodeError{Node: describe(n), Op: n.Kind, Err: err}
+}
+
+// NewRuntime makes a runtime for m. Runtimes are independent; make one
+// per goroutine.
+func (m *StaticModule) NewRuntime() *StaticRuntime {
+	r := &StaticRuntime{m: m, values: make([]ivalue.IValue, m.numValues)}
+	r.resetValues()
+	r.top = r.newBlockRunner(m.top, nil)
+	r.outputs = make([]ivalue.IValue, len(m.outputs))
+	r.planner.init(m)
+	return r
+}
+
+// Clone returns a new runtime of the same module.
+func (r *StaticRuntime) Clone() *StaticRuntime { return r.m.NewRuntime() }
+
+// Module returns the runtime's module.
+func (r *StaticRuntime) Module() *StaticModule { return r.m }
+
+func (r *StaticRuntime) resetValues() {
+	clear(r.values)
+	for _, c := range r.m.consts {
+		r.values[c.slot] = c.v
+	}
+}
+
+func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunner {
+	b := &BlockRunner{info: bi, nodes: make([]ops.ProcessedNode, len(bi.nodes))}
+	for i, ni := range bi.nodes {
+		p := &b.nodes[i]
+		*p = ops.ProcessedNode{
+			Node: ni.node, Kind: ni.kind, Kernel: ni.kernel,
+			Values: r.values, In: ni.in, Out: ni.out, Fresh: ni.fresh, Guard: guard,
+		}
+		if ni.inLoop {
+			p.Spares = make([]*ivalue.Tensor, len(ni.out))
+		}
+		for _, sb := range ni.blocks {
+			g := guard
+			if ni.node.Kind == "prim::Loop" {
+				g = append(append([]int32(nil), guard...), sb.inputs...)
+			}
+			p.Blocks = append(p.Blocks, r.newBlockRunner(sb, g))
+		}
+	}
+	return b
+}
+
+// Run runs the graph on positional arguments and returns the graph's
+// outputs. The returned slice and the tensors in it belong to the runtime
+// and are overwritten by the next Run: Clone what you keep. Inputs are
+// read, never written; they must stay unchanged during the run.
+func (r *StaticRuntime) Run(args ...ivalue.IValue) ([]ivalue.IValue, error) {
+	return r.run(args, nil)
+}
+
+// RunKw runs with positional args followed by keyword args, named as the
+// graph's inputs (x for a value printed %x.1).
+func (r *StaticRuntime) RunKw(args []ivalue.IValue, kwargs map[string]ivalue.IValue) ([]ivalue.IValue, error) {
+	return r.run(args, kwargs)
+}
+
+func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.broken = true
+			outs, err = nil, fmt.Errorf("staticruntime: internal error during run: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if r.broken {
+		r.resetValues()
+		r.planner.reset()
+		r.broken = false
+	}
+	if err := r.setInputs(args, kwargs); err != nil {
+		return nil, err
+	}
+	r.planner.allocate(r)
+	if err := r.top.Run(); err != nil {
+		r.broken = true
+		return nil, err
+	}
+	for i, s := range r.m.outputs {
+		r.outputs[i] = r.values[s]
+	}
+	if err := r.planner.deallocate(r); err != nil {
+		return nil, err
+	}
+	return r.outputs, nil
+}
+
+func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue.IValue) error {
+	m := r.m
+	if len(args)+len(kwargs) != len(m.inputs) || len(args) > len(m.inputs) {
+		return fmt.Errorf("staticruntime: expected %d inputs %v, got %d positional and %d keyword", len(m.inputs), m.argNames, len(args), len(kwargs))
+	}
+	for i, s := range m.inputs {
+		var v ivalue.IValue
+		if i < len(args) {
+			v = args[i]
+		} else {
+			kv, ok := kwargs[m.argNames[i]]
+			if !ok {
+				return fmt.Errorf("staticruntime: missing input %q (argument %d)", m.argNames[i], i)
+			}
+			v = kv
+		}
+		if err := checkInput(m.argNames[i], i, m.inputTys[i], v); err != nil {
+			return err
+		}
+		if t := v.Tensor(); t != nil && r.ownsTensor(t) {
+			// An output of a previous run fed back: the run would rewrite
+			// it while reading it, so read a copy.
+			v = ivalue.FromTensor(t.Clone())
+		}
+		r.values[s] = v
+	}
+	return nil
+}
+
+// ownsTensor reports whether t is (or views) a tensor this runtime wrote:
+// one of its current outputs.
+func (r *StaticRuntime) ownsTensor(t *ivalue.Tensor) bool {
+	for _, o := range r.outputs {
+		if ot := o.Tensor(); ot != nil && (ot == t || ot.SharesStorage(t)) {
+			return true
+		}
+		if l := o.List(); l != nil {
+			for _, it := range l.Items {
+				if ot := it.Tensor(); ot != nil && (ot == t || ot.SharesStorage(t)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// checkInput validates an argument against the graph input's type,
+// including dtype and sizes where the graph records them.
+func checkInput(name string, i int, t *graph.Type, v ivalue.IValue) error {
+	bad := func(what string) error {
+		return fmt.Errorf("staticruntime: input %d (%s): expected %s, got %s", i, name, t, what)
+	}
+	switch t.Kind {
+	case graph.TensorType:
+		tv := v.Tensor()
+		if tv == nil {
+			return bad(v.Kind().String())
+		}
+		if t.DType != ivalue.Undefined && tv.DType() != t.DType {
+			return bad(fmt.Sprintf("a %s tensor", tv.DType()))
+		}
+		if t.Sizes != nil {
+			ok := len(t.Sizes) == tv.Dim()
+			for d := 0; ok && d < len(t.Sizes); d++ {
+				ok = t.Sizes[d] < 0 || t.Sizes[d] == tv.Size(d)
+			}
+			if !ok {
+				return bad(fmt.Sprintf("a tensor of sizes %v", tv.Sizes()))
+			}
+		}
+	case graph.IntType:
+		if v.Kind() != ivalue.KindInt {
+			return bad(v.Kind().String())
+		}
+	case graph.FloatType:
+		if v.Kind() != ivalue.KindDouble && v.Kind() != ivalue.KindInt {
+			return bad(v.Kind().String())
+		}
+	case graph.BoolType:
+		if v.Kind() != ivalue.KindBool {
+			return bad(v.Kind().String())
+		}
+	case graph.StringType:
+		if v.Kind() != ivalue.KindString {
+			return bad(v.Kind().String())
+		}
+	case graph.ListType:
+		if v.Kind() != ivalue.KindList {
+			return bad(v.Kind().String())
+		}
+	case graph.TupleType:
+		if v.Kind() != ivalue.KindTuple {
+			return bad(v.Kind().String())
+		}
+	case graph.OptionalType:
+		if !v.IsNone() {
+			return checkInput(name, i, t.Elem(), v)
+		}
+	case graph.DictType:
+		if v.Kind() != ivalue.KindDict {
+			return bad(v.Kind().String())
+		}
+	}
+	return nil
+}
+
+// RunTensors is Run for graphs whose inputs are all tensors.
+func (r *StaticRuntime) RunTensors(ts ...*ivalue.Tensor) ([]ivalue.IValue, error) {
+	if len(ts) > 16 {
+		args := make([]ivalue.IValue, len(ts))
+		for i, t := range ts {
+			args[i] = ivalue.FromTensor(t)
+		}
+		return r.run(args, nil)
+	}
+	var buf [16]ivalue.IValue
+	for i, t := range ts {
+		buf[i] = ivalue.FromTensor(t)
+	}
+	return r.run(buf[:len(ts)], nil)
+}
