@@ -435,6 +435,7 @@ func (p *parser) parseNode(gs *graphState, b *Block) error {
 		}
 		return p.errf(p.pos, "expected \"=\" after the outputs, got %q", p.snippet())
 	}
+	p.skipSpace()
 	kpos := p.pos
 	kind := p.kind()
 	if !strings.Contains(kind, "::") || strings.HasSuffix(kind, "::") {

@@ -52,17 +52,17 @@ func TestParseErrors(t *testing.T) {
 		name, src string
 		pos, want string // "line:col" and a substring of the message
 	}{
-		{"missing colon", "graph(%x : Tensor)\n  return (%x)\n", "1:19", `expected ":"`},
+		{"missing colon", "graph(%x : Tensor)\n  return (%x)\n", "2:3", `expected ":" after the graph inputs, got "return (%x)"`},
 		{"not a graph", "grap(%x : Tensor):\n", "1:1", `expected "graph"`},
-		{"undefined value", "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%z)\n  return (%y)\n", "2:27", "undefined value %z"},
+		{"undefined value", "graph(%x : Tensor):\n  %y : Tensor = aten::relu(%z)\n  return (%y)\n", "2:28", "undefined value %z"},
 		{"use before definition", "graph(%x : Tensor):\n  %y : Tensor = aten::add(%x, %w)\n  %w : Tensor = aten::relu(%x)\n  return (%y)\n", "2:31", "undefined value %w"},
 		{"defined twice", "graph(%x : Tensor):\n  %x : Tensor = aten::relu(%x)\n  return (%x)\n", "2:3", "%x defined twice (first at 1:7)"},
 		{"unknown type", "graph(%x : Tensr):\n  return (%x)\n", "1:12", `unknown type "Tensr"`},
 		{"garbled tensor type", "graph(%x : Float(3, strides=[1):\n  return (%x)\n", "1:31", "to end the strides"},
-		{"garbled tensor type key", "graph(%x : Float(3, foo=1)):\n  return (%x)\n", "1:21", "expected strides=, requires_grad= or device="},
+		{"garbled tensor type key", "graph(%x : Float(3, foo=1)):\n  return (%x)\n", "1:21", "tensor type: expected a size, *, strides=, requires_grad= or device=, got \"foo=1)):\""},
 		{"missing type annotation", "graph(%l : Tensor[]):\n  %a, %b : Tensor = prim::ListUnpack(%l)\n  return (%a)\n", "2:5", `expected ":" and a type for %a`},
 		{"bad kind", "graph(%x : Tensor):\n  %y : Tensor = relu(%x)\n  return (%y)\n", "2:17", "expected an op name"},
-		{"unbound tensor", "graph():\n  %w : Float(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()\n  return (%w)\n", "2:78", "unbound tensor constant %w"},
+		{"unbound tensor", "graph():\n  %w : Float(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()\n  return (%w)\n", "2:82", "unbound tensor constant %w"},
 		{"float for int", "graph():\n  %a : int = prim::Constant[value=1.5]()\n  return (%a)\n", "2:35", "constant of type int: expected an integer"},
 		{"int overflow", "graph():\n  %a : int = prim::Constant[value=9223372036854775808]()\n  return (%a)\n", "2:35", "does not fit type int"},
 		{"tuple too long", "graph():\n  %a : (int, int) = prim::Constant[value=(1, 2, 3)]()\n  return (%a)\n", "2:49", "more than 2 elements"},

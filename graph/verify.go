@@ -69,6 +69,11 @@ func (v *verifier) block(b *Block) error {
 			if v.defined[o] {
 				return fmt.Errorf("%s: output %s defined twice", describe(n), o)
 			}
+			for _, u := range o.Uses {
+				if u.User == nil || u.Index < 0 || u.Index >= len(u.User.Inputs) || u.User.Inputs[u.Index] != o {
+					return fmt.Errorf("%s: output %s has a stale use record (input %d of %s)", describe(n), o, u.Index, kindOf(u.User))
+				}
+			}
 			v.defined[o] = true
 			scope = append(scope, o)
 		}
@@ -141,16 +146,6 @@ func (v *verifier) uses(n *Node) error {
 		}
 		if !found {
 			return fmt.Errorf("%s: input %d %s has no use record for this node", describe(n), i, in)
-		}
-	}
-	for _, o := range n.Outputs {
-		if o == nil {
-			continue
-		}
-		for _, u := range o.Uses {
-			if u.User == nil || u.Index < 0 || u.Index >= len(u.User.Inputs) || u.User.Inputs[u.Index] != o {
-				return fmt.Errorf("%s: output %s has a stale use record (input %d of %s)", describe(n), o, u.Index, kindOf(u.User))
-			}
 		}
 	}
 	return nil

@@ -87,13 +87,12 @@ func TestVerify(t *testing.T) {
 			find(g, "aten::relu").ReplaceInput(0, other)
 		}, "input 0 %o is not defined"},
 		{"missing use record", func(g *Graph) {
-			n := find(g, "aten::relu")
-			n.Inputs[0] = g.Inputs()[0]
-		}, "aten::relu (producing %z.1): input 0 %x has no use record"},
+			g.Inputs()[0].Uses = nil
+		}, "prim::Loop (producing %y): input 2 %x has no use record"},
 		{"stale use record", func(g *Graph) {
 			x := g.Inputs()[0]
 			x.Uses = append(x.Uses, Use{User: find(g, "aten::relu"), Index: 0})
-		}, "output %x has a stale use record"},
+		}, "prim::Param (producing %x, %n, %c): output %x has a stale use record (input 0 of aten::relu)"},
 		{"wrong producer", func(g *Graph) {
 			find(g, "aten::relu").Outputs[0].Offset = 3
 		}, "records producer aten::relu and offset 3, expected this node and 0"},

@@ -127,17 +127,20 @@ func withAlpha(op binOp, alpha ivalue.IValue) binOp {
 
 func (k *binKernel) run(p *ProcessedNode) error {
 	op := k.modeOp
+	alpha := k.alphaV
+	if k.alphaConst {
+		op = withAlpha(op, alpha)
+	}
 	if !k.modeConst {
 		var err error
 		if op, err = roundingModeOp(*p.Input(k.mode)); err != nil {
 			return err
 		}
 	}
-	alpha := k.alphaV
 	if !k.alphaConst {
 		alpha = *p.Input(k.alpha)
+		op = withAlpha(op, alpha)
 	}
-	op = withAlpha(op, alpha)
 	var a, b *ivalue.Tensor
 	if !k.aScalar {
 		if a = p.Tensor(k.a); a == nil {
@@ -152,6 +155,14 @@ func (k *binKernel) run(p *ProcessedNode) error {
 	out := p.OutTensor(0)
 	// Fast paths: float32 operands, contiguous, same shape or one scalar.
 	if op <= opMin {
+		if a != nil && b != nil && a.DType() == ivalue.Float32 && b.DType() == ivalue.Float32 &&
+			len(a.Sizes()) == len(b.Sizes()) && a.Numel() == 1 && b.Numel() == 1 {
+			// One element each (same rank): no shape or stride work.
+			out.Resize(ivalue.Float32, a.Sizes())
+			s := [1]float32{b.F32()[b.Offset()]}
+			binLoopF(op, out.F32()[:1], a.F32()[a.Offset():], 0, 0, s[:], 0, 0, float32(alpha.AsFloat()))
+			return nil
+		}
 		af := 1.0
 		if op == opAddAlpha || op == opSubAlpha {
 			af = alpha.AsFloat()

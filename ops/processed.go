@@ -41,6 +41,10 @@ type ProcessedNode struct {
 	// a result carried into the next iteration alternates between two
 	// objects instead of allocating (nil outside loops).
 	Spares []*ivalue.Tensor
+	// Recycle, for a Fresh node, hands out a new tensor object per
+	// execution within a run, reusing the objects of the previous run
+	// (dead by then: outputs live until the next run). Nil means allocate.
+	Recycle *Recycler
 	// State is per-runtime scratch a kernel may keep between runs.
 	State any
 }
@@ -102,17 +106,20 @@ func (p *ProcessedNode) IntsInto(i int, buf []int) []int {
 func (p *ProcessedNode) OutTensor(i int) *ivalue.Tensor {
 	slot := &p.Values[p.Out[i]]
 	t := slot.Tensor()
-	if t != nil && !p.Fresh {
-		if !p.aliasesInput(t) {
+	if p.Fresh {
+		return p.FreshTensor(i)
+	}
+	if t != nil {
+		// Outside loops the slot's tensor was written by this node on the
+		// previous run and nothing live in this run aliases it.
+		if p.Spares == nil || !p.aliasesInput(t) {
 			return t
 		}
-		if p.Spares != nil {
-			s := p.Spares[i]
-			p.Spares[i] = t
-			if s != nil && !p.aliasesInput(s) {
-				*slot = ivalue.FromTensor(s)
-				return s
-			}
+		s := p.Spares[i]
+		p.Spares[i] = t
+		if s != nil && !p.aliasesInput(s) {
+			*slot = ivalue.FromTensor(s)
+			return s
 		}
 	}
 	t = &ivalue.Tensor{}
@@ -141,6 +148,41 @@ func (p *ProcessedNode) aliasesSlots(t *ivalue.Tensor, slots []int32) bool {
 	}
 	return false
 }
+
+// FreshTensor stores a tensor object not used before in this run in
+// output slot i and returns it.
+func (p *ProcessedNode) FreshTensor(i int) *ivalue.Tensor {
+	var t *ivalue.Tensor
+	if r := p.Recycle; r != nil {
+		k := r.next[i]
+		r.next[i]++
+		if k < len(r.tensors[i]) {
+			t = r.tensors[i][k]
+		} else {
+			t = &ivalue.Tensor{}
+			r.tensors[i] = append(r.tensors[i], t)
+		}
+	} else {
+		t = &ivalue.Tensor{}
+	}
+	p.Values[p.Out[i]] = ivalue.FromTensor(t)
+	return t
+}
+
+// Recycler keeps the tensor objects a Fresh node handed out in one run
+// for the next.
+type Recycler struct {
+	tensors [][]*ivalue.Tensor
+	next    []int
+}
+
+// NewRecycler makes a recycler for a node of n outputs.
+func NewRecycler(n int) *Recycler {
+	return &Recycler{tensors: make([][]*ivalue.Tensor, n), next: make([]int, n)}
+}
+
+// Reset starts a new run.
+func (r *Recycler) Reset() { clear(r.next) }
 
 // OutList returns the list to fill for output i, reused across runs
 // unless the node is Fresh; n is the number of items, which are kept

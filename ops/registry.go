@@ -108,6 +108,19 @@ func Select(n *graph.Node, opts Options) (Kernel, Kind, error) {
 			}
 		}
 	}
+	// With out variants disabled, an out-variant kernel still runs as the
+	// fallback: the runtime gives it fresh outputs on every run, as the
+	// JIT interpreter's ops allocate theirs.
+	if opts.DisableOutVariants {
+		for _, e := range es {
+			if e.kind != OutVariant {
+				continue
+			}
+			if k := e.build(n); k != nil {
+				return k, Fallback, nil
+			}
+		}
+	}
 	if len(es) == 0 {
 		return nil, 0, fmt.Errorf("no implementation of %s: unknown op (node %s)", n.Kind, NodeSignature(n))
 	}

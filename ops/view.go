@@ -21,7 +21,12 @@ type viewGeom func(p *ProcessedNode, in *ivalue.Tensor, st *shapeState) (int, er
 // keeps an object sharing the input's storage, which every view does.
 func viewOutTensor(p *ProcessedNode, i int) *ivalue.Tensor {
 	slot := p.Output(i)
-	if t := slot.Tensor(); t != nil && !p.Fresh && !viewIsInput(p, t) {
+	if p.Fresh {
+		return p.FreshTensor(i)
+	}
+	// Outside loops the slot's object was made by this node and no input
+	// can be it; inside, a loop-carried input may be last iteration's.
+	if t := slot.Tensor(); t != nil && (p.Spares == nil || !viewIsInput(p, t)) {
 		return t
 	}
 	t := &ivalue.Tensor{}

@@ -22,7 +22,7 @@ type StaticModule struct {
 	top       *blockInfo
 	numValues int
 	consts    []constSlot
-	inputs    []int32  // slots of the graph inputs
+	inputs    []int32 // slots of the graph inputs
 	inputTys  []*graph.Type
 	argNames  []string // schema names of the inputs, for kwargs
 	outputs   []int32  // slots of the graph outputs
@@ -141,6 +141,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 				return nil, fmt.Errorf("staticruntime: %s: %w", describe(n), err)
 			}
 			ni.kernel, ni.kind = k, kind
+			ni.fresh = kind == ops.Fallback
 			for _, sb := range n.Blocks {
 				sbi, err := prepare(sb, inLoop || n.Kind == "prim::Loop", step)
 				if err != nil {

@@ -21,6 +21,8 @@ type StaticRuntime struct {
 	// broken is set when a run failed part-way; the next run resets
 	// every slot so no half-written state survives.
 	broken bool
+	// recyclers of the Fresh nodes, reset at the start of every run.
+	recyclers []*ops.Recycler
 }
 
 // BlockRunner runs the nodes of one block (the graph's top block or a
@@ -100,6 +102,10 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 		if ni.inLoop {
 			p.Spares = make([]*ivalue.Tensor, len(ni.out))
 		}
+		if ni.fresh && ni.kind != ops.Fallback {
+			p.Recycle = ops.NewRecycler(len(ni.out))
+			r.recyclers = append(r.recyclers, p.Recycle)
+		}
 		for _, sb := range ni.blocks {
 			g := guard
 			if ni.node.Kind == "prim::Loop" {
@@ -139,6 +145,9 @@ func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValu
 	}
 	if err := r.setInputs(args, kwargs); err != nil {
 		return nil, err
+	}
+	for _, rc := range r.recyclers {
+		rc.Reset()
 	}
 	r.planner.allocate(r)
 	if err := r.top.Run(); err != nil {
