@@ -314,9 +314,8 @@ func (p *parser) define(gs *graphState, v *Value, pos int) error {
 }
 
 func (p *parser) use(gs *graphState) (*Value, error) {
-	pos := p.pos
 	p.skipSpace()
-	pos = p.pos
+	pos := p.pos
 	name, err := p.valueName()
 	if err != nil {
 		return nil, err
@@ -467,9 +466,9 @@ func (p *parser) parseNode(gs *graphState, b *Block) error {
 		n.SourceRange = strings.TrimSpace(strings.TrimPrefix(p.src[start:p.pos], "#"))
 	}
 	b.Append(n)
-	if len(gs.groups) < 1<<20 && strings.HasSuffix(kind, fmt.Sprintf("_%d", len(gs.groups))) && !hasAttr(n, "Subgraph") {
+	if base, ok := strings.CutSuffix(kind, fmt.Sprintf("_%d", len(gs.groups))); ok && !strings.HasSuffix(base, "::") && !hasAttr(n, "Subgraph") {
 		// kind_N names the N-th subgraph, printed after the graph.
-		n.Kind = strings.TrimSuffix(kind, fmt.Sprintf("_%d", len(gs.groups)))
+		n.Kind = base
 		gs.groups = append(gs.groups, n)
 	}
 	if err := p.parseBlocks(gs, n); err != nil {
@@ -651,7 +650,15 @@ func (p *parser) rawTensorText() (string, error) {
 				return "", p.errf(i, "unbalanced %q in tensor constant", string(c))
 			}
 			stack = stack[:len(stack)-1]
-		case '\n', ',':
+		case ',':
+			if len(stack) == 0 { // another attribute follows
+				if strings.TrimSpace(p.src[start:i]) == "" {
+					return "", p.errf(start, "expected a tensor value, got %q", p.snippet())
+				}
+				p.pos = i
+				return p.src[start:i], nil
+			}
+		case '\n':
 			if len(stack) == 0 {
 				return "", p.errf(i, "expected ']' to end the tensor constant")
 			}

@@ -295,3 +295,36 @@ func TestParseSubgraphs(t *testing.T) {
 	assert.Same(t, Subgraph(forks[0]), nodes[0].Graph())
 	assert.Same(t, Subgraph(forks[1]), nodes[3].Graph())
 }
+
+// TestRoundTripForms covers forms PyTorch rarely prints: each line must
+// parse, verify and print back unchanged.
+func TestRoundTripForms(t *testing.T) {
+	for _, line := range []string{
+		`%a : Scalar = prim::Constant[value=2]()`,
+		`%a : Scalar = prim::Constant[value=2.5]()`,
+		`%a : int? = prim::Constant[value=3]()`,
+		`%a : int? = prim::Constant[value=None]()`,
+		`%a : Dict(str, int) = prim::Constant[value={"a": 1, "b": -2}]()`,
+		`%a : Dict(int, float[]) = prim::Constant[value={1: [1., 2.5]}]()`,
+		`%a : ((int, str), bool[]) = prim::Constant[value=((1, "x"), [True])]()`,
+		`%a : int[][] = prim::Constant[value=[[1], annotate(List[int], [])]]()`,
+		`%a : ScalarType = prim::Constant[value=6]()`,
+		`%a : Tensor? = prim::Constant[value=<Tensor>]()`,
+		`%a : Float(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value= 1  2 [ CPUFloatType{2} ], extra=1]()`,
+		`%a : Tensor = aten::foo[i=1, f=2.5, s="x\n", l=[1, 2], fl=[1.5], t=(1, "a"), n=None, b=True, e=[], neg=-inf]()`,
+		`%a : Function = prim::Constant[name="relu"]()`,
+		`%a : Tensor = prim::Constant()`,
+	} {
+		t.Run(line, func(t *testing.T) {
+			src := "graph():\n  " + line + "\n  return (%a)\n"
+			g, err := Parse(src, &ParseOptions{AllowUnboundTensors: true})
+			require.NoError(t, err)
+			require.Equal(t, src, g.String())
+			if strings.Contains(line, "prim::Constant()") {
+				assert.ErrorContains(t, g.Verify(), "prim::Constant (producing %a): no value, expected a value of type Tensor")
+			} else {
+				assert.NoError(t, g.Verify())
+			}
+		})
+	}
+}

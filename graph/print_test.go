@@ -114,3 +114,18 @@ func TestTypeText(t *testing.T) {
 	}
 	assert.Equal(t, "List[Tuple[int, Optional[str]]]", annotationText(ListOf(TupleOf(Int, OptionalOf(Str)))))
 }
+
+func TestPrintSanitizesNames(t *testing.T) {
+	g := New()
+	x := g.AddInput("a b", Tensor)
+	y := g.AddInput("", Int)
+	n := g.Block.Append(g.NewNode("aten::relu", []*Value{x}, 1))
+	n.Outputs[0].Name = "1" // collides with y's ID-based name
+	g.AddOutput(n.Outputs[0])
+	g.AddOutput(y)
+	want := "graph(%a_b : Tensor,\n      %1 : int):\n  %1_1 : Tensor = aten::relu(%a_b)\n  return (%1_1, %1)\n"
+	require.Equal(t, want, g.String())
+	g2, err := Parse(want, nil)
+	require.NoError(t, err)
+	require.NoError(t, g2.Verify())
+}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -50,8 +51,17 @@ func (s *Schema) String() string {
 			b.WriteString("=" + a.Default)
 		}
 	}
+	if s.VarArgs {
+		if len(s.Arguments) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("...")
+	}
 	b.WriteString(") -> ")
-	if len(s.Returns) == 1 {
+	if s.VarRets {
+		b.WriteString("...")
+	} else if len(s.Returns) == 1 && s.Returns[0].Type.Kind != TupleType {
+		// A single tuple return needs its own parentheses: "-> ((Tensor, t))".
 		b.WriteString(s.Returns[0].Type.String())
 	} else {
 		b.WriteString("(")
@@ -245,111 +255,200 @@ func indexTop(s string, c byte) int {
 }
 
 // ParseSchemaType parses a type as schemas write it: Tensor, Tensor(a!),
-// int[2], int[1]?, Scalar?, Tensor?[], (Tensor, Tensor), Dict(str, Tensor),
-// t (type variables become Any). It returns the fixed list length and the
-// alias annotation, if any.
+// int[2], int[1]?, Scalar?, Tensor?[], Tensor(a!)[], t[](a!), t(c -> *),
+// (Tensor, Tensor), Dict(str, t)(a), Future(t), class types
+// (__torch__.torch.classes.x.Y). Type variables become Any. It returns
+// the fixed list length and the alias annotation (the outermost one), if
+// any.
 func ParseSchemaType(s string) (t *Type, n int, alias string, err error) {
-	s = strings.TrimSpace(s)
-	if strings.HasSuffix(s, "?") {
-		inner, n, alias, err := ParseSchemaType(s[:len(s)-1])
-		if err != nil {
-			return nil, 0, "", err
-		}
-		return OptionalOf(inner), n, alias, nil
+	sp := &schemaTypeParser{src: strings.TrimSpace(s)}
+	t, n, alias, err = sp.parse()
+	if err == nil && sp.pos != len(sp.src) {
+		err = fmt.Errorf("bad type %q: unexpected %q", s, sp.src[sp.pos:])
 	}
-	if strings.HasSuffix(s, "]") {
-		open := strings.LastIndexByte(s, '[')
-		if open < 0 {
-			return nil, 0, "", fmt.Errorf("bad type %q", s)
-		}
-		inner, _, alias, err := ParseSchemaType(s[:open])
-		if err != nil {
-			return nil, 0, "", err
-		}
-		if num := s[open+1 : len(s)-1]; num != "" {
-			fmt.Sscan(num, &n)
-		}
-		return ListOf(inner), n, alias, nil
+	if err != nil {
+		return nil, 0, "", err
 	}
-	if strings.HasPrefix(s, "(") {
-		close := matchParen(s, 0)
-		if close != len(s)-1 {
-			return nil, 0, "", fmt.Errorf("bad tuple type %q", s)
-		}
+	return t, n, alias, nil
+}
+
+type schemaTypeParser struct {
+	src   string
+	pos   int
+	depth int
+}
+
+func (p *schemaTypeParser) skip() {
+	for p.pos < len(p.src) && p.src[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+func (p *schemaTypeParser) accept(c byte) bool {
+	p.skip()
+	if p.pos < len(p.src) && p.src[p.pos] == c {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// annotation reads an alias annotation "(a!)", "(a -> *)", "(b|c)" after
+// the '(' and returns its inside.
+func (p *schemaTypeParser) annotation() (string, error) {
+	end := strings.IndexByte(p.src[p.pos:], ')')
+	if end < 0 {
+		return "", fmt.Errorf("bad type %q: unterminated alias annotation", p.src)
+	}
+	a := strings.TrimSpace(p.src[p.pos : p.pos+end])
+	p.pos += end + 1
+	return a, nil
+}
+
+// schemaPrims maps named schema types; opaque ones (complex, enums, RRef)
+// get a class type of their own so that they match nothing else.
+var schemaPrims = map[string]*Type{
+	"int": Int, "SymInt": Int, "float": Float, "bool": Bool, "str": Str, "Scalar": Number,
+	"ScalarType": ScalarTyp, "Layout": Layout, "MemoryFormat": MemFormat, "Device": Device,
+	"Generator": Generator, "NoneType": None, "Tensor": Tensor, "number": Number,
+	"Any": Any, "AnyClassType": Any, "Storage": Any, "Stream": Any, "Capsule": Any,
+	"AnyTupleType": Any, "AnyListType": Any, "QScheme": Int, "Dimname": Str, "ConstQuantizerPtr": Any,
+}
+
+func isTypeVar(name string) bool {
+	if len(name) == 1 || name == "tVal" || name == "tKey" {
+		return true
+	}
+	if name[0] != 't' {
+		return false
+	}
+	_, err := strconv.Atoi(name[1:])
+	return err == nil
+}
+
+func (p *schemaTypeParser) parse() (*Type, int, string, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > 50 {
+		return nil, 0, "", fmt.Errorf("type %q nested too deeply", p.src)
+	}
+	var t *Type
+	var n int
+	var alias string
+	p.skip()
+	switch {
+	case p.accept('('):
 		var elems []*Type
-		for _, p := range splitTop(s[1:close]) {
-			e, _, _, err := ParseSchemaType(p)
+		for !p.accept(')') {
+			e, _, _, err := p.parse()
 			if err != nil {
 				return nil, 0, "", err
 			}
 			elems = append(elems, e)
+			if !p.accept(',') {
+				if !p.accept(')') {
+					return nil, 0, "", fmt.Errorf("bad tuple type %q", p.src)
+				}
+				break
+			}
 		}
-		return TupleOf(elems...), 0, "", nil
-	}
-	base, rest := s, ""
-	if i := strings.IndexByte(s, '('); i >= 0 {
-		base, rest = s[:i], s[i:]
-	}
-	switch base {
-	case "Tensor":
-		if rest != "" {
-			alias = strings.Trim(rest, "()")
+		t = TupleOf(elems...)
+	default:
+		start := p.pos
+		for p.pos < len(p.src) && (isIdentByte(p.src[p.pos]) || p.src[p.pos] == '.') {
+			p.pos++
 		}
-		return Tensor, 0, alias, nil
-	case "Dict":
-		parts := splitTop(rest[1 : len(rest)-1])
-		if len(parts) != 2 {
-			return nil, 0, "", fmt.Errorf("bad dict type %q", s)
+		name := p.src[start:p.pos]
+		switch name {
+		case "":
+			return nil, 0, "", fmt.Errorf("bad type %q: expected a type name at %q", p.src, p.src[p.pos:])
+		case "Dict", "Future", "RRef", "Union", "Optional", "List":
+			if (name == "RRef" || name == "Union") && !strings.HasPrefix(p.src[p.pos:], "(") {
+				t = ClassOf(name) // as Type.String prints the opaque types
+				break
+			}
+			if !p.accept('(') && !p.accept('[') {
+				return nil, 0, "", fmt.Errorf("bad type %q: expected ( after %s", p.src, name)
+			}
+			var elems []*Type
+			for {
+				e, _, _, err := p.parse()
+				if err != nil {
+					return nil, 0, "", err
+				}
+				elems = append(elems, e)
+				if !p.accept(',') {
+					break
+				}
+			}
+			if !p.accept(')') && !p.accept(']') {
+				return nil, 0, "", fmt.Errorf("bad type %q: unterminated %s(...)", p.src, name)
+			}
+			switch {
+			case name == "Dict" && len(elems) == 2:
+				t = DictOf(elems[0], elems[1])
+			case name == "Future" && len(elems) == 1:
+				t = FutureOf(elems[0])
+			case name == "Optional" && len(elems) == 1:
+				t = OptionalOf(elems[0])
+			case name == "List" && len(elems) == 1:
+				t = ListOf(elems[0])
+			case name == "RRef" || name == "Union":
+				t = ClassOf(name) // opaque: unsupported here
+			default:
+				return nil, 0, "", fmt.Errorf("bad %s type %q", name, p.src)
+			}
+		default:
+			if prim, ok := schemaPrims[name]; ok {
+				t = prim
+			} else if strings.HasPrefix(name, "__torch__.") || name == "complex" || name == "AnyEnumType" {
+				t = ClassOf(name)
+			} else if isTypeVar(name) {
+				t = Any // type variables: t, t1, t2, tVal, tKey, ...
+			} else {
+				return nil, 0, "", fmt.Errorf("unknown schema type %q", name)
+			}
 		}
-		k, _, _, err := ParseSchemaType(parts[0])
-		if err != nil {
-			return nil, 0, "", err
+	}
+	// Postfix: an alias annotation, list brackets (with an optional fixed
+	// length) and '?', in any order.
+	for {
+		p.skip()
+		if p.pos >= len(p.src) {
+			break
 		}
-		v, _, _, err := ParseSchemaType(parts[1])
-		if err != nil {
-			return nil, 0, "", err
+		c := p.src[p.pos]
+		if c == '(' {
+			p.pos++
+			a, err := p.annotation()
+			if err != nil {
+				return nil, 0, "", err
+			}
+			alias = a
+		} else if c == '[' {
+			end := strings.IndexByte(p.src[p.pos:], ']')
+			if end < 0 {
+				return nil, 0, "", fmt.Errorf("bad type %q: unterminated [", p.src)
+			}
+			num := strings.TrimSpace(p.src[p.pos+1 : p.pos+end])
+			n = 0
+			if num != "" {
+				v, err := strconv.Atoi(num)
+				if err != nil || v < 0 {
+					return nil, 0, "", fmt.Errorf("bad list length in type %q", p.src)
+				}
+				n = v
+			}
+			p.pos += end + 1
+			t = ListOf(t)
+		} else if c == '?' {
+			p.pos++
+			t = OptionalOf(t)
+		} else {
+			break
 		}
-		return DictOf(k, v), 0, "", nil
-	case "Future":
-		e, _, _, err := ParseSchemaType(rest[1 : len(rest)-1])
-		if err != nil {
-			return nil, 0, "", err
-		}
-		return FutureOf(e), 0, "", nil
 	}
-	if rest != "" {
-		alias = strings.Trim(rest, "()")
-	}
-	switch base {
-	case "int", "SymInt":
-		return Int, 0, alias, nil
-	case "float":
-		return Float, 0, alias, nil
-	case "bool":
-		return Bool, 0, alias, nil
-	case "str":
-		return Str, 0, alias, nil
-	case "Scalar":
-		return Number, 0, alias, nil
-	case "ScalarType":
-		return ScalarTyp, 0, alias, nil
-	case "Layout":
-		return Layout, 0, alias, nil
-	case "MemoryFormat":
-		return MemFormat, 0, alias, nil
-	case "Device":
-		return Device, 0, alias, nil
-	case "Generator":
-		return Generator, 0, alias, nil
-	case "NoneType":
-		return None, 0, alias, nil
-	case "Any", "t", "t1", "t2", "tVal", "tKey", "AnyClassType", "Storage", "Stream":
-		return Any, 0, alias, nil
-	}
-	if len(base) == 1 { // other type variables
-		return Any, 0, alias, nil
-	}
-	return nil, 0, "", fmt.Errorf("unknown schema type %q", s)
+	return t, n, alias, nil
 }
 
 // Matches reports whether n is a call of the schema: same op name, an

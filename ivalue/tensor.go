@@ -42,6 +42,9 @@ type Tensor struct {
 	strides []int
 	offset  int
 	storage *Storage
+	// plain: contiguous from offset 0, as Resize leaves it (lets a
+	// steady Resize to the same sizes return at once).
+	plain bool
 }
 
 // NewTensor allocates a contiguous, zeroed tensor.
@@ -204,6 +207,17 @@ func (t *Tensor) extentBytes() int {
 // capacity of t's shape slices or the storage is too small, so a steady
 // run with static shapes allocates nothing.
 func (t *Tensor) Resize(dt DType, sizes []int) {
+	if t.plain && t.dtype == dt && len(t.sizes) == len(sizes) && t.storage != nil {
+		same, n := true, dt.Size()
+		for i, s := range sizes {
+			same = same && t.sizes[i] == s
+			n *= s
+		}
+		if same && len(t.storage.Data) >= n {
+			return
+		}
+	}
+	t.plain = true
 	t.dtype = dt
 	t.setGeometry(sizes)
 	t.offset = 0
@@ -232,6 +246,7 @@ func (t *Tensor) setGeometry(sizes []int) {
 // reusing t's shape slices. View kernels use it so that a steady run
 // allocates nothing. sizes and strides may alias src's.
 func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
+	t.plain = false
 	t.dtype = src.dtype
 	t.storage = src.storage
 	t.offset = offset
@@ -247,6 +262,7 @@ func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 
 // SetStorage points t at s (used by memory planners), keeping the geometry.
 func (t *Tensor) SetStorage(s *Storage, offset int) {
+	t.plain = t.plain && offset == 0
 	t.storage = s
 	t.offset = offset
 }

@@ -71,8 +71,8 @@ func (p *runPlanner) requests() []memplan.Request {
 func (p *runPlanner) deallocate(r *StaticRuntime) error {
 	for i, mi := range p.m.managed {
 		t := r.values[mi.slot].Tensor()
-		if t == nil {
-			continue
+		if t == nil || t.Storage() == p.storages[i] {
+			continue // in its window (Resize replaces a storage it outgrows)
 		}
 		if nb := int64(t.Nbytes()); nb > p.sizes[i] {
 			p.sizes[i] = nb

@@ -329,7 +329,7 @@ type compareResult struct {
 	Note        string  `json:"note,omitempty"`
 }
 
-var srLine = regexp.MustCompile(`Static runtime ms per iter: ([0-9.eE+-]+)`)
+var srLine = regexp.MustCompile(`Static runtime ms per iter: ([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)`)
 
 func findPython(explicit string) string {
 	cands := []string{explicit}
