@@ -66,6 +66,10 @@ type binKernel struct {
 	alphaV     ivalue.IValue
 	modeConst  bool
 	modeOp     binOp
+	// fixedOp is the op with a constant alpha and rounding mode folded in
+	// at build time (the common case), saving the per-run resolution.
+	fixed   bool
+	fixedOp binOp
 }
 
 type binState struct {
@@ -92,6 +96,9 @@ func registerBinary(name string, specs ...binSpec) {
 				} else {
 					k.modeConst = false
 				}
+			}
+			if k.alphaConst && k.modeConst {
+				k.fixed, k.fixedOp = true, withAlpha(k.modeOp, k.alphaV)
 			}
 			return k.run
 		}
@@ -126,10 +133,13 @@ func withAlpha(op binOp, alpha ivalue.IValue) binOp {
 }
 
 func (k *binKernel) run(p *ProcessedNode) error {
-	op := k.modeOp
+	op := k.fixedOp
 	alpha := k.alphaV
-	if k.alphaConst {
-		op = withAlpha(op, alpha)
+	if !k.fixed {
+		op = k.modeOp
+		if k.alphaConst {
+			op = withAlpha(op, alpha)
+		}
 	}
 	if !k.modeConst {
 		var err error

@@ -48,6 +48,8 @@ type gemmPack struct {
 	a [gemmMC * gemmKC]float32
 	b []float32
 	c [gemmMR * gemmNR]float32
+	// rows describes the packed rows of an implicit im2col.
+	rows [gemmKC]gemmConvRowInfo
 }
 
 var gemmPackPool = sync.Pool{New: func() any { return &gemmPack{} }}
@@ -84,7 +86,7 @@ func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta floa
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
 			if conv != nil {
-				gemmPackConv(pk.b, conv, pc, kc, jc, ncur)
+				gemmPackConv(pk, conv, pc, kc, jc, ncur)
 			} else {
 				gemmPackB(pk.b, b, pc, kc, jc, ncur)
 			}
@@ -210,32 +212,65 @@ func gemmPackB(dst []float32, b gemmMat, pc, kc, jc, nc int) {
 // gemmPackConv packs the im2col matrix of cv (rows [pc, pc+kc), columns
 // [jc, jc+nc)) without materialising it. Along a column panel the output
 // position runs through rows of the output image; each run within one
-// output row reads an evenly strided run of one input row, copied whole.
-func gemmPackConv(dst []float32, cv *gemmConvSrc, pc, kc, jc, nc int) {
+// output row reads an evenly strided run of one input row.
+func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
+	dst := pk.b
+	// Per packed row: input channel base and tap offsets, hoisted out of
+	// the panel loop.
 	khw := cv.kh * cv.kw
+	rows := pk.rows[:kc]
+	for q := range rows {
+		row := pc + q
+		ch := row / khw
+		r := row - ch*khw
+		ki, kj := r/cv.kw, r%cv.kw
+		rows[q] = gemmConvRowInfo{cv.off + ch*cv.sC, ki*cv.dilH - cv.padH, kj*cv.dilW - cv.padW}
+	}
+	unit := cv.strW == 1 && cv.sW == 1
 	for jr := 0; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
 		p := dst[jr*kc : jr*kc+kc*gemmNR]
 		j0 := jc + jr
 		oh0, ow0 := j0/cv.ow, j0%cv.ow
-		for q := 0; q < kc; q++ {
-			row := pc + q
-			ch := row / khw
-			r := row - ch*khw
-			ki, kj := r/cv.kw, r%cv.kw
+		if unit && nr == gemmNR && ow0+gemmNR <= cv.ow {
+			// The whole panel lies in one output row: 16 consecutive
+			// input elements per packed row, fully inside most of the time.
+			for q, ri := range rows {
+				out := (*[gemmNR]float32)(p[q*gemmNR : q*gemmNR+gemmNR])
+				ih := oh0*cv.strH + ri.dh
+				iw := ow0 + ri.dw
+				if uint(ih) >= uint(cv.h) {
+					*out = [gemmNR]float32{}
+					continue
+				}
+				src := ri.base + ih*cv.sH + iw
+				if iw >= 0 && iw+gemmNR <= cv.w {
+					*out = *(*[gemmNR]float32)(cv.data[src : src+gemmNR])
+					continue
+				}
+				for j := range out {
+					if uint(iw+j) < uint(cv.w) {
+						out[j] = cv.data[src+j]
+					} else {
+						out[j] = 0
+					}
+				}
+			}
+			continue
+		}
+		for q, ri := range rows {
 			out := p[q*gemmNR : q*gemmNR+gemmNR]
-			base := cv.off + ch*cv.sC
-			dh := ki*cv.dilH - cv.padH
-			dw := kj*cv.dilW - cv.padW
 			oh, ow := oh0, ow0
 			for j := 0; j < nr; {
 				seg := min(nr-j, cv.ow-ow)
 				o := out[j : j+seg]
-				ih := oh*cv.strH + dh
+				ih := oh*cv.strH + ri.dh
 				if uint(ih) >= uint(cv.h) {
-					clear(o)
+					for t := range o {
+						o[t] = 0
+					}
 				} else {
-					gemmConvRow(o, cv, base+ih*cv.sH, ow*cv.strW+dw)
+					gemmConvRow(o, cv, ri.base+ih*cv.sH, ow*cv.strW+ri.dw)
 				}
 				j += seg
 				ow += seg
@@ -244,34 +279,25 @@ func gemmPackConv(dst []float32, cv *gemmConvSrc, pc, kc, jc, nc int) {
 					oh++
 				}
 			}
-			clear(out[nr:])
+			for j := nr; j < gemmNR; j++ {
+				out[j] = 0
+			}
 		}
 	}
 }
 
+type gemmConvRowInfo struct{ base, dh, dw int }
+
 // gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
 func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
 	s := cv.strW
-	// First t with iw >= 0, first t with iw >= w.
-	lo := 0
-	if iw0 < 0 {
-		lo = min((-iw0+s-1)/s, len(o))
-	}
-	hi := len(o)
-	if last := iw0 + (hi-1)*s; last >= cv.w {
-		hi = max((cv.w-iw0+s-1)/s, lo)
-	}
-	clear(o[:lo])
-	clear(o[hi:])
-	if lo >= hi {
-		return
-	}
-	start := rowBase + (iw0+lo*s)*cv.sW
-	if step := s * cv.sW; step == 1 {
-		copy(o[lo:hi], cv.data[start:start+hi-lo])
-	} else {
-		for t := lo; t < hi; t++ {
-			o[t] = cv.data[start+(t-lo)*step]
+	step := s * cv.sW
+	src := rowBase + iw0*cv.sW
+	for t := range o {
+		if iw := iw0 + t*s; uint(iw) < uint(cv.w) {
+			o[t] = cv.data[src+t*step]
+		} else {
+			o[t] = 0
 		}
 	}
 }

@@ -119,7 +119,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			}
 			if n.Kind == "prim::Constant" {
 				cv, _ := n.Attr("value")
-				if n.Outputs[0].Type.Kind == graph.TensorType && cv.Tensor() == nil {
+				if n.Outputs[0].Type.Kind == graph.TensorType && (cv.Tensor() == nil || graph.IsUnboundTensor(cv.Tensor())) {
 					return nil, fmt.Errorf("staticruntime: tensor constant %s has no tensor bound", n.Outputs[0])
 				}
 				m.consts = append(m.consts, constSlot{slotOf(n.Outputs[0]), cv})
