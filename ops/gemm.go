@@ -183,8 +183,21 @@ func gemmPackB(dst []float32, b gemmMat, pc, kc, jc, nc int) {
 				s := base + q*b.rs
 				copy(p[q*gemmNR:q*gemmNR+gemmNR], b.data[s:s+gemmNR])
 			}
+		case b.rs == 1 && nr == gemmNR:
+			// Columns contiguous (a transposed weight): gather one
+			// element from each of 16 sequential streams per packed row.
+			var cols [gemmNR][]float32
+			for j := range cols {
+				s := base + j*b.cs
+				cols[j] = b.data[s : s+kc]
+			}
+			for q := 0; q < kc; q++ {
+				o := (*[gemmNR]float32)(p[q*gemmNR : q*gemmNR+gemmNR])
+				for j := range o {
+					o[j] = cols[j][q]
+				}
+			}
 		case b.rs == 1:
-			// Columns contiguous (a transposed weight): read along k.
 			if nr < gemmNR {
 				clear(p)
 			}
