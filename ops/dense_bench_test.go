@@ -18,10 +18,12 @@ func benchRand(r *rand.Rand, sizes ...int) *ivalue.Tensor {
 	return t
 }
 
-func benchLinearNode(b *testing.B, r *rand.Rand, batch, in, out int) *ops.ProcessedNode {
+// benchLinearNode builds a linear; with constW the weight and bias are
+// prim::Constants, as in frozen graphs (the weight is then prepacked).
+func benchLinearNode(b *testing.B, r *rand.Rand, batch, in, out int, constW bool) *ops.ProcessedNode {
 	p, err := buildNode(b, "aten::linear",
 		[]ivalue.IValue{iv(benchRand(r, batch, in)), iv(benchRand(r, out, in)), iv(benchRand(r, out))},
-		[]*graph.Type{tT, tT, tT}, []*graph.Type{tT}, nil)
+		[]*graph.Type{tT, tT, tT}, []*graph.Type{tT}, []bool{false, constW, constW})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,9 +51,11 @@ func BenchmarkDenseLinear(b *testing.B) {
 	for _, c := range []struct {
 		name           string
 		batch, in, out int
-	}{{"64x64/batch1", 1, 64, 64}, {"512x512/batch1", 1, 512, 512}, {"512x512/batch32", 32, 512, 512}} {
+		constW         bool
+	}{{"64x64/batch1", 1, 64, 64, false}, {"512x512/batch1", 1, 512, 512, false}, {"512x512/batch32", 32, 512, 512, false},
+		{"512x512/batch32/constW", 32, 512, 512, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			p := benchLinearNode(b, r, c.batch, c.in, c.out)
+			p := benchLinearNode(b, r, c.batch, c.in, c.out, c.constW)
 			benchRun(b, 2*float64(c.batch*c.in*c.out), p)
 		})
 	}
@@ -61,7 +65,7 @@ func BenchmarkDenseLinear(b *testing.B) {
 // between them are another kernel's business and are left out).
 func BenchmarkDenseMLP64(b *testing.B) {
 	r := rand.New(rand.NewSource(2))
-	ps := []*ops.ProcessedNode{benchLinearNode(b, r, 1, 64, 64), benchLinearNode(b, r, 1, 64, 64), benchLinearNode(b, r, 1, 64, 64)}
+	ps := []*ops.ProcessedNode{benchLinearNode(b, r, 1, 64, 64, true), benchLinearNode(b, r, 1, 64, 64, true), benchLinearNode(b, r, 1, 64, 64, true)}
 	benchRun(b, 3*2*64*64, ps...)
 }
 

@@ -76,28 +76,74 @@ func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta floa
 			return
 		}
 	}
+	gemmBlocked(m, n, k, alpha, a, b, conv, nil, c, coff, ldc)
+}
+
+// gemmBlocked is the packed path; C is already scaled by beta. B comes
+// from b, conv, or blocks packed in advance (pre).
+func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, c []float32, coff, ldc int) {
 	pk := gemmPackPool.Get().(*gemmPack)
 	nc := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
-	if need := min(k, gemmKC) * nc; cap(pk.b) < need {
+	if need := min(k, gemmKC) * nc; pre == nil && cap(pk.b) < need {
 		pk.b = make([]float32, need)
 	}
+	blk := 0
 	for jc := 0; jc < n; jc += gemmNC {
 		ncur := min(gemmNC, n-jc)
 		for pc := 0; pc < k; pc += gemmKC {
 			kc := min(gemmKC, k-pc)
-			if conv != nil {
+			bp := pk.b
+			switch {
+			case pre != nil:
+				bp = pre.blocks[blk]
+				blk++
+			case conv != nil:
 				gemmPackConv(pk, conv, pc, kc, jc, ncur)
-			} else {
-				gemmPackB(pk.b, b, pc, kc, jc, ncur)
+			default:
+				gemmPackB(bp, b, pc, kc, jc, ncur)
 			}
 			for ic := 0; ic < m; ic += gemmMC {
 				mcur := min(gemmMC, m-ic)
 				gemmPackA(pk.a[:], a, alpha, ic, mcur, pc, kc)
-				gemmMacro(pk, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
+				gemmMacro(pk, bp, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
 			}
 		}
 	}
 	gemmPackPool.Put(pk)
+}
+
+// gemmPrepacked is a k x n B (a constant weight) packed once, at
+// preparation, in the panel layout gemmBlocked consumes. It is read-only,
+// so all runtimes share it.
+type gemmPrepacked struct {
+	n, k   int
+	blocks [][]float32 // in gemmBlocked's (jc, pc) order
+}
+
+func gemmPrepack(n, k int, b gemmMat) *gemmPrepacked {
+	pre := &gemmPrepacked{n: n, k: k}
+	for jc := 0; jc < n; jc += gemmNC {
+		ncur := min(gemmNC, n-jc)
+		for pc := 0; pc < k; pc += gemmKC {
+			kc := min(gemmKC, k-pc)
+			blk := make([]float32, kc*((ncur+gemmNR-1)/gemmNR*gemmNR))
+			gemmPackB(blk, b, pc, kc, jc, ncur)
+			pre.blocks = append(pre.blocks, blk)
+		}
+	}
+	return pre
+}
+
+// gemmWithPrepacked is gemm with B from pre (m x pre.k times pre.k x pre.n).
+func gemmWithPrepacked(m int, alpha float32, a gemmMat, pre *gemmPrepacked, beta float32, c []float32, coff, ldc int) {
+	if m <= 0 || pre.n <= 0 {
+		return
+	}
+	gemmScaleC(m, pre.n, beta, c, coff, ldc)
+	if pre.k <= 0 || alpha == 0 {
+		return
+	}
+	gemmBlocked(m, pre.n, pre.k, alpha, a, gemmMat{}, nil, pre, c, coff, ldc)
 }
 
 func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
@@ -117,10 +163,10 @@ func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
 }
 
 // gemmMacro runs the micro-kernel over one packed A block and B panel.
-func gemmMacro(pk *gemmPack, mc, nc, kc int, c []float32, coff, ldc int) {
+func gemmMacro(pk *gemmPack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int) {
 	for jr := 0; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
-		bp := pk.b[jr*kc : jr*kc+kc*gemmNR]
+		bp := bpack[jr*kc : jr*kc+kc*gemmNR]
 		for ir := 0; ir < mc; ir += gemmMR {
 			mr := min(gemmMR, mc-ir)
 			ap := pk.a[ir*kc : ir*kc+kc*gemmMR]
@@ -319,6 +365,8 @@ func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
 // already); x has stride incx, y stride incy.
 func gemmGemv(m, k int, alpha float32, a gemmMat, x []float32, xoff, incx int, y []float32, yoff, incy int) {
 	switch {
+	case a.cs == 1 && incx == 1 && incy == 1:
+		gemmGemvRows(alpha, a.data[a.off:], a.rs, x[xoff:xoff+k], y[yoff:yoff+m])
 	case a.cs == 1 && incx == 1:
 		xs := x[xoff : xoff+k]
 		i := 0
@@ -376,6 +424,25 @@ func gemmDotGo(x, y []float32) float32 {
 		s0 += x[i] * y[i]
 	}
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// gemmGemvRowsGo is the pure-Go gemmGemvRows.
+func gemmGemvRowsGo(alpha float32, a []float32, lda int, x, y []float32) {
+	k := len(x)
+	i := 0
+	if lda >= k {
+		var acc [4]float32
+		for ; i+4 <= len(y); i += 4 {
+			gemmDot4(a[i*lda:], lda, x, &acc)
+			y[i] += alpha * acc[0]
+			y[i+1] += alpha * acc[1]
+			y[i+2] += alpha * acc[2]
+			y[i+3] += alpha * acc[3]
+		}
+	}
+	for ; i < len(y); i++ {
+		y[i] += alpha * gemmDot(a[i*lda:i*lda+k], x)
+	}
 }
 
 // gemmDot4Go computes four dot products of rows of a with x.

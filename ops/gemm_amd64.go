@@ -15,6 +15,9 @@ func gemmDotAVX2(x, y *float32, n int) float32
 func gemmDot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
 
 //go:noescape
+func gemmGemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
+
+//go:noescape
 func gemmAxpyAVX2(alpha float32, x, y *float32, n int)
 
 func gemmCPUID(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
@@ -85,5 +88,26 @@ func gemmDot4(a []float32, lda int, x []float32, out *[4]float32) {
 		out[1] += a[lda+q] * v
 		out[2] += a[2*lda+q] * v
 		out[3] += a[3*lda+q] * v
+	}
+}
+
+// gemmGemvRows sets y[i] += alpha*dot(a[i*lda:i*lda+len(x)], x) for
+// i < len(y), in one assembly call for the bulk.
+func gemmGemvRows(alpha float32, a []float32, lda int, x, y []float32) {
+	k, m := len(x), len(y)
+	m4, k8 := m&^3, k&^7
+	if !gemmHasAsm || m4 == 0 || k8 == 0 || lda < k {
+		gemmGemvRowsGo(alpha, a, lda, x, y)
+		return
+	}
+	_ = a[(m4-1)*lda+k-1]
+	gemmGemv4AVX2(&a[0], lda, &x[0], k8, &y[0], m4, alpha)
+	if k8 < k {
+		for i := 0; i < m4; i++ {
+			y[i] += alpha * gemmDotGo(a[i*lda+k8:i*lda+k], x[k8:])
+		}
+	}
+	for i := m4; i < m; i++ {
+		y[i] += alpha * gemmDot(a[i*lda:i*lda+k], x)
 	}
 }

@@ -279,3 +279,87 @@ d4red:
 	VMOVUPS X0, (DX)
 	VZEROUPPER
 	RET
+
+// func gemmGemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
+// y[i] += alpha * dot(a[i*lda : i*lda+k], x[:k]) for i < m; m is a
+// multiple of 4 and k of 8. Four rows at a time share the loads of x.
+TEXT ·gemmGemv4AVX2(SB), NOSPLIT, $0-52
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ x+16(FP), DI
+	MOVQ k+24(FP), R12
+	MOVQ y+32(FP), DX
+	MOVQ m+40(FP), R13
+	VBROADCASTSS alpha+48(FP), X15
+	LEAQ (R8)(R8*2), R14
+
+gvrows:
+	TESTQ R13, R13
+	JEQ   gvdone
+	MOVQ  SI, AX
+	LEAQ  (SI)(R8*1), R9
+	LEAQ  (SI)(R8*2), R10
+	LEAQ  (SI)(R14*1), R11
+	MOVQ  DI, BX
+	MOVQ  R12, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+gvk16:
+	CMPQ CX, $16
+	JLT  gvk8
+	VMOVUPS (BX), Y8
+	VMOVUPS 32(BX), Y9
+	VFMADD231PS (AX), Y8, Y0
+	VFMADD231PS 32(AX), Y9, Y4
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS 32(R9), Y9, Y5
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS 32(R10), Y9, Y6
+	VFMADD231PS (R11), Y8, Y3
+	VFMADD231PS 32(R11), Y9, Y7
+	ADDQ $64, AX
+	ADDQ $64, R9
+	ADDQ $64, R10
+	ADDQ $64, R11
+	ADDQ $64, BX
+	SUBQ $16, CX
+	JMP  gvk16
+
+gvk8:
+	CMPQ CX, $8
+	JLT  gvred
+	VMOVUPS (BX), Y8
+	VFMADD231PS (AX), Y8, Y0
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS (R11), Y8, Y3
+
+gvred:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMULPS X15, X0, X0
+	VADDPS (DX), X0, X0
+	VMOVUPS X0, (DX)
+	ADDQ $16, DX
+	LEAQ (SI)(R8*4), SI
+	SUBQ $4, R13
+	JMP  gvrows
+
+gvdone:
+	VZEROUPPER
+	RET

@@ -14,3 +14,7 @@ func gemmAxpy(alpha float32, x, y []float32) { gemmAxpyGo(alpha, x, y) }
 var gemmHasAsm = false
 
 func gemmDot4(a []float32, lda int, x []float32, out *[4]float32) { gemmDot4Go(a, lda, x, out) }
+
+func gemmGemvRows(alpha float32, a []float32, lda int, x, y []float32) {
+	gemmGemvRowsGo(alpha, a, lda, x, y)
+}

@@ -164,7 +164,18 @@ func init() {
 		if !n.Matches(linearSchema) {
 			return nil
 		}
-		return linearKernel
+		// A constant weight (frozen graphs) is packed once here, so
+		// batched runs skip packing it; batch-1 runs read it directly.
+		var pre *gemmPrepacked
+		var preW *ivalue.Tensor
+		if c, ok := graph.ConstantValue(n.Inputs[1]); ok {
+			if w := c.Tensor(); w != nil && w.DType() == ivalue.Float32 && w.Dim() == 2 {
+				ws := w.Strides()
+				pre = gemmPrepack(w.Size(0), w.Size(1), gemmMat{w.F32(), w.Offset(), ws[1], ws[0]})
+				preW = w
+			}
+		}
+		return func(p *ProcessedNode) error { return linearKernel(p, pre, preW) }
 	})
 	RegisterOut("aten::addmm", func(n *graph.Node) Kernel {
 		if !n.Matches(addmmSchema) {
@@ -174,7 +185,7 @@ func init() {
 	})
 }
 
-func linearKernel(p *ProcessedNode) error {
+func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) error {
 	x, err := gemmInput(p, 0, "linear input")
 	if err != nil {
 		return err
@@ -218,6 +229,10 @@ func linearKernel(p *ProcessedNode) error {
 			return Errorf("linear bias: %v", err)
 		}
 		beta = 1
+	}
+	if pre != nil && w == preW && m > 1 {
+		gemmWithPrepacked(m, 1, a, pre, beta, c, 0, nOut)
+		return nil
 	}
 	gemm(m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
 	return nil

@@ -123,6 +123,12 @@ func denseInputs(t *testing.T, c denseCase) ([]ivalue.IValue, []*graph.Type) {
 // ops) and compares with PyTorch; it also checks that a second run of
 // the same node allocates nothing.
 func denseRunFamily(t *testing.T, family string, ops ...string) {
+	denseRunFamilyConst(t, family, -1, ops...)
+}
+
+// denseRunFamilyConst is denseRunFamily with input constIn (if >= 0) a
+// prim::Constant, as weights are in frozen graphs.
+func denseRunFamilyConst(t *testing.T, family string, constIn int, ops ...string) {
 	for _, c := range denseLoad(t, family) {
 		if len(ops) > 0 && !denseContains(ops, c.Op) {
 			continue
@@ -139,7 +145,14 @@ func denseRunFamily(t *testing.T, family string, ops ...string) {
 					kind = kind[:i+dot]
 				}
 			}
-			p, err := buildNode(t, kind, vals, types, outTypes, nil)
+			var constant []bool
+			if constIn >= 0 {
+				constant = make([]bool, len(vals))
+				for i, v := range vals {
+					constant[i] = !v.IsTensor() || i == constIn
+				}
+			}
+			p, err := buildNode(t, kind, vals, types, outTypes, constant)
 			require.NoError(t, err)
 			for run := 0; run < 2; run++ {
 				require.NoError(t, p.Run())
@@ -200,6 +213,11 @@ func TestLinearMatmulAgainstTorch(t *testing.T) {
 	denseRunFamily(t, "linear")
 }
 
+func TestLinearConstantWeight(t *testing.T) {
+	// Constant weights are packed at preparation.
+	denseRunFamilyConst(t, "linear", 1, "aten::linear")
+}
+
 func TestLinearErrors(t *testing.T) {
 	w := ivalue.F32Tensor(make([]float32, 15), 5, 3)
 	cases := []struct {
@@ -222,6 +240,45 @@ func TestLinearErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := runNode(t, c.kind, c.inputs, c.types, []*graph.Type{tT})
 			require.Error(t, err)
+		})
+	}
+}
+
+func TestLinearMatmulEmpty(t *testing.T) {
+	f := func(sizes ...int) ivalue.IValue {
+		n := 1
+		for _, s := range sizes {
+			n *= s
+		}
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = 1
+		}
+		return iv(ivalue.F32Tensor(d, sizes...))
+	}
+	cases := []struct {
+		name   string
+		kind   string
+		inputs []ivalue.IValue
+		types  []*graph.Type
+		sizes  []int
+		want   []float64
+	}{
+		{"linear no rows", "aten::linear", []ivalue.IValue{f(0, 3), f(2, 3), f(2)}, []*graph.Type{tT, tT, tT}, []int{0, 2}, nil},
+		{"linear k=0 is bias", "aten::linear", []ivalue.IValue{f(2, 0), f(2, 0), f(2)}, []*graph.Type{tT, tT, tT}, []int{2, 2}, []float64{1, 1, 1, 1}},
+		{"mm k=0 is zeros", "aten::mm", []ivalue.IValue{f(2, 0), f(0, 3)}, []*graph.Type{tT, tT}, []int{2, 3}, []float64{0, 0, 0, 0, 0, 0}},
+		{"matmul empty batch", "aten::matmul", []ivalue.IValue{f(0, 2, 3), f(3, 4)}, []*graph.Type{tT, tT}, []int{0, 2, 4}, nil},
+		{"bmm empty batch", "aten::bmm", []ivalue.IValue{f(0, 2, 3), f(0, 3, 4)}, []*graph.Type{tT, tT}, []int{0, 2, 4}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			outs, _, err := runNode(t, c.kind, c.inputs, c.types, []*graph.Type{tT})
+			require.NoError(t, err)
+			got := outs[0].Tensor()
+			require.Equal(t, c.sizes, append([]int{}, got.Sizes()...))
+			if c.want != nil {
+				require.Equal(t, c.want, got.Float64s())
+			}
 		})
 	}
 }

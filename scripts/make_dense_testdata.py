@@ -33,7 +33,11 @@ def tens(t, perm=None):
         d["perm"] = perm
         t = base
     d["shape"] = list(t.shape)
-    d["data"] = t.flatten().tolist()
+    # 9 significant digits round-trip float32 exactly and keep files small.
+    vals = t.flatten().tolist()
+    if t.dtype == torch.float32:
+        vals = [float("%.9g" % v) for v in vals]
+    d["data"] = vals
     return d
 
 
@@ -151,10 +155,29 @@ def conv_cases():
     cs.append(mk("conv depthwise mult2 stride2", c2, [T(r(1, 3, 8, 9)), T(r(6, 1, 3, 3)), T(r(6)), Is(2, 2), Is(1, 1), Is(1, 1), I(3)]))
     cs.append(mk("conv channels-last input", c2, [T(r(2, 8, 8, 3).permute(0, 3, 1, 2), [0, 3, 1, 2]), T(r(4, 3, 3, 3)), T(r(4)), Is(1, 1), Is(1, 1), Is(1, 1), I(1)]))
     cs.append(mk("conv 3x3 16ch", c2, [T(r(1, 16, 12, 12)), T(r(20, 16, 3, 3)), T(r(20)), Is(1, 1), Is(1, 1), Is(1, 1), I(1)]))
+    # Output rows wider than a 16-column panel (the packer's fast path).
+    cs.append(mk("conv wide rows", c2, [T(r(2, 3, 5, 40)), T(r(4, 3, 3, 3)), T(r(4)), Is(1, 1), Is(1, 2), Is(1, 1), I(1)]))
+    cs.append(mk("conv wide rows dilated", c2, [T(r(1, 2, 4, 37)), T(r(3, 2, 2, 3)), NONE, Is(1, 1), Is(0, 3), Is(1, 3), I(1)]))
     cs.append(mk("conv same", "aten::conv2d.padding", [T(r(1, 3, 7, 6)), T(r(4, 3, 3, 2)), T(r(4)), Is(1, 1), S("same"), Is(1, 2), I(1)]))
     cs.append(mk("conv valid", "aten::conv2d.padding", [T(r(1, 3, 7, 6)), T(r(4, 3, 3, 2)), NONE, Is(1, 2), S("valid"), Is(1, 1), I(1)]))
     cs.append(mk("conv1d", "aten::conv1d", [T(r(2, 4, 10)), T(r(6, 4, 3)), T(r(6)), Is(2), Is(1), Is(1), I(1)]))
     cs.append(mk("conv1d same", "aten::conv1d.padding", [T(r(2, 4, 10)), T(r(6, 2, 4)), T(r(6)), Is(1), S("same"), Is(1), I(2)]))
+    # A sweep of small random geometries (fixed seed).
+    g = torch.Generator().manual_seed(1)
+
+    def ri(lo, hi):
+        return int(torch.randint(lo, hi + 1, (1,), generator=g))
+    for i in range(8):
+        groups = [1, 2, 3][ri(0, 2)]
+        cin, cout = groups * ri(1, 3), groups * ri(1, 3)
+        kh, kw = ri(1, 4), ri(1, 4)
+        sh, sw, dh, dw = ri(1, 3), ri(1, 3), ri(1, 2), ri(1, 2)
+        ph, pw = ri(0, 2), ri(0, 2)
+        h = max(ri(1, 12), dh * (kh - 1) + 1 - 2 * ph)
+        w = max(ri(1, 12), dw * (kw - 1) + 1 - 2 * pw)
+        x = r(ri(1, 2), cin, h, w)
+        cs.append(mk("conv sweep %d" % i, c2, [T(x), T(r(cout, cin // groups, kh, kw)), T(r(cout)) if i % 2 else NONE,
+                                               Is(sh, sw), Is(ph, pw), Is(dh, dw), I(groups)]))
     cs.append(mk("_convolution 2d", "aten::_convolution", [T(r(1, 3, 8, 7)), T(r(4, 3, 3, 3)), T(r(4)), Is(1, 2), Is(1, 0), Is(1, 1), B(False), Is(0, 0), I(1), B(False), B(False), B(True), B(True)]))
     return cs
 

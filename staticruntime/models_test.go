@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
@@ -63,6 +64,9 @@ func TestModelsMatchPyTorch(t *testing.T) {
 func TestModelsSteadyRunAllocsNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts are slow to measure")
+	}
+	if raceflag.Enabled {
+		t.Skip("allocation counts are not meaningful under -race")
 	}
 	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
 	require.NoError(t, err)

@@ -89,6 +89,15 @@ func (r *StaticRuntime) resetValues() {
 	for _, c := range r.m.consts {
 		r.values[c.slot] = c.v
 	}
+	// A constant returned as an output gets a copy per runtime, so that a
+	// caller writing to an output cannot change the shared module.
+	for _, s := range r.m.outputs {
+		for _, c := range r.m.consts {
+			if c.slot == s {
+				r.values[s] = c.v.Clone()
+			}
+		}
+	}
 }
 
 func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunner {
