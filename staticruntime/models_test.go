@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
 )
