@@ -33,6 +33,7 @@ type convState struct {
 	ints  []int
 	shape []int
 	wbuf  []float32
+	saved []float32 // depthwise: output values a tap must not touch
 }
 
 func init() {
@@ -204,10 +205,7 @@ func convKernel(p *ProcessedNode, spec convSpec) error {
 		for nn := 0; nn < g.n; nn++ {
 			for o := 0; o < g.o; o++ {
 				v := bd[bo+o*bs]
-				row := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
-				for i := range row {
-					row[i] = v
-				}
+				convFill(c[(nn*g.o+o)*plane:(nn*g.o+o+1)*plane], v)
 			}
 		}
 		beta = 1
@@ -227,7 +225,9 @@ func convKernel(p *ProcessedNode, spec convSpec) error {
 		wd, woff = st.wbuf, 0
 	}
 	if w.Size(1) == 1 && g.groups == g.c {
-		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, c, beta)
+		if !convDepthwisePlane(&g, x.F32(), x.Offset(), wd, woff, c, beta, st) {
+			convDepthwise(&g, x.F32(), x.Offset(), wd, woff, c, beta)
+		}
 		return nil
 	}
 	cg, og := g.c/g.groups, g.o/g.groups
@@ -301,5 +301,96 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 				}
 			}
 		}
+	}
+}
+
+// convDepthwisePlane is the depthwise kernel for stride 1 with output
+// rows as long as input rows ("same" padding along W) and contiguous
+// input rows. Then output and input positions differ by a constant
+// offset per tap, so each tap is one axpy over the whole span of valid
+// output positions; the few positions inside the span whose input
+// column falls in the padding (they wrap to a neighbouring row) are
+// saved before and restored after, so they stay exact. It reports
+// false when the geometry does not fit.
+func convDepthwisePlane(g *convGeom, xd []float32, xoff int, wd []float32, woff int, c []float32, beta float32, st *convState) bool {
+	if g.strH != 1 || g.strW != 1 || g.sW != 1 || g.ow != g.w || (g.h > 1 && g.sH != g.w) {
+		return false
+	}
+	mult := g.o / g.groups
+	plane := g.oh * g.ow
+	if need := g.oh * g.ow; cap(st.saved) < need {
+		st.saved = make([]float32, need)
+	}
+	for nn := 0; nn < g.n; nn++ {
+		for o := 0; o < g.o; o++ {
+			dst := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
+			if beta == 0 {
+				clear(dst)
+			}
+			in := xoff + nn*g.sN + (o/mult)*g.sC
+			wk := wd[woff+o*g.kh*g.kw : woff+(o+1)*g.kh*g.kw]
+			for ki := 0; ki < g.kh; ki++ {
+				e := ki*g.dilH - g.padH
+				rlo, rhi := max(0, -e), min(g.oh, g.h-e)
+				if rlo >= rhi {
+					continue
+				}
+				for kj := 0; kj < g.kw; kj++ {
+					d := kj*g.dilW - g.padW
+					lo, hi := max(0, -d), min(g.ow, g.w-d)
+					if lo >= hi {
+						continue
+					}
+					start, end := rlo*g.ow+lo, (rhi-1)*g.ow+hi
+					src := in + start + e*g.sH + d
+					// Save the padding columns of the rows in the span
+					// (plain loops: a column or two per row).
+					wide := lo > 0 || hi < g.ow
+					saved := st.saved[:cap(st.saved)]
+					if wide {
+						k := 0
+						for r := rlo; r < rhi; r++ {
+							row := dst[r*g.ow : (r+1)*g.ow]
+							for j := 0; j < lo; j++ {
+								saved[k] = row[j]
+								k++
+							}
+							for j := hi; j < len(row); j++ {
+								saved[k] = row[j]
+								k++
+							}
+						}
+					}
+					gemmAxpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
+					if wide {
+						k := 0
+						for r := rlo; r < rhi; r++ {
+							row := dst[r*g.ow : (r+1)*g.ow]
+							for j := 0; j < lo; j++ {
+								row[j] = saved[k]
+								k++
+							}
+							for j := hi; j < len(row); j++ {
+								row[j] = saved[k]
+								k++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// convFill sets every element of row to v by doubling copies, which run
+// as vector moves (a plain loop stores one float at a time).
+func convFill(row []float32, v float32) {
+	if len(row) == 0 {
+		return
+	}
+	row[0] = v
+	for n := 1; n < len(row); n *= 2 {
+		copy(row[n:], row[:n])
 	}
 }

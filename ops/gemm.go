@@ -15,7 +15,7 @@ const (
 	gemmNR = 16
 	gemmKC = 256
 	gemmMC = 72
-	gemmNC = 4096
+	gemmNC = 1024 // a KC x NC block of B (1 MiB) stays in L2
 )
 
 // gemmMat is a strided matrix view: element (i, j) is
@@ -27,7 +27,7 @@ type gemmMat struct {
 
 func (m gemmMat) at(i, j int) float32 { return m.data[m.off+i*m.rs+j*m.cs] }
 
-// gemmT returns the transpose view.
+// t returns the transpose view.
 func (m gemmMat) t() gemmMat { return gemmMat{m.data, m.off, m.cs, m.rs} }
 
 // gemmConvSrc describes B as the im2col matrix of one image (one group):
@@ -219,7 +219,35 @@ func gemmPackA(dst []float32, a gemmMat, alpha float32, ic, mc, pc, kc int) {
 // gemmPackB packs rows [pc, pc+kc) and columns [jc, jc+nc) of B into
 // NR-column panels, k-major within a panel, zero-padding the last panel.
 func gemmPackB(dst []float32, b gemmMat, pc, kc, jc, nc int) {
-	for jr := 0; jr < nc; jr += gemmNR {
+	if b.cs == 1 && nc >= gemmNR {
+		// Rows contiguous: walk each row of B once, sequentially (large
+		// row strides defeat the prefetcher and the TLB when walked
+		// panel by panel), dealing 16-float pieces to the panels.
+		full := nc / gemmNR * gemmNR
+		for q := 0; q < kc; q++ {
+			s := b.off + (pc+q)*b.rs + jc
+			gemmDeal(dst[q*gemmNR:], b.data[s:s+full], kc*gemmNR)
+		}
+		if full == nc {
+			return
+		}
+		gemmPackBPanels(dst, b, pc, kc, jc, nc, full)
+		return
+	}
+	gemmPackBPanels(dst, b, pc, kc, jc, nc, 0)
+}
+
+// gemmDealGo is the pure-Go gemmDeal.
+func gemmDealGo(dst, row []float32, stride int) {
+	for i := 0; i+gemmNR <= len(row); i += gemmNR {
+		o := i / gemmNR * stride
+		*(*[gemmNR]float32)(dst[o : o+gemmNR]) = *(*[gemmNR]float32)(row[i : i+gemmNR])
+	}
+}
+
+// gemmPackBPanels packs the panels from column offset from on.
+func gemmPackBPanels(dst []float32, b gemmMat, pc, kc, jc, nc, from int) {
+	for jr := from; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
 		p := dst[jr*kc : jr*kc+kc*gemmNR]
 		base := b.off + pc*b.rs + (jc+jr)*b.cs
@@ -227,7 +255,9 @@ func gemmPackB(dst []float32, b gemmMat, pc, kc, jc, nc int) {
 		case b.cs == 1 && nr == gemmNR:
 			for q := 0; q < kc; q++ {
 				s := base + q*b.rs
-				copy(p[q*gemmNR:q*gemmNR+gemmNR], b.data[s:s+gemmNR])
+				// A fixed-size array copy compiles to vector moves, not a
+				// memmove call per 16 floats.
+				*(*[gemmNR]float32)(p[q*gemmNR : q*gemmNR+gemmNR]) = *(*[gemmNR]float32)(b.data[s : s+gemmNR])
 			}
 		case b.rs == 1 && nr == gemmNR:
 			// Columns contiguous (a transposed weight): gather one

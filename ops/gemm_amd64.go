@@ -2,6 +2,8 @@
 
 package ops
 
+import "golang.org/x/sys/cpu"
+
 // AVX2+FMA kernels in gemm_amd64.s, chosen once from CPUID; the pure-Go
 // kernels serve on older CPUs.
 
@@ -18,30 +20,14 @@ func gemmDot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
 func gemmGemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
 
 //go:noescape
+func gemmDealAVX2(dst, src *float32, n, stride int)
+
+//go:noescape
 func gemmAxpyAVX2(alpha float32, x, y *float32, n int)
 
-func gemmCPUID(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-func gemmXGETBV() (eax, edx uint32)
-
-var gemmHasAsm = gemmDetectAVX2FMA()
-
-func gemmDetectAVX2FMA() bool {
-	maxID, _, _, _ := gemmCPUID(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx1, _ := gemmCPUID(1, 0)
-	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
-	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
-	}
-	if xcr0, _ := gemmXGETBV(); xcr0&6 != 6 { // OS saves XMM and YMM state
-		return false
-	}
-	_, ebx7, _, _ := gemmCPUID(7, 0)
-	return ebx7&(1<<5) != 0
-}
+// Detected with x/sys/cpu, which checks both the CPU flags and that the OS
+// saves the YMM registers.
+var gemmHasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 func gemmKernel(k int, a, b, c []float32, ldc int) {
 	if !gemmHasAsm || k == 0 {
@@ -110,4 +96,15 @@ func gemmGemvRows(alpha float32, a []float32, lda int, x, y []float32) {
 	for i := m4; i < m; i++ {
 		y[i] += alpha * gemmDot(a[i*lda:i*lda+k], x)
 	}
+}
+
+// gemmDeal copies row[i*16:i*16+16] to dst[i*stride:] for i < len(row)/16.
+func gemmDeal(dst, row []float32, stride int) {
+	n := len(row) / gemmNR
+	if !gemmHasAsm || n == 0 {
+		gemmDealGo(dst, row, stride)
+		return
+	}
+	_ = dst[(n-1)*stride+gemmNR-1]
+	gemmDealAVX2(&dst[0], &row[0], n, stride)
 }

@@ -18,3 +18,5 @@ func gemmDot4(a []float32, lda int, x []float32, out *[4]float32) { gemmDot4Go(a
 func gemmGemvRows(alpha float32, a []float32, lda int, x, y []float32) {
 	gemmGemvRowsGo(alpha, a, lda, x, y)
 }
+
+func gemmDeal(dst, row []float32, stride int) { gemmDealGo(dst, row, stride) }

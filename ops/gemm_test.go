@@ -141,3 +141,22 @@ func itoa(v int) string {
 	}
 	return s
 }
+
+func TestGemmPrepacked(t *testing.T) {
+	// Several (jc, pc) blocks: n > gemmNC, k > gemmKC.
+	r := rand.New(rand.NewSource(4))
+	m, n, k := 7, gemmNC+77, gemmKC+45
+	for _, tb := range []bool{false, true} {
+		a := gemmRandMat(r, m, k, false)
+		b := gemmRandMat(r, k, n, tb)
+		c := make([]float32, m*n)
+		for i := range c {
+			c[i] = float32(r.NormFloat64())
+		}
+		want := gemmRef(m, n, k, 2, a, b, 0.5, c, n)
+		gemmWithPrepacked(m, 2, a, gemmPrepack(n, k, b), 0.5, c, 0, n)
+		for i := range want {
+			require.InDelta(t, want[i], c[i], 1e-3*(1+math.Sqrt(float64(k))), "tb=%v element %d", tb, i)
+		}
+	}
+}

@@ -158,6 +158,9 @@ def conv_cases():
     # Output rows wider than a 16-column panel (the packer's fast path).
     cs.append(mk("conv wide rows", c2, [T(r(2, 3, 5, 40)), T(r(4, 3, 3, 3)), T(r(4)), Is(1, 1), Is(1, 2), Is(1, 1), I(1)]))
     cs.append(mk("conv wide rows dilated", c2, [T(r(1, 2, 4, 37)), T(r(3, 2, 2, 3)), NONE, Is(1, 1), Is(0, 3), Is(1, 3), I(1)]))
+    cs.append(mk("conv unbatched", c2, [T(r(3, 7, 6)), T(r(4, 3, 3, 3)), T(r(4)), Is(2, 1), Is(1, 1), Is(1, 1), I(1)]))
+    cs.append(mk("conv1d unbatched", "aten::conv1d", [T(r(4, 9)), T(r(2, 4, 2)), NONE, Is(1), Is(0), Is(2), I(1)]))
+    cs.append(mk("_convolution 1d", "aten::_convolution", [T(r(2, 4, 10)), T(r(6, 2, 3)), T(r(6)), Is(1), Is(1), Is(1), B(False), Is(0), I(2), B(False), B(False), B(True), B(True)]))
     cs.append(mk("conv same", "aten::conv2d.padding", [T(r(1, 3, 7, 6)), T(r(4, 3, 3, 2)), T(r(4)), Is(1, 1), S("same"), Is(1, 2), I(1)]))
     cs.append(mk("conv valid", "aten::conv2d.padding", [T(r(1, 3, 7, 6)), T(r(4, 3, 3, 2)), NONE, Is(1, 2), S("valid"), Is(1, 1), I(1)]))
     cs.append(mk("conv1d", "aten::conv1d", [T(r(2, 4, 10)), T(r(6, 4, 3)), T(r(6)), Is(2), Is(1), Is(1), I(1)]))
