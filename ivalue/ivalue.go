@@ -40,8 +40,7 @@ type IValue struct {
 	tensor *Tensor
 	list   *List // List and Tuple
 	str    string
-	dict   *Dict
-	ref    any
+	ref    any // *Dict, or an Object's value
 }
 
 // List holds the elements of a List or Tuple IValue. Kernels that build
@@ -123,7 +122,7 @@ func NewList(items ...IValue) IValue { return ListOf(&List{Items: items}) }
 func NewTuple(items ...IValue) IValue { return TupleOf(&List{Items: items}) }
 
 // DictOf wraps d.
-func DictOf(d *Dict) IValue { return IValue{kind: KindDict, dict: d} }
+func DictOf(d *Dict) IValue { return IValue{kind: KindDict, ref: d} }
 
 // Object wraps any other Go value (module objects, futures).
 func Object(v any) IValue { return IValue{kind: KindObject, ref: v} }
@@ -156,7 +155,10 @@ func (v IValue) Str() string { return v.str }
 func (v IValue) List() *List { return v.list }
 
 // Dict returns the dict.
-func (v IValue) Dict() *Dict { return v.dict }
+func (v IValue) Dict() *Dict {
+	d, _ := v.ref.(*Dict)
+	return d
+}
 
 // Ref returns the Go value of an Object.
 func (v IValue) Ref() any { return v.ref }
@@ -216,7 +218,7 @@ func (v IValue) Equal(o IValue) bool {
 		}
 		return false
 	case KindDict:
-		return v.dict == o.dict
+		return v.Dict() == o.Dict()
 	}
 	return v.ref == o.ref
 }
@@ -234,10 +236,11 @@ func (v IValue) Clone() IValue {
 		}
 		return IValue{kind: v.kind, list: &List{Items: items}}
 	case KindDict:
-		d := &Dict{Keys: make([]IValue, len(v.dict.Keys)), Values: make([]IValue, len(v.dict.Values))}
-		for i := range v.dict.Keys {
-			d.Keys[i] = v.dict.Keys[i].Clone()
-			d.Values[i] = v.dict.Values[i].Clone()
+		src := v.Dict()
+		d := &Dict{Keys: make([]IValue, len(src.Keys)), Values: make([]IValue, len(src.Values))}
+		for i := range src.Keys {
+			d.Keys[i] = src.Keys[i].Clone()
+			d.Values[i] = src.Values[i].Clone()
 		}
 		return DictOf(d)
 	}
@@ -274,9 +277,10 @@ func (v IValue) String() string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case KindDict:
-		parts := make([]string, len(v.dict.Keys))
-		for i := range v.dict.Keys {
-			parts[i] = v.dict.Keys[i].String() + ": " + v.dict.Values[i].String()
+		d := v.Dict()
+		parts := make([]string, len(d.Keys))
+		for i := range d.Keys {
+			parts[i] = d.Keys[i].String() + ": " + d.Values[i].String()
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}

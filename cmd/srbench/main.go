@@ -31,7 +31,6 @@ import (
 	"github.com/gosr/gosr/builtin"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
-	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -436,4 +435,3 @@ func lastLines(s string, n int) string {
 	return strings.Join(l, "\n")
 }
 
-var _ = ivalue.FromTensor
