@@ -1,7 +1,5 @@
 package ops
 
-import "sync"
-
 // Single-threaded float32 GEMM, BLIS style: B is packed into KC x NR
 // panels, A into MR x KC panels (scaled by alpha), and a MR x NR
 // micro-kernel (AVX2/FMA assembly on amd64 where the CPU has it, pure Go
@@ -42,8 +40,11 @@ type gemmConvSrc struct {
 }
 
 // gemmPack holds packing buffers. They are large (up to KC*NC floats)
-// and only live during one gemm call, so they come from a pool shared by
-// all runtimes instead of sitting in every node's State.
+// and only live during one gemm call, so they come from a free list shared
+// by all runtimes instead of sitting in every node's State. Unlike a
+// sync.Pool, the list keeps its buffers across garbage collections, so a
+// steady run never reallocates them; it holds at most as many as gemm
+// calls ever ran at once (bounded by gemmPackKeep).
 type gemmPack struct {
 	a [gemmMC * gemmKC]float32
 	b []float32
@@ -52,7 +53,25 @@ type gemmPack struct {
 	rows [gemmKC]gemmConvRowInfo
 }
 
-var gemmPackPool = sync.Pool{New: func() any { return &gemmPack{} }}
+const gemmPackKeep = 64
+
+var gemmPacks = make(chan *gemmPack, gemmPackKeep)
+
+func gemmGetPack() *gemmPack {
+	select {
+	case pk := <-gemmPacks:
+		return pk
+	default:
+		return &gemmPack{}
+	}
+}
+
+func gemmPutPack(pk *gemmPack) {
+	select {
+	case gemmPacks <- pk:
+	default: // more packs than ever needed at once: let this one go
+	}
+}
 
 // gemm computes C = alpha*A*B + beta*C for A m x k, B k x n and C m x n
 // with rows of stride ldc starting at c[coff]. With beta == 0, C is
@@ -82,7 +101,7 @@ func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta floa
 // gemmBlocked is the packed path; C is already scaled by beta. B comes
 // from b, conv, or blocks packed in advance (pre).
 func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, c []float32, coff, ldc int) {
-	pk := gemmPackPool.Get().(*gemmPack)
+	pk := gemmGetPack()
 	nc := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
 	if need := min(k, gemmKC) * nc; pre == nil && cap(pk.b) < need {
 		pk.b = make([]float32, need)
@@ -109,7 +128,7 @@ func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pr
 			}
 		}
 	}
-	gemmPackPool.Put(pk)
+	gemmPutPack(pk)
 }
 
 // gemmPrepacked is a k x n B (a constant weight) packed once, at

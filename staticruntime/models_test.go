@@ -88,3 +88,28 @@ func TestModelsSteadyRunAllocsNothing(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkModels times a steady Run of every built-in model (the figures
+// srbench compare puts beside PyTorch's Static Runtime).
+func BenchmarkModels(b *testing.B) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(b, err)
+	for _, c := range cases {
+		b.Run(c.Name, func(b *testing.B) {
+			g, err := graph.Parse(c.IR, &graph.ParseOptions{Tensors: c.Consts})
+			require.NoError(b, err)
+			m, err := staticruntime.NewStaticModule(g, nil)
+			require.NoError(b, err)
+			r := m.NewRuntime()
+			_, err = r.Run(c.Inputs...)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := r.Run(c.Inputs...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
