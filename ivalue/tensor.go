@@ -174,7 +174,14 @@ func (t *Tensor) Numel() int {
 func (t *Tensor) Nbytes() int { return t.Numel() * t.dtype.Size() }
 
 // IsContiguous reports whether the tensor is laid out row-major with no gaps.
+// As in PyTorch, a tensor with no elements is contiguous whatever its
+// strides (NewTensor(dt, 3, 0) has strides [1 1]).
 func (t *Tensor) IsContiguous() bool {
+	for _, s := range t.sizes {
+		if s == 0 {
+			return true
+		}
+	}
 	st := 1
 	for i := len(t.sizes) - 1; i >= 0; i-- {
 		if t.sizes[i] == 1 {
@@ -416,6 +423,10 @@ func (t *Tensor) Clone() *Tensor {
 // CopyInto copies src's elements into dst (same dtype, same numel),
 // both in logical order. dst must be contiguous.
 func CopyInto(dst, src *Tensor) {
+	if src.Numel() == 0 {
+		// An empty view's offset may lie past its storage's end.
+		return
+	}
 	es := src.dtype.Size()
 	d := dst.storage.Data[dst.offset*es:]
 	s := src.storage.Data

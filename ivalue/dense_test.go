@@ -1,0 +1,210 @@
+package ivalue
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/tensor"
+)
+
+// TestFromDenseSharesMemory checks that FromDense views the Dense's
+// backing slice: writes through either side are seen by the other.
+func TestFromDenseSharesMemory(t *testing.T) {
+	cases := []struct {
+		name    string
+		backing any
+		shape   []int
+		dt      DType
+		write   func(tn *Tensor) // sets element 1 through the tensor
+		want    any              // Dense's element 1 afterwards
+	}{
+		{"float32", []float32{1, 2, 3, 4, 5, 6}, []int{2, 3}, Float32, func(tn *Tensor) { tn.F32()[1] = 20 }, float32(20)},
+		{"float64", []float64{1, 2, 3, 4}, []int{4}, Float64, func(tn *Tensor) { tn.F64()[1] = 20 }, float64(20)},
+		{"int64", []int64{1, 2, 3, 4}, []int{2, 1, 2}, Int64, func(tn *Tensor) { tn.I64()[1] = 20 }, int64(20)},
+		{"int32", []int32{1, 2}, []int{1, 2}, Int32, func(tn *Tensor) { tn.I32()[1] = 20 }, int32(20)},
+		{"int8", []int8{1, 2}, []int{2}, Int8, func(tn *Tensor) { tn.I8()[1] = 20 }, int8(20)},
+		{"uint8", []uint8{1, 2, 3}, []int{3}, Uint8, func(tn *Tensor) { tn.U8()[1] = 20 }, uint8(20)},
+		{"bool", []bool{false, false}, []int{2}, Bool, func(tn *Tensor) { tn.B()[1] = true }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := tensor.New(tensor.WithShape(c.shape...), tensor.WithBacking(c.backing))
+			tn, err := FromDense(d)
+			require.NoError(t, err)
+			assert.Equal(t, c.dt, tn.DType())
+			assert.Equal(t, c.shape, tn.Sizes())
+			assert.True(t, tn.IsContiguous())
+
+			c.write(tn)
+			assert.Equal(t, c.want, d.Get(1), "tensor write seen by the Dense")
+
+			require.NoError(t, d.SetAt(c.want, 0))
+			assert.Equal(t, tn.Float64s()[1], tn.Float64s()[0], "Dense write seen by the tensor")
+		})
+	}
+}
+
+func TestToDenseSharesMemory(t *testing.T) {
+	cases := []struct {
+		name string
+		tn   *Tensor
+		dt   tensor.Dtype
+	}{
+		{"float32", F32Tensor([]float32{1, 2, 3, 4, 5, 6}, 2, 3), tensor.Float32},
+		{"float64", F64Tensor([]float64{1, 2, 3}, 3), tensor.Float64},
+		{"int64", I64Tensor([]int64{1, 2, 3, 4}, 2, 2), tensor.Int64},
+		{"int32", I32Tensor([]int32{1, 2}, 2, 1), tensor.Int32},
+		{"int8", I8Tensor([]int8{1, 2}, 2), tensor.Int8},
+		{"uint8", U8Tensor([]uint8{1, 2}, 2), tensor.Uint8},
+		{"bool", BoolTensor([]bool{true, false}, 2), tensor.Bool},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := c.tn.ToDense()
+			require.NoError(t, err)
+			assert.Equal(t, c.dt, d.Dtype())
+			assert.Equal(t, tensor.Shape(c.tn.Sizes()), d.Shape())
+
+			// Dense -> tensor: set element 0 to element 1's value.
+			require.NoError(t, d.SetAt(d.Get(1), 0))
+			got := c.tn.Float64s()
+			assert.Equal(t, got[1], got[0])
+
+			// tensor -> Dense: round-trip back and compare all values.
+			back, err := FromDense(d)
+			require.NoError(t, err)
+			assert.Equal(t, c.tn.Sizes(), back.Sizes())
+			assert.Equal(t, c.tn.Float64s(), back.Float64s())
+			assert.Equal(t, &c.tn.Storage().Data[0], &back.Storage().Data[0], "round trip keeps the same memory")
+		})
+	}
+}
+
+// TestToDenseOffset checks that a contiguous view at an offset maps to the
+// right window of the storage.
+func TestToDenseOffset(t *testing.T) {
+	base := F32Tensor([]float32{0, 1, 2, 3, 4, 5, 6, 7}, 8)
+	v, err := FromStorage(Float32, base.Storage(), 2, []int{2, 2}, nil)
+	require.NoError(t, err)
+	d, err := v.ToDense()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 3, 4, 5}, d.Data())
+	d.Set(3, float32(50))
+	assert.Equal(t, float32(50), base.F32()[5])
+	assert.Equal(t, float32(6), base.F32()[6], "no write past the view")
+}
+
+func TestDenseScalars(t *testing.T) {
+	// 0-d tensor -> gorgonia scalar of shape () and back.
+	s := ScalarTensor(2.5)
+	d, err := s.ToDense()
+	require.NoError(t, err)
+	assert.True(t, d.IsScalar())
+	assert.Equal(t, float32(2.5), d.Data())
+
+	back, err := FromDense(d)
+	require.NoError(t, err)
+	assert.Equal(t, 0, back.Dim())
+	assert.Equal(t, []float64{2.5}, back.Float64s())
+
+	i := I64Tensor([]int64{7}, []int{}...)
+	require.Equal(t, 0, i.Dim())
+	di, err := i.ToDense()
+	require.NoError(t, err)
+	assert.Equal(t, int64(7), di.Data())
+
+	// Scalars of every supported dtype come back as 0-d tensors that view
+	// the Dense's memory.
+	cases := []struct {
+		name string
+		d    *tensor.Dense
+		dt   DType
+		want float64
+	}{
+		{"float32", tensor.New(tensor.FromScalar(float32(1.5))), Float32, 1.5},
+		{"float64", tensor.New(tensor.FromScalar(2.5)), Float64, 2.5},
+		{"int64", tensor.New(tensor.FromScalar(int64(-3))), Int64, -3},
+		{"int32", tensor.New(tensor.FromScalar(int32(4))), Int32, 4},
+		{"bool", tensor.New(tensor.FromScalar(true)), Bool, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.True(t, c.d.IsScalar())
+			tn, err := FromDense(c.d)
+			require.NoError(t, err)
+			assert.Equal(t, c.dt, tn.DType())
+			assert.Equal(t, 0, tn.Dim())
+			assert.Equal(t, []float64{c.want}, tn.Float64s())
+			// Shared memory: a write through the tensor shows in the Dense.
+			require.NoError(t, tn.ToDenseSet(c.d))
+		})
+	}
+}
+
+// ToDenseSet writes 9 (or true) into t's only element and checks d sees it.
+func (t *Tensor) ToDenseSet(d *tensor.Dense) error {
+	var want any
+	switch t.dtype {
+	case Float32:
+		t.F32()[t.offset] = 9
+		want = float32(9)
+	case Float64:
+		t.F64()[t.offset] = 9
+		want = float64(9)
+	case Int64:
+		t.I64()[t.offset] = 9
+		want = int64(9)
+	case Int32:
+		t.I32()[t.offset] = 9
+		want = int32(9)
+	case Bool:
+		t.B()[t.offset] = false
+		want = false
+	}
+	if got := d.Data(); got != want {
+		return assert.AnError
+	}
+	return nil
+}
+
+func TestDenseErrors(t *testing.T) {
+	_, err := FromDense(nil)
+	assert.ErrorContains(t, err, "nil Dense")
+
+	// A transposed Dense is not a row-major view.
+	tr := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking([]float32{1, 2, 3, 4, 5, 6}))
+	require.NoError(t, tr.T())
+	_, err = FromDense(tr)
+	assert.ErrorContains(t, err, "not a contiguous row-major view")
+	require.NoError(t, tr.Materialize().(*tensor.Dense).T()) // sanity: gorgonia accepts it
+
+	// A column slice needs an iterator.
+	m := tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9}))
+	col, err := m.Slice(nil, tensor.S(1))
+	require.NoError(t, err)
+	_, err = FromDense(col.(*tensor.Dense))
+	assert.ErrorContains(t, err, "not a contiguous row-major view")
+
+	// Unsupported element types.
+	_, err = FromDense(tensor.New(tensor.WithShape(2), tensor.WithBacking([]int16{1, 2})))
+	assert.ErrorContains(t, err, "not supported")
+	_, err = FromDense(tensor.New(tensor.WithShape(2), tensor.WithBacking([]complex64{1, 2})))
+	assert.ErrorContains(t, err, "not supported")
+
+	// Non-contiguous tensors must be made contiguous first.
+	src := F32Tensor([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	var v Tensor
+	v.SetView(src, 0, []int{3, 2}, []int{1, 3})
+	_, err = v.ToDense()
+	assert.ErrorContains(t, err, "non-contiguous")
+	d, err := v.Contiguous().ToDense()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 4, 2, 5, 3, 6}, d.Data())
+
+	// float16 and bfloat16 have no gorgonia dtype.
+	for _, dt := range []DType{Float16, BFloat16, Int16} {
+		_, err = NewTensor(dt, 2).ToDense()
+		assert.ErrorContains(t, err, "no gorgonia dtype", "%s", dt)
+	}
+}
