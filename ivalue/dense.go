@@ -17,10 +17,31 @@ func FromDense(d *tensor.Dense) (*Tensor, error) {
 		return nil, fmt.Errorf("ivalue: Dense with shape %v is not a contiguous row-major view; call Materialize first", d.Shape())
 	}
 	shape := []int(d.Shape())
+	var backing any
 	if d.IsScalar() {
+		// Data() returns a scalar Dense's value, a copy: view its
+		// one-element backing slice instead.
 		shape = []int{}
+		switch d.Dtype() {
+		case tensor.Float32:
+			backing = d.Float32s()
+		case tensor.Float64:
+			backing = d.Float64s()
+		case tensor.Int64:
+			backing = d.Int64s()
+		case tensor.Int32:
+			backing = d.Int32s()
+		case tensor.Int8:
+			backing = d.Int8s()
+		case tensor.Uint8:
+			backing = d.Uint8s()
+		case tensor.Bool:
+			backing = d.Bools()
+		}
+	} else {
+		backing = d.Data()
 	}
-	switch data := d.Data().(type) {
+	switch data := backing.(type) {
 	case []float32:
 		return wrap(Float32, data, shape), nil
 	case []float64:
@@ -35,8 +56,6 @@ func FromDense(d *tensor.Dense) (*Tensor, error) {
 		return wrap(Uint8, data, shape), nil
 	case []bool:
 		return wrap(Bool, data, shape), nil
-	case float32:
-		return wrap(Float32, []float32{data}, []int{}), nil
 	}
 	return nil, fmt.Errorf("ivalue: Dense of %v is not supported", d.Dtype())
 }

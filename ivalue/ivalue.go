@@ -2,6 +2,7 @@ package ivalue
 
 import (
 	"fmt"
+	"reflect"
 	"math"
 	"strings"
 )
@@ -219,6 +220,14 @@ func (v IValue) Equal(o IValue) bool {
 		return false
 	case KindDict:
 		return v.Dict() == o.Dict()
+	}
+	// Objects compare by identity; values of types Go cannot compare
+	// (slices, maps) are never equal rather than a panic.
+	if v.ref == nil || o.ref == nil {
+		return v.ref == o.ref
+	}
+	if !reflect.TypeOf(v.ref).Comparable() || !reflect.TypeOf(o.ref).Comparable() {
+		return false
 	}
 	return v.ref == o.ref
 }

@@ -87,7 +87,7 @@ func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
 	for _, s := range sizes {
 		n *= s
 	}
-	if len(sizes) == 0 && len(data) != 1 {
+	if sizes == nil { // no sizes given: 1-d; an empty, non-nil list means 0-d
 		sizes = []int{len(data)}
 		n = len(data)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -436,7 +437,9 @@ func TestResizeSteadyStateAllocs(t *testing.T) {
 					tn.Resize(Float32, c.other)
 				}
 			})
-			assert.Zero(t, allocs)
+			if !raceflag.Enabled { // allocation counts are unreliable under -race
+				assert.Zero(t, allocs)
+			}
 			assert.Same(t, s, tn.Storage())
 		})
 	}
@@ -457,7 +460,9 @@ func TestSetView(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		v.SetView(src, 1, []int{2}, []int{3})
 	})
-	assert.Zero(t, allocs)
+	if !raceflag.Enabled { // allocation counts are unreliable under -race
+		assert.Zero(t, allocs)
+	}
 	assert.Equal(t, []float64{1, 4}, v.Float64s())
 	assert.Equal(t, 1, v.Offset())
 
@@ -499,7 +504,9 @@ func TestSetStorage(t *testing.T) {
 	// At offset 0 a plain tensor stays plain: a steady Resize keeps it.
 	tn.SetStorage(slab, 0)
 	allocs := testing.AllocsPerRun(50, func() { tn.Resize(Float32, []int{2, 2}) })
-	assert.Zero(t, allocs)
+	if !raceflag.Enabled { // allocation counts are unreliable under -race
+		assert.Zero(t, allocs)
+	}
 	assert.Same(t, slab, tn.Storage())
 }
 

@@ -474,6 +474,9 @@ func registerShapeScalars() {
 				if err != nil {
 					return err
 				}
+				if t.Dim() == 0 {
+					return Errorf("dimension specified as %d but tensor has no dimensions", p.Int(1))
+				}
 				d, err := ewWrapDim(p.Int(1), t.Dim())
 				if err != nil {
 					return err

@@ -41,6 +41,9 @@ type ProcessedNode struct {
 	// a result carried into the next iteration alternates between two
 	// objects instead of allocating (nil outside loops).
 	Spares []*ivalue.Tensor
+	// Own holds, per output, the tensor object this node writes into
+	// across runs (see OwnTensor).
+	Own []*ivalue.Tensor
 	// Recycle, for a Fresh node, hands out a new tensor object per
 	// execution within a run, reusing the objects of the previous run
 	// (dead by then: outputs live until the next run). Nil means allocate.
@@ -104,26 +107,43 @@ func (p *ProcessedNode) IntsInto(i int, buf []int) []int {
 // or guarded slots (a loop-carried value) is swapped with the node's
 // spare. Kernels then Resize it.
 func (p *ProcessedNode) OutTensor(i int) *ivalue.Tensor {
-	slot := &p.Values[p.Out[i]]
-	t := slot.Tensor()
 	if p.Fresh {
 		return p.FreshTensor(i)
 	}
-	if t != nil {
-		// Outside loops the slot's tensor was written by this node on the
-		// previous run and nothing live in this run aliases it.
-		if p.Spares == nil || !p.aliasesInput(t) {
-			return t
-		}
-		s := p.Spares[i]
-		p.Spares[i] = t
-		if s != nil && !p.aliasesInput(s) {
-			*slot = ivalue.FromTensor(s)
-			return s
-		}
+	t := p.OwnTensor(i)
+	// Outside loops nothing live in this run aliases the node's own
+	// tensor: it was written by this node on the previous run only.
+	if p.Spares == nil || !p.aliasesInput(t) {
+		return t
 	}
-	t = &ivalue.Tensor{}
-	*slot = ivalue.FromTensor(t)
+	s := p.Spares[i]
+	p.Spares[i] = t
+	if s == nil || p.aliasesInput(s) {
+		s = &ivalue.Tensor{}
+	}
+	p.Own[i] = s
+	p.Values[p.Out[i]] = ivalue.FromTensor(s)
+	return s
+}
+
+// OwnTensor returns the tensor object this node owns for output i
+// (making it on first use) and puts it in the output slot. The slot
+// itself may hold something else between runs: a native op such as
+// aten::to passes its input through when there is nothing to do, and
+// that tensor must never be written as if it were the node's own.
+func (p *ProcessedNode) OwnTensor(i int) *ivalue.Tensor {
+	if p.Own == nil {
+		p.Own = make([]*ivalue.Tensor, len(p.Out))
+	}
+	t := p.Own[i]
+	if t == nil {
+		t = &ivalue.Tensor{}
+		p.Own[i] = t
+	}
+	slot := &p.Values[p.Out[i]]
+	if slot.Tensor() != t {
+		*slot = ivalue.FromTensor(t)
+	}
 	return t
 }
 

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"math"
 )
 
 // Reductions: sum, mean, prod (float32 accumulates in float64), max/min
@@ -296,6 +297,9 @@ func (k *redKernel) run(p *ProcessedNode) error {
 		it.Resize(ivalue.Int64, oshape)
 		idxOut = it.I64Contig()
 	}
+	if ca.Numel() == 0 {
+		return redEmpty(k.kind, out)
+	}
 	target := out
 	tdt := in
 	if k.kind == redArgmax || k.kind == redArgmin {
@@ -441,4 +445,31 @@ func valsOf[T any](target *ivalue.Tensor, argOut []int64, get func(*ivalue.Tenso
 		return nil
 	}
 	return get(target)
+}
+
+// redEmpty fills the output of a reduction over no elements, as PyTorch:
+// a sum is 0, a product 1, a mean NaN; max, min and the arg forms have no
+// answer for a non-empty output.
+func redEmpty(kind redKind, out *ivalue.Tensor) error {
+	n := out.Numel()
+	if n == 0 {
+		return nil
+	}
+	var v ivalue.IValue
+	switch kind {
+	case redSum:
+		v = ivalue.FromInt(0)
+	case redProd:
+		v = ivalue.FromInt(1)
+	case redMean:
+		v = ivalue.FromDouble(math.NaN())
+	default:
+		return Errorf("cannot reduce over a dimension of size 0: the operation has no identity (expected a non-empty reduction)")
+	}
+	for i := 0; i < n; i++ {
+		if err := WriteScalar(out, i, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }

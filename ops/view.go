@@ -20,17 +20,17 @@ type viewGeom func(p *ProcessedNode, in *ivalue.Tensor, st *shapeState) (int, er
 // is itself one of the inputs (a loop-carried value). Unlike OutTensor it
 // keeps an object sharing the input's storage, which every view does.
 func viewOutTensor(p *ProcessedNode, i int) *ivalue.Tensor {
-	slot := p.Output(i)
 	if p.Fresh {
 		return p.FreshTensor(i)
 	}
-	// Outside loops the slot's object was made by this node and no input
-	// can be it; inside, a loop-carried input may be last iteration's.
-	if t := slot.Tensor(); t != nil && (p.Spares == nil || !viewIsInput(p, t)) {
-		return t
+	t := p.OwnTensor(i)
+	// Outside loops no input can be the node's own object; inside, a
+	// loop-carried input may be last iteration's.
+	if p.Spares != nil && viewIsInput(p, t) {
+		t = &ivalue.Tensor{}
+		p.Own[i] = t
+		p.Values[p.Out[i]] = ivalue.FromTensor(t)
 	}
-	t := &ivalue.Tensor{}
-	*slot = ivalue.FromTensor(t)
 	return t
 }
 
