@@ -2,8 +2,8 @@ package ivalue
 
 import (
 	"fmt"
-	"reflect"
 	"math"
+	"reflect"
 	"strings"
 )
 
