@@ -14,28 +14,6 @@ import (
 	"github.com/gosr/gosr/staticruntime"
 )
 
-// badVariants derives wrong inputs from a good one: other ranks, sizes,
-// dtypes, empty tensors.
-func badVariants(t *ivalue.Tensor) map[string]*ivalue.Tensor {
-	sizes := t.Sizes()
-	out := map[string]*ivalue.Tensor{
-		"scalar":   ivalue.ScalarTensor(3),
-		"empty":    ivalue.NewTensor(ivalue.Float32, 0),
-		"rank+1":   ivalue.NewTensor(ivalue.Float32, append([]int{2}, sizes...)...),
-		"int64":    ivalue.NewTensor(ivalue.Int64, sizes...),
-		"bool":     ivalue.NewTensor(ivalue.Bool, sizes...),
-		"float64":  ivalue.NewTensor(ivalue.Float64, sizes...),
-		"zero dim": ivalue.NewTensor(t.DType(), append(append([]int{}, sizes...), 0)...),
-	}
-	if len(sizes) > 0 {
-		grown := append([]int(nil), sizes...)
-		grown[len(grown)-1] += 3
-		out["last+3"] = ivalue.NewTensor(t.DType(), grown...)
-		out["rank-1"] = ivalue.NewTensor(t.DType(), sizes[1:]...)
-	}
-	return out
-}
-
 // TestOpsBadInputs feeds every op case inputs of the wrong rank, size and
 // dtype. Each run must either succeed or return an error; a kernel that
 // panics (caught by the runtime as an "internal error") fails the test,
@@ -51,7 +29,7 @@ func TestOpsBadInputs(t *testing.T) {
 			require.NoError(t, err)
 			r := m.NewRuntime()
 			for i, in := range c.Inputs {
-				for name, bad := range badVariants(in.Tensor()) {
+				for name, bad := range fixture.BadVariants(in.Tensor()) {
 					args := append([]ivalue.IValue(nil), c.Inputs...)
 					args[i] = ivalue.FromTensor(bad)
 					_, err := r.Run(args...)

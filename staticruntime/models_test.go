@@ -113,3 +113,30 @@ func BenchmarkModels(b *testing.B) {
 		})
 	}
 }
+
+// TestModelsBadInputs feeds each model inputs of the wrong rank, size and
+// dtype: every run succeeds or returns an error (no kernel panics, which
+// the runtime would report as an internal error), and the runtime gives
+// PyTorch's answer afterwards.
+func TestModelsBadInputs(t *testing.T) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			r := loadModel(t, c)
+			for i, in := range c.Inputs {
+				for name, bad := range fixture.BadVariants(in.Tensor()) {
+					args := append([]ivalue.IValue(nil), c.Inputs...)
+					args[i] = ivalue.FromTensor(bad)
+					_, err := r.Run(args...)
+					if err != nil {
+						assert.NotContains(t, err.Error(), "internal error", "input %d %s", i, name)
+					}
+				}
+			}
+			outs, err := r.Run(c.Inputs...)
+			require.NoError(t, err)
+			compareModel(t, c, outs, "after bad inputs")
+		})
+	}
+}
