@@ -228,8 +228,12 @@ func (k *binKernel) run(p *ProcessedNode) error {
 	} else if dt == ivalue.Bool && op == opSub || op == opSubAlpha && dt == ivalue.Bool {
 		return Errorf("subtraction, the `-` operator, with two bool tensors is not supported; use the `^` or `logical_xor()` operator instead")
 	}
-	if (op == opAddAlpha || op == opSubAlpha) && !dt.IsFloat() && alpha.Kind() == ivalue.KindDouble {
+	// PyTorch checks alpha's kind whatever its value (1.0 included).
+	if k.alpha >= 0 && !dt.IsFloat() && alpha.Kind() == ivalue.KindDouble {
 		return Errorf("for integral input tensors, argument alpha must not be a floating point number")
+	}
+	if op == opPow && k.bScalar && !dt.IsFloat() && sv.Kind() == ivalue.KindInt && sv.Int() < 0 {
+		return Errorf("integers to negative integer powers are not allowed (exponent %d)", sv.Int())
 	}
 	return binGeneral(op, st, a, b, sv, k.aScalar || k.bScalar, dt, outDT, alpha, out)
 }

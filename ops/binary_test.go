@@ -184,3 +184,21 @@ func BenchmarkMulRelu1Elem(b *testing.B) {
 		}
 	})
 }
+
+// Integer checks PyTorch 1.13 makes on Scalar arguments: a negative
+// integer exponent on an integral base, a float alpha on integral inputs
+// (whatever its value).
+func TestBinaryIntegralScalarChecks(t *testing.T) {
+	i64 := func(v ...int64) ivalue.IValue { return iv(ivalue.I64Tensor(v)) }
+	b := func(v ...bool) ivalue.IValue { return iv(ivalue.BoolTensor(v)) }
+	runEwCases(t, []ewCase{
+		{"int pow negative int scalar errors", "aten::pow", []ivalue.IValue{i64(2, 3), ivI(-1)}, []*graph.Type{tT, tI}, 0, nil, nil, "negative integer powers"},
+		{"bool pow negative int scalar errors", "aten::pow", []ivalue.IValue{b(true), ivI(-1)}, []*graph.Type{tT, tI}, 0, nil, nil, "negative integer powers"},
+		{"int pow zero", "aten::pow", []ivalue.IValue{i64(2, 3), ivI(0)}, []*graph.Type{tT, tI}, ivalue.Int64, []int{2}, []float64{1, 1}, ""},
+		{"float pow negative int scalar", "aten::pow", []ivalue.IValue{iv(ivalue.F32Tensor([]float32{2})), ivI(-1)}, []*graph.Type{tT, tI}, ivalue.Float32, []int{1}, []float64{0.5}, ""},
+		{"int pow negative int tensor", "aten::pow", []ivalue.IValue{i64(1, 2), i64(-1, -2)}, []*graph.Type{tT, tT}, ivalue.Int64, []int{2}, []float64{1, 0}, ""},
+		{"int scalar pow negative int tensor", "aten::pow", []ivalue.IValue{ivI(2), i64(-1)}, []*graph.Type{tI, tT}, ivalue.Int64, []int{1}, []float64{0}, ""},
+		{"alpha 1.0 on ints errors", "aten::sub", []ivalue.IValue{i64(2), i64(2), ivF(1)}, []*graph.Type{tT, tT, tF}, 0, nil, nil, "alpha"},
+		{"alpha 1.0 on int scalar add errors", "aten::add", []ivalue.IValue{i64(2), ivI(3), ivF(1)}, []*graph.Type{tT, tI, tF}, 0, nil, nil, "alpha"},
+	})
+}

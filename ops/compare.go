@@ -364,6 +364,12 @@ func clampTensorKernel(p *ProcessedNode) error {
 		clampLoopI(&it, target.I64(), a.I64(), lo.I64(), hi.I64(), hasLo, hasHi)
 	case ivalue.Int32:
 		clampLoopI(&it, target.I32(), a.I32(), lo.I32(), hi.I32(), hasLo, hasHi)
+	case ivalue.Int16:
+		clampLoopI(&it, target.I16(), a.I16(), lo.I16(), hi.I16(), hasLo, hasHi)
+	case ivalue.Int8:
+		clampLoopI(&it, target.I8(), a.I8(), lo.I8(), hi.I8(), hasLo, hasHi)
+	case ivalue.Uint8:
+		clampLoopI(&it, target.U8(), a.U8(), lo.U8(), hi.U8(), hasLo, hasHi)
 	default:
 		return Errorf("clamp on %s tensors is not supported", dt)
 	}

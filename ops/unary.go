@@ -132,6 +132,12 @@ func (k *unKernel) run(p *ProcessedNode) error {
 	if dt == ivalue.Bool {
 		return Errorf("unary op %d is not supported on bool tensors", op)
 	}
+	return unGeneral(p, out, a, op, p0, p1, dt)
+}
+
+// unGeneral runs op on any dtype, shape and strides: a is cast to the
+// compute dtype of result dtype dt (into per-node scratch) when needed.
+func unGeneral(p *ProcessedNode, out, a *ivalue.Tensor, op unOp, p0, p1 float64, dt ivalue.DType) error {
 	cdt := computeDType(dt)
 	st, _ := p.State.(*unState)
 	if st == nil {
@@ -405,48 +411,7 @@ func (k *unKernel) clampOne(pos int) Kernel {
 		if dt == ivalue.Bool {
 			return Errorf("clamp is not supported on bool tensors")
 		}
-		cdt := computeDType(dt)
-		st, _ := p.State.(*unState)
-		if st == nil {
-			st = &unState{}
-			p.State = st
-		}
-		ca, err := castScratch(a, cdt, &st.ca)
-		if err != nil {
-			return err
-		}
-		out.Resize(dt, a.Sizes())
-		target := out
-		if cdt != dt {
-			if st.tmp == nil {
-				st.tmp = &ivalue.Tensor{}
-			}
-			target = st.tmp
-			target.Resize(cdt, a.Sizes())
-		}
-		var it Iter
-		if err := it.Init(a.Sizes(), ca, nil, nil); err != nil {
-			return err
-		}
-		switch cdt {
-		case ivalue.Float32:
-			err = unRunF(&it, op, target.F32(), ca.F32(), p0, p1)
-		case ivalue.Float64:
-			err = unRunF(&it, op, target.F64(), ca.F64(), p0, p1)
-		case ivalue.Int64:
-			err = unRunI(&it, op, target.I64(), ca.I64(), p0, p1)
-		case ivalue.Int32:
-			err = unRunI(&it, op, target.I32(), ca.I32(), p0, p1)
-		default:
-			err = Errorf("clamp on %s tensors is not supported", dt)
-		}
-		if err != nil {
-			return err
-		}
-		if target != out {
-			return CastInto(out, target)
-		}
-		return nil
+		return unGeneral(p, out, a, op, p0, p1, dt)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops"
 )
 
 func TestUnaryOps(t *testing.T) {
@@ -38,4 +39,31 @@ func TestUnaryOps(t *testing.T) {
 		{"reciprocal", "aten::reciprocal", []ivalue.IValue{iv(ivalue.F32Tensor([]float32{2, 4}))}, one, ivalue.Float32, []int{2}, []float64{0.5, 0.25}, ""},
 		{"rsqrt", "aten::rsqrt", []ivalue.IValue{iv(ivalue.F32Tensor([]float32{4, 16}))}, one, ivalue.Float32, []int{2}, []float64{0.5, 0.25}, ""},
 	})
+}
+
+// clamp_min/clamp_max with a Scalar bound on the small integer dtypes;
+// expected values from PyTorch 1.13.
+func TestClampScalarSmallInts(t *testing.T) {
+	var cases []ewCase
+	for _, dt := range []ivalue.DType{ivalue.Int16, ivalue.Int8, ivalue.Uint8} {
+		mk := func(vals ...int64) ivalue.IValue {
+			tt := &ivalue.Tensor{}
+			tt.Resize(dt, []int{len(vals)})
+			for i, v := range vals {
+				if err := ops.WriteScalar(tt, i, ivI(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return iv(tt)
+		}
+		x := func() ivalue.IValue { return mk(1, 5, 9) }
+		n := dt.String()
+		cases = append(cases,
+			ewCase{n + " clamp_min", "aten::clamp_min", []ivalue.IValue{x(), ivI(4)}, []*graph.Type{tT, tI}, dt, []int{3}, []float64{4, 5, 9}, ""},
+			ewCase{n + " clamp_max", "aten::clamp_max", []ivalue.IValue{x(), ivI(4)}, []*graph.Type{tT, tI}, dt, []int{3}, []float64{1, 4, 4}, ""},
+			ewCase{n + " clamp tensor bounds", "aten::clamp", []ivalue.IValue{x(), mk(4), mk(6, 6, 6)}, []*graph.Type{tT, tT, tT}, dt, []int{3}, []float64{4, 5, 6}, ""},
+			ewCase{n + " clamp_min float", "aten::clamp_min", []ivalue.IValue{x(), ivF(4.5)}, []*graph.Type{tT, tF}, ivalue.Float32, []int{3}, []float64{4.5, 5, 9}, ""},
+		)
+	}
+	runEwCases(t, cases)
 }
