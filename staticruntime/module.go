@@ -191,14 +191,16 @@ func (m *StaticModule) analyze() {
 
 	// Loop bodies: a result stored in a container, or reaching a loop's
 	// returns other than directly, may live past the iteration: its node
-	// must write fresh objects each time. A result returned directly is
-	// safe with the ping-pong of ProcessedNode.OutTensor.
+	// must write fresh objects each time. A tensor returned directly is
+	// safe with the ping-pong of ProcessedNode.OutTensor; a container is
+	// not (OutList has no spare, and rebuilding last iteration's list in
+	// place changes it while the next iteration still reads it).
 	for _, ni := range m.nodes {
 		if !ni.inLoop {
 			continue
 		}
 		for _, v := range ni.node.Outputs {
-			if db.EscapesToContainer(v) || aliasesLoopReturnIndirectly(db, ni.node, v) {
+			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) {
 				ni.fresh = true
 			}
 		}
@@ -258,16 +260,29 @@ func topStep(n *graph.Node, m *StaticModule) int {
 	return m.steps
 }
 
-func aliasesLoopReturnIndirectly(db *alias.DB, n *graph.Node, v *graph.Value) bool {
+// aliasesLoopReturn reports whether v may alias a return of an enclosing
+// loop body: other than v itself, or v too when direct is set.
+func aliasesLoopReturn(db *alias.DB, n *graph.Node, v *graph.Value, direct bool) bool {
 	for b := n.Owner; b != nil && b.Owner != nil; b = b.Owner.Owner {
 		if b.Owner.Kind != "prim::Loop" {
 			continue
 		}
 		for _, r := range b.Outputs() {
-			if r != v && db.MayAlias(r, v) {
+			if (direct || r != v) && db.MayAlias(r, v) {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// isContainer reports whether values of type t are lists, tuples or dicts.
+func isContainer(t *graph.Type) bool {
+	switch t.Kind {
+	case graph.ListType, graph.TupleType, graph.DictType:
+		return true
+	case graph.OptionalType:
+		return isContainer(t.Elem())
 	}
 	return false
 }

@@ -30,24 +30,33 @@ func NewPool(m *StaticModule, max int) *Pool {
 func (p *Pool) Get(ctx context.Context) (*StaticRuntime, error) {
 	select {
 	case r := <-p.free:
+		r.lent.Store(true)
 		return r, nil
 	default:
 	}
 	select {
 	case r := <-p.free:
+		r.lent.Store(true)
 		return r, nil
 	case p.sem <- struct{}{}:
-		return p.m.NewRuntime(), nil
+		r := p.m.NewRuntime()
+		r.pool = p
+		r.lent.Store(true)
+		return r, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("staticruntime: waiting for a runtime: %w", ctx.Err())
 	}
 }
 
 // Put gives r back. r must come from this pool's Get and not be used
-// after. A runtime of another module is refused.
+// after. A runtime the pool did not lend, or one already put back, is
+// refused: taking it twice would let two goroutines share it.
 func (p *Pool) Put(r *StaticRuntime) error {
-	if r == nil || r.m != p.m {
-		return fmt.Errorf("staticruntime: Put of a runtime that is not from this pool's module")
+	if r == nil || r.pool != p {
+		return fmt.Errorf("staticruntime: Put of a runtime that is not from this pool")
+	}
+	if !r.lent.CompareAndSwap(true, false) {
+		return fmt.Errorf("staticruntime: Put of a runtime already put back")
 	}
 	select {
 	case p.free <- r:

@@ -1,8 +1,10 @@
 package staticruntime
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -23,6 +25,10 @@ type StaticRuntime struct {
 	broken bool
 	// recyclers of the Fresh nodes, reset at the start of every run.
 	recyclers []*ops.Recycler
+	// pool is the Pool that made the runtime (nil outside pools); lent
+	// is true while the pool has lent it out.
+	pool *Pool
+	lent atomic.Bool
 }
 
 // BlockRunner runs the nodes of one block (the graph's top block or a
@@ -220,19 +226,33 @@ func (r *StaticRuntime) ownsTensor(t *ivalue.Tensor) bool {
 }
 
 // checkInput validates an argument against the graph input's type,
-// including dtype and sizes where the graph records them.
+// including dtype and sizes where the graph records them, and the
+// elements of lists and tuples.
 func checkInput(name string, i int, t *graph.Type, v ivalue.IValue) error {
-	bad := func(what string) error {
-		return fmt.Errorf("staticruntime: input %d (%s): expected %s, got %s", i, name, t, what)
+	if got := mismatch(t, v); got != "" {
+		return fmt.Errorf("staticruntime: input %d (%s): expected %s, got %s", i, name, t, got)
+	}
+	return nil
+}
+
+// mismatch describes what v is when it does not fit type t, or returns "".
+func mismatch(t *graph.Type, v ivalue.IValue) string {
+	kindIs := func(ks ...ivalue.Kind) string {
+		for _, k := range ks {
+			if v.Kind() == k {
+				return ""
+			}
+		}
+		return v.Kind().String()
 	}
 	switch t.Kind {
 	case graph.TensorType:
 		tv := v.Tensor()
 		if tv == nil {
-			return bad(v.Kind().String())
+			return v.Kind().String()
 		}
 		if t.DType != ivalue.Undefined && tv.DType() != t.DType {
-			return bad(fmt.Sprintf("a %s tensor", tv.DType()))
+			return fmt.Sprintf("a %s tensor", tv.DType())
 		}
 		if t.Sizes != nil {
 			ok := len(t.Sizes) == tv.Dim()
@@ -240,43 +260,49 @@ func checkInput(name string, i int, t *graph.Type, v ivalue.IValue) error {
 				ok = t.Sizes[d] < 0 || t.Sizes[d] == tv.Size(d)
 			}
 			if !ok {
-				return bad(fmt.Sprintf("a tensor of sizes %v", tv.Sizes()))
+				return fmt.Sprintf("a tensor of sizes %v", tv.Sizes())
 			}
 		}
 	case graph.IntType:
-		if v.Kind() != ivalue.KindInt {
-			return bad(v.Kind().String())
-		}
+		return kindIs(ivalue.KindInt)
 	case graph.FloatType:
-		if v.Kind() != ivalue.KindDouble && v.Kind() != ivalue.KindInt {
-			return bad(v.Kind().String())
-		}
+		return kindIs(ivalue.KindDouble, ivalue.KindInt)
+	case graph.NumberType:
+		return kindIs(ivalue.KindDouble, ivalue.KindInt, ivalue.KindBool)
 	case graph.BoolType:
-		if v.Kind() != ivalue.KindBool {
-			return bad(v.Kind().String())
-		}
+		return kindIs(ivalue.KindBool)
 	case graph.StringType:
-		if v.Kind() != ivalue.KindString {
-			return bad(v.Kind().String())
-		}
+		return kindIs(ivalue.KindString)
 	case graph.ListType:
-		if v.Kind() != ivalue.KindList {
-			return bad(v.Kind().String())
+		if got := kindIs(ivalue.KindList); got != "" || v.List() == nil {
+			return cmp.Or(got, "a nil List")
+		}
+		for k, it := range v.List().Items {
+			if got := mismatch(t.Elem(), it); got != "" {
+				return fmt.Sprintf("a List holding %s at index %d", got, k)
+			}
 		}
 	case graph.TupleType:
-		if v.Kind() != ivalue.KindTuple {
-			return bad(v.Kind().String())
+		if got := kindIs(ivalue.KindTuple); got != "" || v.List() == nil {
+			return cmp.Or(got, "a nil Tuple")
+		}
+		items := v.List().Items
+		if len(t.Elems) > 0 && len(items) != len(t.Elems) {
+			return fmt.Sprintf("a Tuple of %d elements", len(items))
+		}
+		for k := range t.Elems {
+			if got := mismatch(t.Elems[k], items[k]); got != "" {
+				return fmt.Sprintf("a Tuple holding %s at index %d", got, k)
+			}
 		}
 	case graph.OptionalType:
 		if !v.IsNone() {
-			return checkInput(name, i, t.Elem(), v)
+			return mismatch(t.Elem(), v)
 		}
 	case graph.DictType:
-		if v.Kind() != ivalue.KindDict {
-			return bad(v.Kind().String())
-		}
+		return kindIs(ivalue.KindDict)
 	}
-	return nil
+	return ""
 }
 
 // RunTensors is Run for graphs whose inputs are all tensors.

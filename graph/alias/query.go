@@ -98,17 +98,8 @@ func (d *DB) IsWildcard(v *graph.Value) bool {
 // MayContainAliasAny reports whether a or anything it contains may share
 // memory with any of bs or anything they contain.
 func (d *DB) MayContainAliasAny(a *graph.Value, bs []*graph.Value) bool {
-	la := d.locs(a)
-	if len(la) == 0 {
-		return false
-	}
-	lb := locSet{}
-	for _, b := range bs {
-		for l := range d.locs(b) {
-			lb[l] = struct{}{}
-		}
-	}
-	if len(lb) == 0 {
+	la, lb := d.locs(a), d.locsOf(bs)
+	if len(la) == 0 || len(lb) == 0 {
 		return false
 	}
 	return d.overlap(d.closure(la), d.closure(lb))
@@ -117,18 +108,20 @@ func (d *DB) MayContainAliasAny(a *graph.Value, bs []*graph.Value) bool {
 // ReachableFrom reports whether a's memory may be reached through any of
 // bs: aliased by one, or contained (at any depth) in one.
 func (d *DB) ReachableFrom(a *graph.Value, bs []*graph.Value) bool {
-	la := d.locs(a)
-	if len(la) == 0 {
-		return false
-	}
-	lb := locSet{}
-	for _, b := range bs {
-		for l := range d.locs(b) {
-			lb[l] = struct{}{}
-		}
-	}
-	if len(lb) == 0 {
+	la, lb := d.locs(a), d.locsOf(bs)
+	if len(la) == 0 || len(lb) == 0 {
 		return false
 	}
 	return d.overlap(la, d.closure(lb))
+}
+
+// locsOf is the union of the locations of vs.
+func (d *DB) locsOf(vs []*graph.Value) locSet {
+	s := locSet{}
+	for _, v := range vs {
+		for l := range d.locs(v) {
+			s[l] = struct{}{}
+		}
+	}
+	return s
 }

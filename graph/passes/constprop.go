@@ -205,28 +205,24 @@ func evalStructural(n *graph.Node, ins []ivalue.IValue) ([]ivalue.IValue, bool) 
 		if len(ins) != 2 || ins[0].List() == nil || ins[1].Kind() != ivalue.KindInt {
 			return nil, false
 		}
-		items := ins[0].List().Items
-		i := ins[1].Int()
-		if i < 0 {
-			i += int64(len(items))
-		}
-		if i < 0 || i >= int64(len(items)) {
-			return nil, false
-		}
-		return []ivalue.IValue{items[i]}, true
+		return itemAt(ins[0].List().Items, ins[1].Int())
 	case "aten::__getitem__":
 		if len(ins) != 2 || ins[0].Kind() != ivalue.KindList || ins[1].Kind() != ivalue.KindInt {
 			return nil, false
 		}
-		items := ins[0].List().Items
-		i := ins[1].Int()
-		if i < 0 {
-			i += int64(len(items))
-		}
-		if i < 0 || i >= int64(len(items)) {
-			return nil, false
-		}
-		return []ivalue.IValue{items[i]}, true
+		return itemAt(ins[0].List().Items, ins[1].Int())
 	}
 	return nil, false
+}
+
+// itemAt is items[i] with Python's negative indices, as a one-output
+// result; ok is false out of range.
+func itemAt(items []ivalue.IValue, i int64) ([]ivalue.IValue, bool) {
+	if i < 0 {
+		i += int64(len(items))
+	}
+	if i < 0 || i >= int64(len(items)) {
+		return nil, false
+	}
+	return []ivalue.IValue{items[i]}, true
 }
