@@ -45,6 +45,10 @@ type Tensor struct {
 	// plain: contiguous from offset 0, as Resize leaves it (lets a
 	// steady Resize to the same sizes return at once).
 	plain bool
+	// own: the storage was made for this tensor (by Resize) or given to
+	// it (SetStorage, a wrapped slice), not borrowed by SetView, so Resize
+	// may write into it.
+	own bool
 }
 
 // NewTensor allocates a contiguous, zeroed tensor.
@@ -94,7 +98,7 @@ func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
 	if n != len(data) {
 		panic(fmt.Sprintf("ivalue: %d elements for sizes %v", len(data), sizes))
 	}
-	t := &Tensor{dtype: dt, storage: &Storage{Data: bytesOf(data)}}
+	t := &Tensor{dtype: dt, storage: &Storage{Data: bytesOf(data)}, own: true}
 	t.sizes = append(make([]int, 0, len(sizes)), sizes...)
 	t.strides = make([]int, len(sizes))
 	contiguousStrides(t.strides, t.sizes)
@@ -229,8 +233,10 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 	t.setGeometry(sizes)
 	t.offset = 0
 	need := t.Numel() * dt.Size()
-	if t.storage == nil || len(t.storage.Data) < need {
+	if t.storage == nil || !t.own || len(t.storage.Data) < need {
+		// A storage borrowed by SetView is another tensor's memory.
 		t.storage = NewStorage(need)
+		t.own = true
 	}
 }
 
@@ -254,6 +260,7 @@ func (t *Tensor) setGeometry(sizes []int) {
 // allocates nothing. sizes and strides may alias src's.
 func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 	t.plain = false
+	t.own = false
 	t.dtype = src.dtype
 	t.storage = src.storage
 	t.offset = offset
@@ -267,9 +274,11 @@ func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 	copy(t.strides, strides)
 }
 
-// SetStorage points t at s (used by memory planners), keeping the geometry.
+// SetStorage points t at s (used by memory planners), keeping the
+// geometry. t then owns s: a later Resize may write into it.
 func (t *Tensor) SetStorage(s *Storage, offset int) {
 	t.plain = t.plain && offset == 0
+	t.own = true
 	t.storage = s
 	t.offset = offset
 }

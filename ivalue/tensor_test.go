@@ -372,7 +372,7 @@ func TestResize(t *testing.T) {
 		assert.NotSame(t, s, tn.Storage())
 		assert.Len(t, tn.Storage().Data, 24)
 	})
-	t.Run("view becomes plain and contiguous", func(t *testing.T) {
+	t.Run("view becomes plain and contiguous in memory of its own", func(t *testing.T) {
 		s := NewStorage(64)
 		v, err := FromStorage(Float32, s, 3, []int{2, 2}, []int{1, 4})
 		require.NoError(t, err)
@@ -380,7 +380,21 @@ func TestResize(t *testing.T) {
 		assert.Equal(t, 0, v.Offset())
 		assert.Equal(t, []int{2, 1}, v.Strides())
 		assert.True(t, v.IsContiguous())
-		assert.Same(t, s, v.Storage())
+		// The viewed storage belongs to someone else: never resized into.
+		assert.NotSame(t, s, v.Storage())
+	})
+	t.Run("resize after SetView leaves the source alone", func(t *testing.T) {
+		src := F32Tensor([]float32{1, 2, 3, 4}, 2, 2)
+		v := &Tensor{}
+		v.SetView(src, 0, []int{2, 2}, []int{1, 2})
+		v.Resize(Float32, []int{2, 2})
+		v.F32Contig()[0] = 42
+		assert.Equal(t, []float32{1, 2, 3, 4}, src.F32Contig())
+		// Given a storage of its own again, it keeps it.
+		own := NewStorage(16)
+		v.SetStorage(own, 0)
+		v.Resize(Float32, []int{2, 2})
+		assert.Same(t, own, v.Storage())
 	})
 	t.Run("sizes may alias the tensor's own", func(t *testing.T) {
 		tn := NewTensor(Float32, 2, 3)

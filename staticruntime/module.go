@@ -34,6 +34,11 @@ type StaticModule struct {
 type constSlot struct {
 	slot int32
 	v    ivalue.IValue
+	val  *graph.Value
+	// perRuntime: the constant may reach a graph output (directly, through
+	// prim::If, a view or a container), so each runtime gets its own copy
+	// and a caller writing to an output cannot change the shared module.
+	perRuntime bool
 }
 
 type blockInfo struct {
@@ -105,6 +110,16 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 		m.inputTys = append(m.inputTys, v.Type)
 		m.argNames = append(m.argNames, argName(v.DebugName()))
 	}
+	// %x.1 and %x.2 both read as x: such inputs keep their full names.
+	seen := map[string]int{}
+	for _, n := range m.argNames {
+		seen[n]++
+	}
+	for i, n := range m.argNames {
+		if seen[n] > 1 {
+			m.argNames[i] = g.Inputs()[i].DebugName()
+		}
+	}
 	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant}
 	var prepare func(b *graph.Block, inLoop bool, step int) (*blockInfo, error)
 	prepare = func(b *graph.Block, inLoop bool, step int) (*blockInfo, error) {
@@ -122,7 +137,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 				if n.Outputs[0].Type.Kind == graph.TensorType && (cv.Tensor() == nil || graph.IsUnboundTensor(cv.Tensor())) {
 					return nil, fmt.Errorf("staticruntime: tensor constant %s has no tensor bound", n.Outputs[0])
 				}
-				m.consts = append(m.consts, constSlot{slotOf(n.Outputs[0]), cv})
+				m.consts = append(m.consts, constSlot{slot: slotOf(n.Outputs[0]), v: cv, val: n.Outputs[0]})
 				continue
 			}
 			ni := &nodeInfo{node: n, inLoop: inLoop, step: step}
@@ -175,6 +190,15 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 // chooses the tensors the memory planner manages, from the alias analysis.
 func (m *StaticModule) analyze() {
 	db := alias.Analyze(m.graph)
+	outs := map[*graph.Value]bool{}
+	for _, v := range m.graph.Outputs() {
+		outs[v] = true
+	}
+	for i := range m.consts {
+		c := &m.consts[i]
+		c.perRuntime = (c.v.IsTensor() || c.v.List() != nil || c.v.Dict() != nil) &&
+			(outs[c.val] || db.MayAliasGraphOutput(c.val))
+	}
 	slotOf := map[*graph.Value]int32{}
 	var index func(bi *blockInfo)
 	index = func(bi *blockInfo) {

@@ -95,13 +95,10 @@ func (r *StaticRuntime) resetValues() {
 	for _, c := range r.m.consts {
 		r.values[c.slot] = c.v
 	}
-	// A constant returned as an output gets a copy per runtime, so that a
-	// caller writing to an output cannot change the shared module.
-	for _, s := range r.m.outputs {
-		for _, c := range r.m.consts {
-			if c.slot == s {
-				r.values[s] = c.v.Clone()
-			}
+	// A constant that may reach an output gets a copy per runtime.
+	for _, c := range r.m.consts {
+		if c.perRuntime {
+			r.values[c.slot] = c.v.Clone()
 		}
 	}
 }
@@ -211,14 +208,30 @@ func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue
 // one of its current outputs.
 func (r *StaticRuntime) ownsTensor(t *ivalue.Tensor) bool {
 	for _, o := range r.outputs {
-		if ot := o.Tensor(); ot != nil && (ot == t || ot.SharesStorage(t)) {
+		if holdsTensor(o, t) {
 			return true
 		}
-		if l := o.List(); l != nil {
-			for _, it := range l.Items {
-				if ot := it.Tensor(); ot != nil && (ot == t || ot.SharesStorage(t)) {
-					return true
-				}
+	}
+	return false
+}
+
+// holdsTensor reports whether v is, views, or contains (at any depth) a
+// tensor sharing t's memory.
+func holdsTensor(v ivalue.IValue, t *ivalue.Tensor) bool {
+	if ot := v.Tensor(); ot != nil {
+		return ot == t || ot.SharesStorage(t)
+	}
+	if l := v.List(); l != nil {
+		for _, it := range l.Items {
+			if holdsTensor(it, t) {
+				return true
+			}
+		}
+	}
+	if d := v.Dict(); d != nil {
+		for _, it := range d.Values {
+			if holdsTensor(it, t) {
+				return true
 			}
 		}
 	}

@@ -406,3 +406,59 @@ func TestConstantOutputIsPerRuntime(t *testing.T) {
 	assert.Equal(t, []float32{1, 2}, f32(t, o2[0]))
 	assert.Equal(t, []float32{1, 2}, c.F32Contig())
 }
+
+func TestConstantReachingOutputThroughIf(t *testing.T) {
+	c := ivalue.F32Tensor([]float32{1, 2}, 2)
+	m := prepare(t, `graph(%x : Tensor, %b : bool):
+  %c : Float(2, strides=[1], requires_grad=0, device=cpu) = prim::Constant[value=<Tensor>]()
+  %y : Tensor = prim::If(%b)
+    block0():
+      -> (%c)
+    block1():
+      -> (%x)
+  return (%y)
+`, nil, c)
+	r1, r2 := m.NewRuntime(), m.NewRuntime()
+	x := ivalue.FromTensor(ivalue.F32Tensor([]float32{0, 0}, 2))
+	o1, err := r1.Run(x, ivalue.FromBool(true))
+	require.NoError(t, err)
+	o1[0].Tensor().F32Contig()[0] = 99
+	o2, err := r2.Run(x, ivalue.FromBool(true))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2}, f32(t, o2[0]))
+	assert.Equal(t, []float32{1, 2}, c.F32Contig())
+}
+
+func TestCollidingArgNames(t *testing.T) {
+	m := prepare(t, `graph(%x.1 : Tensor, %x.2 : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::sub(%x.1, %x.2, %one)
+  return (%y)
+`, nil)
+	assert.Equal(t, []string{"x.1", "x.2"}, m.InputNames())
+	outs, err := m.NewRuntime().RunKw(nil, map[string]ivalue.IValue{
+		"x.1": ivalue.FromTensor(ivalue.F32Tensor([]float32{5}, 1)),
+		"x.2": ivalue.FromTensor(ivalue.F32Tensor([]float32{3}, 1)),
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2}, f32(t, outs[0]))
+}
+
+func TestNestedOutputFedBack(t *testing.T) {
+	m := prepare(t, `graph(%x : Tensor):
+  %two : int = prim::Constant[value=2]()
+  %y : Tensor = aten::mm(%x, %x)
+  %l : Tensor[] = prim::ListConstruct(%y)
+  %t : (Tensor[], int) = prim::TupleConstruct(%l, %two)
+  return (%t)
+`, nil)
+	r := m.NewRuntime()
+	v := ivalue.FromTensor(ivalue.F32Tensor([]float32{1, 1, 0, 1}, 2, 2))
+	for i, want := range [][]float32{{1, 2, 0, 1}, {1, 4, 0, 1}, {1, 8, 0, 1}} {
+		outs, err := r.Run(v)
+		require.NoError(t, err)
+		got := outs[0].List().Items[0].List().Items[0]
+		assert.Equal(t, want, f32(t, got), "run %d", i)
+		v = got // the output, nested in a list in a tuple, is the next input
+	}
+}
