@@ -55,6 +55,9 @@ def main():
     text = open(ir_path).read()
     # PyTorch's parser reads <Tensor> placeholders, not the inline values it prints.
     text = re.sub(r"value=[^\]\n]*\[ \w+Type\{[^}]*\} \]\]", "value=<Tensor>]", text)
+    # It prints nodes without outputs as " = op(...)" but reads them only as
+    # "op(...)" (at the block's indentation).
+    text = re.sub(r"(?m)^(\s*) = ", r"\1", text)
     graph = torch._C.parse_ir(text, True)
     tensors, meta = read_safetensors(st_path)
     consts = list(tensor_constants(graph))
