@@ -373,10 +373,11 @@ func cmdCompare(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(results)
 	}
-	fmt.Printf("%-20s %12s %14s %10s %16s %12s\n", "model", "gosr us", "PyTorch SR us", "speedup", "interp(py) us", "max|diff|")
+	fmt.Printf("%-18s %10s %14s %9s %14s %14s %14s\n", "model", "gosr us", "PyTorch SR us", "speedup", "interp(py) us", "gosr |diff|", "PyTorch |diff|")
 	for _, c := range results {
-		fmt.Printf("%-20s %12.3f %14.3f %9.2fx %16.3f %12.3g %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.GosrDiff, c.Note)
+		fmt.Printf("%-18s %10.3f %14.3f %8.2fx %14.3f %14.3g %14.3g %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.GosrDiff, c.TorchSRDiff, c.Note)
 	}
+	fmt.Println("(|diff|: largest absolute difference from the outputs PyTorch recorded in the fixture; interp(py): TorchScript interpreter timed in a Python loop)")
 	return nil
 }
 
