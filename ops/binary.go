@@ -70,6 +70,7 @@ type binKernel struct {
 	// at build time (the common case), saving the per-run resolution.
 	fixed   bool
 	fixedOp binOp
+	alphaF  float32 // alpha as float32, when constant
 }
 
 type binState struct {
@@ -99,6 +100,7 @@ func registerBinary(name string, specs ...binSpec) {
 			}
 			if k.alphaConst && k.modeConst {
 				k.fixed, k.fixedOp = true, withAlpha(k.modeOp, k.alphaV)
+				k.alphaF = float32(k.alphaV.AsFloat())
 			}
 			return k.run
 		}
@@ -133,6 +135,34 @@ func withAlpha(op binOp, alpha ivalue.IValue) binOp {
 }
 
 func (k *binKernel) run(p *ProcessedNode) error {
+	// The per-node-overhead path: two one-element float32 tensors of the
+	// same rank under a constant arithmetic op.
+	if k.fixed && !k.aScalar && !k.bScalar && k.fixedOp <= opDiv {
+		a, b := p.Tensor(k.a), p.Tensor(k.b)
+		if a != nil && b != nil && a.DType() == ivalue.Float32 && b.DType() == ivalue.Float32 &&
+			a.Dim() == b.Dim() && a.Numel() == 1 && b.Numel() == 1 {
+			out := p.OutTensor(0)
+			out.Resize(ivalue.Float32, a.Sizes())
+			x, y := a.F32()[a.Offset()], b.F32()[b.Offset()]
+			var z float32
+			switch k.fixedOp {
+			case opAdd:
+				z = x + y
+			case opAddAlpha:
+				z = x + k.alphaF*y
+			case opSub:
+				z = x - y
+			case opSubAlpha:
+				z = x - k.alphaF*y
+			case opMul:
+				z = x * y
+			case opDiv:
+				z = x / y
+			}
+			out.F32()[0] = z
+			return nil
+		}
+	}
 	op := k.fixedOp
 	alpha := k.alphaV
 	if !k.fixed {

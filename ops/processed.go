@@ -20,36 +20,37 @@ type BlockRunner interface {
 // the kernel (shared by all runtimes) plus this runtime's view of the
 // values array. Kernels see only this.
 type ProcessedNode struct {
-	Node   *graph.Node
-	Kind   Kind
+	// The fields every run touches come first, within two cache lines.
 	Kernel Kernel
 	// Values is the owning runtime's values array; In and Out index it.
 	Values []ivalue.IValue
 	In     []int32
 	Out    []int32
-	// Blocks are the runners of the node's sub-blocks (prim::If, prim::Loop).
-	Blocks []BlockRunner
-	// Fresh marks a node whose outputs may outlive one execution of its
-	// block (a loop body's results carried or stored), so kernels must
-	// not overwrite the objects of the previous execution.
-	Fresh bool
-	// Guard lists further slots whose tensors this node must not
-	// overwrite: the parameters of the enclosing loop bodies, which may
-	// hold results of the previous iteration.
-	Guard []int32
+	// Own holds, per output, the tensor object this node writes into
+	// across runs (see OwnTensor).
+	Own []*ivalue.Tensor
 	// Spares hold, per output, a second tensor for nodes inside loops, so
 	// a result carried into the next iteration alternates between two
 	// objects instead of allocating (nil outside loops).
 	Spares []*ivalue.Tensor
-	// Own holds, per output, the tensor object this node writes into
-	// across runs (see OwnTensor).
-	Own []*ivalue.Tensor
+	// Fresh marks a node whose outputs may outlive one execution of its
+	// block (a loop body's results carried or stored), so kernels must
+	// not overwrite the objects of the previous execution.
+	Fresh bool
+	Kind  Kind
+	// State is per-runtime scratch a kernel may keep between runs.
+	State any
+	Node  *graph.Node
+	// Blocks are the runners of the node's sub-blocks (prim::If, prim::Loop).
+	Blocks []BlockRunner
+	// Guard lists further slots whose tensors this node must not
+	// overwrite: the parameters of the enclosing loop bodies, which may
+	// hold results of the previous iteration.
+	Guard []int32
 	// Recycle, for a Fresh node, hands out a new tensor object per
 	// execution within a run, reusing the objects of the previous run
 	// (dead by then: outputs live until the next run). Nil means allocate.
 	Recycle *Recycler
-	// State is per-runtime scratch a kernel may keep between runs.
-	State any
 }
 
 // Run executes the kernel.
