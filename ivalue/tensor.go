@@ -3,6 +3,7 @@ package ivalue
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -14,8 +15,16 @@ type Storage struct {
 
 // NewStorage allocates n bytes, aligned to 64 bytes.
 func NewStorage(n int) *Storage {
+	storageAllocs.Add(1)
 	return &Storage{Data: AlignedBytes(n)}
 }
+
+var storageAllocs atomic.Uint64
+
+// StorageAllocs counts the storages NewStorage has made in the process.
+// A memory planner reads it before and after a run: if it did not move,
+// no tensor outgrew its planned memory.
+func StorageAllocs() uint64 { return storageAllocs.Load() }
 
 // AlignedBytes returns a zeroed byte slice of length n whose first byte is
 // 64-byte aligned (the alignment PyTorch's CPU allocator gives).
