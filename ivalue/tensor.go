@@ -8,7 +8,9 @@ import (
 )
 
 // Storage is a flat, untyped buffer that one or more tensors view.
-// Data may be a window into a memory planner's slab.
+// Data may be a window into a memory planner's slab. Its contents may
+// change; the slice itself must not once a tensor uses the storage
+// (tensors cache its pointer and length): make a new Storage instead.
 type Storage struct {
 	Data []byte
 }
@@ -51,6 +53,11 @@ type Tensor struct {
 	strides []int
 	offset  int
 	storage *Storage
+	// data and nbytes cache storage.Data's pointer and length, saving
+	// kernels a dependent load on every access (a Storage's Data is not
+	// changed after the storage is shared).
+	data   unsafe.Pointer
+	nbytes int
 	// plain: contiguous from offset 0, as Resize leaves it (lets a
 	// steady Resize to the same sizes return at once).
 	plain bool
@@ -70,7 +77,8 @@ func NewTensor(dt DType, sizes ...int) *Tensor {
 // FromStorage makes a tensor viewing s with the given geometry. strides nil
 // means contiguous. It checks that the view fits in the storage.
 func FromStorage(dt DType, s *Storage, offset int, sizes, strides []int) (*Tensor, error) {
-	t := &Tensor{dtype: dt, storage: s, offset: offset}
+	t := &Tensor{dtype: dt, offset: offset}
+	t.attach(s)
 	t.sizes = append([]int(nil), sizes...)
 	if strides == nil {
 		t.strides = make([]int, len(sizes))
@@ -107,7 +115,8 @@ func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
 	if n != len(data) {
 		panic(fmt.Sprintf("ivalue: %d elements for sizes %v", len(data), sizes))
 	}
-	t := &Tensor{dtype: dt, storage: &Storage{Data: bytesOf(data)}, own: true}
+	t := &Tensor{dtype: dt, own: true}
+	t.attach(&Storage{Data: bytesOf(data)})
 	t.sizes = append(make([]int, 0, len(sizes)), sizes...)
 	t.strides = make([]int, len(sizes))
 	contiguousStrides(t.strides, t.sizes)
@@ -233,7 +242,7 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 			same = same && t.sizes[i] == s
 			n *= s
 		}
-		if same && len(t.storage.Data) >= n {
+		if same && t.nbytes >= n {
 			return
 		}
 	}
@@ -242,9 +251,9 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 	t.setGeometry(sizes)
 	t.offset = 0
 	need := t.Numel() * dt.Size()
-	if t.storage == nil || !t.own || len(t.storage.Data) < need {
+	if t.storage == nil || !t.own || t.nbytes < need {
 		// A storage borrowed by SetView is another tensor's memory.
-		t.storage = NewStorage(need)
+		t.attach(NewStorage(need))
 		t.own = true
 	}
 }
@@ -271,7 +280,7 @@ func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 	t.plain = false
 	t.own = false
 	t.dtype = src.dtype
-	t.storage = src.storage
+	t.attach(src.storage)
 	t.offset = offset
 	if cap(t.sizes) < len(sizes) || cap(t.strides) < len(strides) {
 		t.sizes = make([]int, len(sizes), len(sizes)+2)
@@ -288,13 +297,28 @@ func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 func (t *Tensor) SetStorage(s *Storage, offset int) {
 	t.plain = t.plain && offset == 0
 	t.own = true
-	t.storage = s
+	t.attach(s)
 	t.offset = offset
 }
 
 // SharesStorage reports whether t and o view the same storage.
 func (t *Tensor) SharesStorage(o *Tensor) bool {
 	return t != nil && o != nil && t.storage != nil && t.storage == o.storage
+}
+
+// attach makes s the tensor's storage.
+func (t *Tensor) attach(s *Storage) {
+	t.storage = s
+	t.data, t.nbytes = nil, 0
+	if s != nil && len(s.Data) > 0 {
+		t.data, t.nbytes = unsafe.Pointer(unsafe.SliceData(s.Data)), len(s.Data)
+	}
+}
+
+// view returns the cached storage as a []T of whole elements.
+func view[T any](t *Tensor) []T {
+	var z T
+	return unsafe.Slice((*T)(t.data), t.nbytes/int(unsafe.Sizeof(z)))
 }
 
 func typed[T any](s *Storage) []T {
@@ -312,25 +336,25 @@ func (t *Tensor) check(dt DType) {
 }
 
 // F32 returns the whole storage as float32; index it with Offset and Strides.
-func (t *Tensor) F32() []float32 { t.check(Float32); return typed[float32](t.storage) }
+func (t *Tensor) F32() []float32 { t.check(Float32); return view[float32](t) }
 
 // F64 returns the whole storage as float64.
-func (t *Tensor) F64() []float64 { t.check(Float64); return typed[float64](t.storage) }
+func (t *Tensor) F64() []float64 { t.check(Float64); return view[float64](t) }
 
 // I64 returns the whole storage as int64.
-func (t *Tensor) I64() []int64 { t.check(Int64); return typed[int64](t.storage) }
+func (t *Tensor) I64() []int64 { t.check(Int64); return view[int64](t) }
 
 // I32 returns the whole storage as int32.
-func (t *Tensor) I32() []int32 { t.check(Int32); return typed[int32](t.storage) }
+func (t *Tensor) I32() []int32 { t.check(Int32); return view[int32](t) }
 
 // I16 returns the whole storage as int16.
-func (t *Tensor) I16() []int16 { t.check(Int16); return typed[int16](t.storage) }
+func (t *Tensor) I16() []int16 { t.check(Int16); return view[int16](t) }
 
 // I8 returns the whole storage as int8.
-func (t *Tensor) I8() []int8 { t.check(Int8); return typed[int8](t.storage) }
+func (t *Tensor) I8() []int8 { t.check(Int8); return view[int8](t) }
 
 // U8 returns the whole storage as uint8.
-func (t *Tensor) U8() []uint8 { t.check(Uint8); return typed[uint8](t.storage) }
+func (t *Tensor) U8() []uint8 { t.check(Uint8); return view[uint8](t) }
 
 // U16 returns the whole storage as raw 16-bit words (float16, bfloat16).
 func (t *Tensor) U16() []uint16 {
@@ -341,7 +365,7 @@ func (t *Tensor) U16() []uint16 {
 }
 
 // B returns the whole storage as bool (one byte each, 0 or 1).
-func (t *Tensor) B() []bool { t.check(Bool); return typed[bool](t.storage) }
+func (t *Tensor) B() []bool { t.check(Bool); return view[bool](t) }
 
 // F32Contig returns exactly the elements of a contiguous float32 tensor.
 func (t *Tensor) F32Contig() []float32 { return t.F32()[t.offset : t.offset+t.Numel()] }
