@@ -21,7 +21,10 @@ vet:
 testdata:
 	$(PYTHON) scripts/make_ir_samples.py
 	$(PYTHON) scripts/make_testdata.py
-	$(PYTHON) graph/alias/gen.py
+	$(PYTHON) scripts/make_dense_testdata.py
+	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
+	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go
+	gofmt -w graph/alias/schemas_gen.go
 
 # Go benchmarks, then gosr beside PyTorch's Static Runtime on the same models in one run.
 bench:
