@@ -103,11 +103,21 @@ func scalarArith(op binOp) scalarBinFn {
 		case opRem:
 			r = remF(x, y)
 		case opPow:
+			if x == 0 && y < 0 {
+				return ivalue.None(), Errorf("0.0 cannot be raised to a negative power")
+			}
 			r = math.Pow(x, y)
 		case opMax:
-			r = maxNaN(x, y)
+			// TorchScript's a > b ? a : b: a NaN wins only as b
+			r = y
+			if x > y {
+				r = x
+			}
 		case opMin:
-			r = minNaN(x, y)
+			r = y
+			if x < y {
+				r = x
+			}
 		default:
 			return ivalue.None(), Errorf("internal: scalar op %d", op)
 		}
@@ -196,7 +206,9 @@ func formatIValue(b *strings.Builder, v ivalue.IValue) {
 		b.WriteString(v.Str())
 	case ivalue.KindDouble:
 		d := v.Double()
-		if !math.IsInf(d, 0) && d == d && math.Abs(d) < 1e10 && d == math.Trunc(d) {
+		// IValue's operator<<: a double that survives int64(d) prints
+		// as that integer and a dot, whatever its magnitude.
+		if d >= -0x1p63 && d < 0x1p63 && d == math.Trunc(d) {
 			b.WriteString(strconv.FormatInt(int64(d), 10))
 			b.WriteByte('.')
 			return
@@ -221,11 +233,8 @@ func formatIValue(b *strings.Builder, v ivalue.IValue) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if it.Kind() == ivalue.KindString {
-				b.WriteString("'" + it.Str() + "'")
-			} else {
-				formatIValue(b, it)
-			}
+			// operator<< prints strings in containers unquoted
+			formatIValue(b, it)
 		}
 		if v.Kind() == ivalue.KindTuple && len(v.List().Items) == 1 {
 			b.WriteString(",")
@@ -513,7 +522,9 @@ func init() {
 				isBool := r.Kind() == ivalue.KindBool
 				for _, it := range l.Items[1:] {
 					var err error
-					if r, err = fn(r, it, true); err != nil {
+					// elem < acc ? elem : acc, so a NaN is kept only
+					// when it comes first
+					if r, err = fn(it, r, true); err != nil {
 						return err
 					}
 				}

@@ -369,23 +369,28 @@ func shapeArangeKernel(startArg, endArg, stepArg, dtypeArg int) Kernel {
 			return Errorf("arange: bool dtype is not supported")
 		}
 		s, e, d := start.AsFloat(), end.AsFloat(), step.AsFloat()
-		if d == 0 {
+		// An integral dtype works on the bounds truncated to int64 (its
+		// accumulate type), as PyTorch's arange_out does.
+		integral := !dt.IsFloat()
+		si, ei, di := start.AsInt(), end.AsInt(), step.AsInt()
+		if !integral && (math.IsNaN(s) || math.IsInf(s, 0) || math.IsNaN(e) || math.IsInf(e, 0)) {
+			return Errorf("arange: unsupported range: %v -> %v", s, e)
+		}
+		if (integral && di == 0) || (!integral && d == 0) {
 			return Errorf("arange: step must be nonzero")
 		}
-		if (d > 0 && e < s) || (d < 0 && e > s) {
+		if (integral && ((di > 0 && ei < si) || (di < 0 && ei > si))) || (!integral && ((d > 0 && e < s) || (d < 0 && e > s))) {
 			return Errorf("arange: upper bound and larger bound inconsistent with step sign")
 		}
 		var n int
-		if dt.IsFloat() {
-			n = int(math.Ceil((e - s) / d))
+		if dt == ivalue.Int64 {
+			// int64 sizes in int64 arithmetic; other dtypes in double
+			n = int((ei - si + di - shapeSign64(di)) / di)
 		} else {
-			// integral arange sizes with int64 arithmetic when all args are ints
-			if start.Kind() != ivalue.KindDouble && end.Kind() != ivalue.KindDouble && step.Kind() != ivalue.KindDouble {
-				si, ei, di := start.AsInt(), end.AsInt(), step.AsInt()
-				n = int((ei - si + di - shapeSign64(di)) / di)
-			} else {
-				n = int(math.Ceil((e - s) / d))
-			}
+			n = int(math.Ceil((e - s) / d))
+		}
+		if n < 0 {
+			return Errorf("arange: invalid size %d for range %v -> %v step %v", n, s, e, d)
 		}
 		st := shapeStateOf(p)
 		st.sizes = append(st.sizes[:0], n)
@@ -404,20 +409,17 @@ func shapeArangeKernel(startArg, endArg, stepArg, dtypeArg int) Kernel {
 			}
 		case ivalue.Int64:
 			o := out.I64Contig()
-			if dt.IsInt() && start.Kind() != ivalue.KindDouble && step.Kind() != ivalue.KindDouble {
-				si, di := start.AsInt(), step.AsInt()
-				for i := range o {
-					o[i] = si + int64(i)*di
-				}
-			} else {
-				for i := range o {
-					o[i] = int64(s + float64(i)*d)
-				}
+			for i := range o {
+				o[i] = si + int64(i)*di
 			}
 		default:
 			b := out.Storage().Data
 			for i := 0; i < n; i++ {
-				copyStoreF(b, dt, i, s+float64(i)*d)
+				if integral {
+					copyStoreI(b, dt, i, si+int64(i)*di)
+				} else {
+					copyStoreF(b, dt, i, s+float64(i)*d)
+				}
 			}
 		}
 		return nil

@@ -367,7 +367,12 @@ func viewSliceGeom(p *ProcessedNode, in *ivalue.Tensor, st *shapeState) (int, er
 	end = min(max(end, start), size)
 	off, _ := viewSame(nil, in, st)
 	off += int(start) * st.strides[d]
-	st.sizes[d] = int((end - start + step - 1) / step)
+	// ceil((end-start)/step) without overflowing for a huge step
+	n := (end - start) / step
+	if (end-start)%step != 0 {
+		n++
+	}
+	st.sizes[d] = int(n)
 	st.strides[d] *= int(step)
 	return off, nil
 }
@@ -398,7 +403,7 @@ func viewNarrowGeom(p *ProcessedNode, in *ivalue.Tensor, st *shapeState) (int, e
 	if start < 0 {
 		start += size
 	}
-	if length < 0 || start+length > size {
+	if length < 0 || length > size-start {
 		return 0, Errorf("narrow(): start (%d) + length (%d) exceeds dimension size (%d)", start, length, size)
 	}
 	off, _ := viewSame(nil, in, st)
@@ -532,6 +537,11 @@ func viewSplitSizes(p *ProcessedNode, size int, st *shapeState) error {
 		if s < 0 {
 			return Errorf("split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=%v", st.aux)
 		}
+		if s > size-sum {
+			// checked before adding, so the sum cannot overflow
+			sum = -1
+			break
+		}
 		sum += s
 	}
 	if sum != size {
@@ -546,7 +556,11 @@ func viewChunk(p *ProcessedNode, size int, st *shapeState) error {
 	if chunks <= 0 {
 		return Errorf("chunk expects `chunks` to be greater than 0, got: %d", chunks)
 	}
-	split := (size + int(chunks) - 1) / int(chunks)
+	// ceil(size/chunks) without overflowing for huge chunks
+	split := size / int(chunks)
+	if size%int(chunks) != 0 {
+		split++
+	}
 	if split == 0 && size == 0 {
 		// every chunk is empty
 		st.aux = shapeGrow(st.aux, int(chunks))

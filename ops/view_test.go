@@ -373,6 +373,7 @@ func TestShapeCreation(t *testing.T) {
 	none := ivalue.None()
 	dtI64 := ivI(ivalue.Int64.ScalarType())
 	dtF64 := ivI(ivalue.Float64.ScalarType())
+	dtI32 := ivI(ivalue.Int32.ScalarType())
 	x := ivalue.I32Tensor([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
 	cases := []struct {
 		name, kind string
@@ -400,6 +401,14 @@ func TestShapeCreation(t *testing.T) {
 			ivalue.Float32, []float64{-1.2999999523162842, -0.6000000238418579, 0.10000000149011612, 0.800000011920929, 1.5}},
 		{"arange tenth", "aten::arange", []ivalue.IValue{ivI(0), ivI(1), ivF(0.1), none, none, none, none}, []*graph.Type{tI, tI, graph.Float, tN, tN, tN, tN}, []int{10},
 			ivalue.Float32, []float64{0.0, 0.10000000149011612, 0.20000000298023224, 0.30000001192092896, 0.4000000059604645, 0.5, 0.6000000238418579, 0.699999988079071, 0.800000011920929, 0.8999999761581421}},
+		// integral dtype with float bounds: int64 truncates start, end and
+		// step before sizing; other int dtypes size in double but still
+		// step by the truncated values (PyTorch 1.13)
+		{"arange i64 float end", "aten::arange", []ivalue.IValue{ivF(0.5), ivF(4.9), ivF(1), dtI64, none, none, none}, []*graph.Type{graph.Float, graph.Float, graph.Float, tI, tN, tN, tN}, []int{4}, ivalue.Int64, []float64{0, 1, 2, 3}},
+		{"arange i64 float step", "aten::arange", []ivalue.IValue{ivF(0.5), ivI(5), ivF(1.5), dtI64, none, none, none}, []*graph.Type{graph.Float, tI, graph.Float, tI, tN, tN, tN}, []int{5}, ivalue.Int64, []float64{0, 1, 2, 3, 4}},
+		{"arange i64 neg start", "aten::arange", []ivalue.IValue{ivF(-2.5), ivF(2.5), dtI64, none, none, none}, []*graph.Type{graph.Float, graph.Float, tI, tN, tN, tN}, []int{4}, ivalue.Int64, []float64{-2, -1, 0, 1}},
+		{"arange i32 float step", "aten::arange", []ivalue.IValue{ivF(0.5), ivI(5), ivF(1.5), dtI32, none, none, none}, []*graph.Type{graph.Float, tI, graph.Float, tI, tN, tN, tN}, []int{3}, ivalue.Int32, []float64{0, 1, 2}},
+		{"arange i32 float end", "aten::arange", []ivalue.IValue{ivI(0), ivF(5.5), dtI32, none, none, none}, []*graph.Type{tI, graph.Float, tI, tN, tN, tN}, []int{6}, ivalue.Int32, []float64{0, 1, 2, 3, 4, 5}},
 		{"expand_dims_copy", "static_runtime::expand_dims_copy", []ivalue.IValue{iv(x), ivInts(0, 2)}, []*graph.Type{tT, shapeTIL}, []int{1, 2, 1, 3}, ivalue.Int32, []float64{1, 2, 3, 4, 5, 6}},
 	}
 	for _, c := range cases {
