@@ -194,22 +194,67 @@ func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue
 		if err := checkInput(m.argNames[i], i, m.inputTys[i], v); err != nil {
 			return err
 		}
-		if t := v.Tensor(); t != nil && r.ownsTensor(t) {
-			// An output of a previous run fed back: the run would rewrite
-			// it while reading it, so read a copy.
-			v = ivalue.FromTensor(t.Clone())
+		if r.ownsPart(v) {
+			// An output of a previous run (or a part of one) fed back: the
+			// run would rewrite it while reading it, so read a copy.
+			v = v.Clone()
 		}
 		r.values[s] = v
 	}
 	return nil
 }
 
-// ownsTensor reports whether t is (or views) a tensor this runtime wrote:
-// one of its current outputs.
-func (r *StaticRuntime) ownsTensor(t *ivalue.Tensor) bool {
-	for _, o := range r.outputs {
-		if holdsTensor(o, t) {
+// ownsPart reports whether v is, or contains, a tensor or container this
+// runtime wrote: part of its current outputs. Inputs that are not
+// tensors or containers never are.
+func (r *StaticRuntime) ownsPart(v ivalue.IValue) bool {
+	if t := v.Tensor(); t != nil {
+		for _, o := range r.outputs {
+			if holdsTensor(o, t) {
+				return true
+			}
+		}
+		return false
+	}
+	if l := v.List(); l != nil {
+		for _, o := range r.outputs {
+			if holdsList(o, l) {
+				return true
+			}
+		}
+		for _, it := range l.Items {
+			if r.ownsPart(it) {
+				return true
+			}
+		}
+	}
+	if d := v.Dict(); d != nil {
+		for _, it := range d.Values {
+			if r.ownsPart(it) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsList reports whether v is or contains (at any depth) the list l.
+func holdsList(v ivalue.IValue, l *ivalue.List) bool {
+	if vl := v.List(); vl != nil {
+		if vl == l {
 			return true
+		}
+		for _, it := range vl.Items {
+			if holdsList(it, l) {
+				return true
+			}
+		}
+	}
+	if d := v.Dict(); d != nil {
+		for _, it := range d.Values {
+			if holdsList(it, l) {
+				return true
+			}
 		}
 	}
 	return false

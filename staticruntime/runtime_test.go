@@ -462,3 +462,24 @@ func TestNestedOutputFedBack(t *testing.T) {
 		v = got // the output, nested in a list in a tuple, is the next input
 	}
 }
+
+func TestListOutputFedBack(t *testing.T) {
+	m := prepare(t, `graph(%l : int[]):
+  %neg : int = prim::Constant[value=-1]()
+  %none : NoneType = prim::Constant()
+  %r : int[] = aten::slice(%l, %none, %none, %neg)
+  return (%r)
+`, nil)
+	r := m.NewRuntime()
+	v := ivalue.NewList(ivalue.FromInt(1), ivalue.FromInt(2), ivalue.FromInt(3))
+	for i, want := range [][]int64{{3, 2, 1}, {1, 2, 3}, {3, 2, 1}} {
+		outs, err := r.Run(v)
+		require.NoError(t, err)
+		var got []int64
+		for _, it := range outs[0].List().Items {
+			got = append(got, it.Int())
+		}
+		assert.Equal(t, want, got, "run %d", i)
+		v = outs[0] // the reversed list is the next input
+	}
+}
