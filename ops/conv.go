@@ -42,7 +42,8 @@ func init() {
 			if !n.Matches(schema) {
 				return nil
 			}
-			return func(p *ProcessedNode) error { return convKernel(p, spec) }
+			pre := convPrepack(n, spec)
+			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
 	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6})
@@ -52,6 +53,47 @@ func init() {
 	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8})
 	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8})
 	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8})
+}
+
+// convPrepacked is a constant weight packed once per group as the
+// gemm's A operand, shared read-only by all runtimes.
+type convPrepacked struct {
+	w      *ivalue.Tensor
+	groups int
+	a      []*gemmPrepackedA
+}
+
+// convPrepack packs a constant weight (frozen graphs) with constant
+// groups, or returns nil. Depthwise weights (one input channel per
+// group) are left alone: they run the direct kernel.
+func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
+	c, ok := graph.ConstantValue(n.Inputs[1])
+	if !ok {
+		return nil
+	}
+	w := c.Tensor()
+	gv, ok := graph.ConstantValue(n.Inputs[spec.groups])
+	if w == nil || !ok || gv.Kind() != ivalue.KindInt || w.DType() != ivalue.Float32 || w.Dim() < 3 || w.Dim() > 4 ||
+		(spec.dims != 0 && w.Dim() != spec.dims+2) || w.Size(1) <= 1 {
+		return nil
+	}
+	groups := int(gv.Int())
+	o := w.Size(0)
+	if groups <= 0 || o%groups != 0 || w.Numel() == 0 {
+		return nil
+	}
+	kdim := w.Numel() / o
+	wd, woff := w.F32(), w.Offset()
+	if !w.IsContiguous() {
+		wd, woff = make([]float32, w.Numel()), 0
+		gemmCopyContig(wd, w)
+	}
+	og := o / groups
+	pre := &convPrepacked{w: w, groups: groups}
+	for gr := 0; gr < groups; gr++ {
+		pre.a = append(pre.a, gemmPrepackA(og, kdim, gemmMat{wd, woff + gr*og*kdim, kdim, 1}))
+	}
+	return pre
 }
 
 // convGeom is one convolution's geometry, 1-d as 2-d with height 1.
@@ -81,7 +123,7 @@ func convPair(p *ProcessedNode, i, d int, st *convState, what string) (int, int,
 	return 0, 0, Errorf("conv %s: expected %d values, got %v", what, d, v)
 }
 
-func convKernel(p *ProcessedNode, spec convSpec) error {
+func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	st, _ := p.State.(*convState)
 	if st == nil {
 		st = &convState{}
@@ -213,6 +255,15 @@ func convKernel(p *ProcessedNode, spec convSpec) error {
 	if out.Numel() == 0 {
 		return nil
 	}
+	og := g.o / g.groups
+	pointwise := g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0 &&
+		(g.h == 1 || g.sH == g.w*g.sW)
+	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
+		// The weight was packed at preparation (pointwise gemvs read
+		// it directly instead, as gemm would).
+		convGemm(&g, x, pre.a, gemmMat{}, pointwise, beta, c)
+		return nil
+	}
 	// Weight as [o, cg*kh*kw] rows, copied only if not contiguous.
 	kdim := w.Size(1) * g.kh * g.kw
 	wd, woff := w.F32(), w.Offset()
@@ -230,27 +281,44 @@ func convKernel(p *ProcessedNode, spec convSpec) error {
 		}
 		return nil
 	}
+	convGemm(&g, x, nil, gemmMat{wd, woff, kdim, 1}, pointwise, beta, c)
+	return nil
+}
+
+// convGemm runs the convolution as one gemm per image and group, with A
+// the group's weight rows: packed in advance (pre, one per group) or
+// read from w ([o, cg*kh*kw] rows).
+func convGemm(g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA, w gemmMat, pointwise bool, beta float32, c []float32) {
 	cg, og := g.c/g.groups, g.o/g.groups
-	pointwise := g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0 &&
-		(g.h == 1 || g.sH == g.w*g.sW)
+	kdim := w.rs
+	if pre != nil {
+		kdim = pre[0].k
+	}
+	plane := g.oh * g.ow
 	xd := x.F32()
 	cv := gemmConvSrc{data: xd, sC: g.sC, sH: g.sH, sW: g.sW, h: g.h, w: g.w, kh: g.kh, kw: g.kw,
 		strH: g.strH, strW: g.strW, padH: g.padH, padW: g.padW, dilH: g.dilH, dilW: g.dilW, oh: g.oh, ow: g.ow}
 	for nn := 0; nn < g.n; nn++ {
 		for gr := 0; gr < g.groups; gr++ {
-			a := gemmMat{wd, woff + gr*og*kdim, kdim, 1}
 			xoff := x.Offset() + nn*g.sN + gr*cg*g.sC
 			coff := (nn*g.o + gr*og) * plane
+			var b gemmMat
+			var src *gemmConvSrc
 			if pointwise {
-				b := gemmMat{xd, xoff, g.sC, g.sW}
-				gemm(og, plane, cg, 1, a, b, nil, beta, c, coff, plane)
+				b = gemmMat{xd, xoff, g.sC, g.sW}
+			} else {
+				cv.off = xoff
+				src = &cv
+			}
+			if pre != nil {
+				gemmWithPrepackedA(plane, pre[gr], b, src, beta, c, coff, plane)
 				continue
 			}
-			cv.off = xoff
-			gemm(og, plane, kdim, 1, a, gemmMat{}, &cv, beta, c, coff, plane)
+			a := w
+			a.off += gr * og * kdim
+			gemm(og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
 		}
 	}
-	return nil
 }
 
 // convDepthwise runs a convolution with one input channel per group

@@ -37,3 +37,9 @@ func TestConvErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestConvConstWeightAgainstTorch runs the same cases with the weight a
+// prim::Constant, as in frozen graphs (then it is packed at preparation).
+func TestConvConstWeightAgainstTorch(t *testing.T) {
+	denseRunFamilyConst(t, "conv", 1)
+}

@@ -75,17 +75,26 @@ func BenchmarkDenseConv2d(b *testing.B) {
 	for _, c := range []struct {
 		name                 string
 		cin, cout, hw, k, gr int
-	}{{"3x3/64-64/56x56", 64, 64, 56, 3, 1}, {"1x1/64-256/56x56", 64, 256, 56, 1, 1}, {"3x3dw/64/56x56", 64, 64, 56, 3, 64}} {
+		constW               bool
+	}{{"3x3/64-64/56x56", 64, 64, 56, 3, 1, false}, {"1x1/64-256/56x56", 64, 256, 56, 1, 1, false}, {"3x3dw/64/56x56", 64, 64, 56, 3, 64, false},
+		{"3x3/64-64/56x56/constW", 64, 64, 56, 3, 1, true}, {"1x1/64-256/56x56/constW", 64, 256, 56, 1, 1, true},
+		{"3x3/128-128/7x7/batch8", 128, 128, 7, 3, 1, false}, {"3x3/128-128/7x7/batch8/constW", 128, 128, 7, 3, 1, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			pad := int64(c.k / 2)
+			batch := 1
+			if c.hw < 16 {
+				batch = 8
+			}
+			// With constW the weight and bias are prim::Constants, as in
+			// frozen graphs (the weight is then prepacked).
 			p, err := buildNode(b, "aten::conv2d",
-				[]ivalue.IValue{iv(benchRand(r, 1, c.cin, c.hw, c.hw)), iv(benchRand(r, c.cout, c.cin/c.gr, c.k, c.k)), iv(benchRand(r, c.cout)),
+				[]ivalue.IValue{iv(benchRand(r, batch, c.cin, c.hw, c.hw)), iv(benchRand(r, c.cout, c.cin/c.gr, c.k, c.k)), iv(benchRand(r, c.cout)),
 					ivInts(1, 1), ivInts(pad, pad), ivInts(1, 1), ivI(int64(c.gr))},
-				[]*graph.Type{tT, tT, tT, ints, ints, ints, tI}, []*graph.Type{tT}, nil)
+				[]*graph.Type{tT, tT, tT, ints, ints, ints, tI}, []*graph.Type{tT}, []bool{false, c.constW, c.constW, true, true, true, true})
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchRun(b, 2*float64(c.cout*c.cin/c.gr*c.k*c.k*c.hw*c.hw), p)
+			benchRun(b, 2*float64(batch*c.cout*c.cin/c.gr*c.k*c.k*c.hw*c.hw), p)
 		})
 	}
 }

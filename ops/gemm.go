@@ -95,12 +95,13 @@ func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta floa
 			return
 		}
 	}
-	gemmBlocked(m, n, k, alpha, a, b, conv, nil, c, coff, ldc)
+	gemmBlocked(m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc)
 }
 
 // gemmBlocked is the packed path; C is already scaled by beta. B comes
-// from b, conv, or blocks packed in advance (pre).
-func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, c []float32, coff, ldc int) {
+// from b, conv, or blocks packed in advance (pre); A from a, or from
+// blocks packed in advance (preA, then alpha is 1).
+func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, preA *gemmPrepackedA, c []float32, coff, ldc int) {
 	pk := gemmGetPack()
 	nc := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
 	if need := min(k, gemmKC) * nc; pre == nil && cap(pk.b) < need {
@@ -123,8 +124,13 @@ func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pr
 			}
 			for ic := 0; ic < m; ic += gemmMC {
 				mcur := min(gemmMC, m-ic)
-				gemmPackA(pk.a[:], a, alpha, ic, mcur, pc, kc)
-				gemmMacro(pk, bp, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
+				ap := pk.a[:]
+				if preA != nil {
+					ap = preA.blocks[pc/gemmKC*preA.nic+ic/gemmMC]
+				} else {
+					gemmPackA(ap, a, alpha, ic, mcur, pc, kc)
+				}
+				gemmMacro(pk, ap, bp, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
 			}
 		}
 	}
@@ -162,7 +168,44 @@ func gemmWithPrepacked(m int, alpha float32, a gemmMat, pre *gemmPrepacked, beta
 	if pre.k <= 0 || alpha == 0 {
 		return
 	}
-	gemmBlocked(m, pre.n, pre.k, alpha, a, gemmMat{}, nil, pre, c, coff, ldc)
+	gemmBlocked(m, pre.n, pre.k, alpha, a, gemmMat{}, nil, pre, nil, c, coff, ldc)
+}
+
+// gemmPrepackedA is an m x k A (a constant conv weight) packed once, at
+// preparation, in the panel layout gemmBlocked consumes, with alpha 1.
+// It is read-only, so all runtimes share it.
+type gemmPrepackedA struct {
+	m, k   int
+	nic    int         // row blocks per column block
+	blocks [][]float32 // in gemmBlocked's (pc, ic) order
+}
+
+func gemmPrepackA(m, k int, a gemmMat) *gemmPrepackedA {
+	pre := &gemmPrepackedA{m: m, k: k, nic: (m + gemmMC - 1) / gemmMC}
+	for pc := 0; pc < k; pc += gemmKC {
+		kc := min(gemmKC, k-pc)
+		for ic := 0; ic < m; ic += gemmMC {
+			mcur := min(gemmMC, m-ic)
+			blk := make([]float32, kc*((mcur+gemmMR-1)/gemmMR*gemmMR))
+			gemmPackA(blk, a, 1, ic, mcur, pc, kc)
+			pre.blocks = append(pre.blocks, blk)
+		}
+	}
+	return pre
+}
+
+// gemmWithPrepackedA is gemm with alpha 1 and A from preA (preA.m x
+// preA.k times preA.k x n); B comes from b, or conv when non-nil.
+func gemmWithPrepackedA(n int, preA *gemmPrepackedA, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
+	m, k := preA.m, preA.k
+	if m <= 0 || n <= 0 {
+		return
+	}
+	gemmScaleC(m, n, beta, c, coff, ldc)
+	if k <= 0 {
+		return
+	}
+	gemmBlocked(m, n, k, 1, gemmMat{}, b, conv, nil, preA, c, coff, ldc)
 }
 
 func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
@@ -182,13 +225,13 @@ func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
 }
 
 // gemmMacro runs the micro-kernel over one packed A block and B panel.
-func gemmMacro(pk *gemmPack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int) {
+func gemmMacro(pk *gemmPack, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int) {
 	for jr := 0; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
 		bp := bpack[jr*kc : jr*kc+kc*gemmNR]
 		for ir := 0; ir < mc; ir += gemmMR {
 			mr := min(gemmMR, mc-ir)
-			ap := pk.a[ir*kc : ir*kc+kc*gemmMR]
+			ap := apack[ir*kc : ir*kc+kc*gemmMR]
 			o := coff + ir*ldc + jr
 			if mr == gemmMR && nr == gemmNR {
 				gemmKernel(kc, ap, bp, c[o:], ldc)

@@ -181,7 +181,17 @@ func init() {
 		if !n.Matches(addmmSchema) {
 			return nil
 		}
-		return addmmKernel
+		// A constant mat2 is packed once here, as linear's weight.
+		var pre *gemmPrepacked
+		var preW *ivalue.Tensor
+		if c, ok := graph.ConstantValue(n.Inputs[2]); ok {
+			if w := c.Tensor(); w != nil && w.DType() == ivalue.Float32 && w.Dim() == 2 {
+				ws := w.Strides()
+				pre = gemmPrepack(w.Size(1), w.Size(0), gemmMat{w.F32(), w.Offset(), ws[0], ws[1]})
+				preW = w
+			}
+		}
+		return func(p *ProcessedNode) error { return addmmKernel(p, pre, preW) }
 	})
 }
 
@@ -238,7 +248,7 @@ func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) err
 	return nil
 }
 
-func addmmKernel(p *ProcessedNode) error {
+func addmmKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) error {
 	self, err := gemmInput(p, 0, "addmm self")
 	if err != nil {
 		return err
@@ -273,6 +283,10 @@ func addmmKernel(p *ProcessedNode) error {
 	}
 	s1, s2 := m1.Strides(), m2.Strides()
 	a := gemmMat{m1.F32(), m1.Offset(), s1[0], s1[1]}
+	if pre != nil && m2 == preW && m > 1 {
+		gemmWithPrepacked(m, alpha, a, pre, beta, c, 0, n)
+		return nil
+	}
 	b := gemmMat{m2.F32(), m2.Offset(), s2[0], s2[1]}
 	gemm(m, n, k, alpha, a, b, nil, beta, c, 0, n)
 	return nil

@@ -221,6 +221,11 @@ func TestLinearConstantWeight(t *testing.T) {
 	denseRunFamilyConst(t, "linear", 1, "aten::linear")
 }
 
+func TestLinearAddmmConstantMat2(t *testing.T) {
+	// A constant mat2 is packed at preparation too.
+	denseRunFamilyConst(t, "linear", 2, "aten::addmm")
+}
+
 func TestLinearErrors(t *testing.T) {
 	w := ivalue.F32Tensor(make([]float32, 15), 5, 3)
 	cases := []struct {
