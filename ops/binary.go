@@ -380,19 +380,11 @@ func runArithI[T ewInt](it *Iter, op binOp, x, y, z []T, alpha T) error {
 	return nil
 }
 
-func maxNaN[T float32 | float64](x, y T) T {
-	if x > y || x != x {
-		return x
-	}
-	return y
-}
+// maxNaN and minNaN propagate NaN from either side, as PyTorch's
+// maximum/minimum/clamp do; Go's builtins do the same without a branch.
+func maxNaN[T float32 | float64](x, y T) T { return max(x, y) }
 
-func minNaN[T float32 | float64](x, y T) T {
-	if x < y || x != x {
-		return x
-	}
-	return y
-}
+func minNaN[T float32 | float64](x, y T) T { return min(x, y) }
 
 // floorDivF is PyTorch's div_floor_floating.
 func floorDivF(a, b float64) float64 {

@@ -198,10 +198,9 @@ func maxPool2dKernel(p *ProcessedNode) error {
 							if uint(iw) >= uint(in.w) {
 								continue
 							}
-							// NaN wins, as in PyTorch.
-							if v := in.data[row+iw*in.sW]; v > m || v != v {
-								m = v
-							}
+							// Go's max lets NaN win, as PyTorch does, and
+							// compiles without a branch to mispredict.
+							m = max(m, in.data[row+iw*in.sW])
 						}
 					}
 					o[k] = m

@@ -94,9 +94,7 @@ func softmaxLines[T float32 | float64](pl *redPlan, o, x []T, n, s, after int, l
 		oi := (j/after)*n*after + j%after
 		mx := math.Inf(-1)
 		for i := 0; i < n; i++ {
-			if v := float64(x[xi+i*s]); v > mx || v != v {
-				mx = v
-			}
+			mx = max(mx, float64(x[xi+i*s])) // NaN wins
 		}
 		var sum float64
 		for i := 0; i < n; i++ {

@@ -217,29 +217,15 @@ func absI[T ewInt](x T) T {
 	return x
 }
 
-func reluF[T float32 | float64](x T) T {
-	if x > 0 || x != x {
-		return x
-	}
-	return 0
-}
+// reluF keeps NaN (Go's max propagates it, as PyTorch's relu does) and
+// has no branch to mispredict on data of mixed sign.
+func reluF[T float32 | float64](x T) T { return max(x, 0) }
 
-func leakyF[T float32 | float64](x, slope T) T {
-	if x > 0 {
-		return x
-	}
-	return x * slope
-}
+// leakyF and hardtanhF are branch-free (data of mixed sign would make
+// branches mispredict half the time); NaN passes through.
+func leakyF[T float32 | float64](x, slope T) T { return max(x, 0) + slope*min(x, 0) }
 
-func hardtanhF[T float32 | float64](x, lo, hi T) T {
-	if x < lo {
-		return lo
-	}
-	if x > hi {
-		return hi
-	}
-	return x
-}
+func hardtanhF[T float32 | float64](x, lo, hi T) T { return min(max(x, lo), hi) }
 
 // clampF is min(max(x, lo), hi): NaN propagates, hi wins when lo > hi.
 func clampF[T float32 | float64](x, lo, hi T) T { return minNaN(maxNaN(x, lo), hi) }
