@@ -74,9 +74,9 @@ func softmaxKernel(log bool, dtypeIdx int) Kernel {
 		}
 		switch cdt {
 		case ivalue.Float32:
-			softmaxLines(&pl, target.F32(), ca.F32(), n, inStride, after, log)
+			softmaxLines(&pl, target.F32(), ca.F32(), n, inStride, after, log, true)
 		case ivalue.Float64:
-			softmaxLines(&pl, target.F64(), ca.F64(), n, inStride, after, log)
+			softmaxLines(&pl, target.F64(), ca.F64(), n, inStride, after, log, false)
 		}
 		if target != out {
 			return CastInto(out, target)
@@ -88,7 +88,9 @@ func softmaxKernel(log bool, dtypeIdx int) Kernel {
 // softmaxLines handles every line along the softmax dim: line j starts at
 // pl.outerOffset(j) in x (stride s) and at (j/after)*n*after + j%after in
 // the contiguous output (stride after).
-func softmaxLines[T float32 | float64](pl *redPlan, o, x []T, n, s, after int, log bool) {
+// fast32 computes exp in single precision (float32 data: the result is
+// float32 anyway); the sum still accumulates in float64.
+func softmaxLines[T float32 | float64](pl *redPlan, o, x []T, n, s, after int, log, fast32 bool) {
 	for j := 0; j < pl.outerCount; j++ {
 		xi := pl.outerOffset(j)
 		oi := (j/after)*n*after + j%after
@@ -98,7 +100,12 @@ func softmaxLines[T float32 | float64](pl *redPlan, o, x []T, n, s, after int, l
 		}
 		var sum float64
 		for i := 0; i < n; i++ {
-			e := math.Exp(float64(x[xi+i*s]) - mx)
+			var e float64
+			if fast32 {
+				e = float64(expf(float32(float64(x[xi+i*s]) - mx)))
+			} else {
+				e = math.Exp(float64(x[xi+i*s]) - mx)
+			}
 			sum += e
 			if !log {
 				o[oi+i*after] = T(e)

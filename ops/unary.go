@@ -120,7 +120,11 @@ func (k *unKernel) run(p *ProcessedNode) error {
 	out := p.OutTensor(0)
 	if a.DType() == ivalue.Float32 && a.IsContiguous() {
 		out.Resize(ivalue.Float32, a.Sizes())
-		return unLoopF(op, out.F32Contig(), a.F32(), a.Offset(), 1, p0, p1)
+		o := out.F32Contig()
+		if unFast32(op, o, a.F32()[a.Offset():a.Offset()+len(o)]) {
+			return nil
+		}
+		return unLoopF(op, o, a.F32(), a.Offset(), 1, p0, p1)
 	}
 	dt := a.DType()
 	if k.floatOnly && !dt.IsFloat() {
@@ -253,6 +257,32 @@ func signI[T ewInt](x T) T {
 func sigmoidF(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
 func siluF(x float64) float64 { return x / (1 + math.Exp(-x)) }
+
+// unFast32 runs the ops whose float64 math (exp, erf) dominated float32
+// models with single-precision versions; it reports false for the rest.
+func unFast32(op unOp, o, a []float32) bool {
+	switch op {
+	case unGelu:
+		for i, x := range a {
+			o[i] = geluf(x)
+		}
+	case unSigmoid:
+		for i, x := range a {
+			o[i] = sigmoidf(x)
+		}
+	case unSilu:
+		for i, x := range a {
+			o[i] = siluf(x)
+		}
+	case unExp:
+		for i, x := range a {
+			o[i] = expf(x)
+		}
+	default:
+		return false
+	}
+	return true
+}
 
 func geluF(x float64) float64 { return 0.5 * x * (1 + math.Erf(x*math.Sqrt2/2)) }
 
