@@ -22,6 +22,7 @@ testdata:
 	$(PYTHON) scripts/make_ir_samples.py
 	$(PYTHON) scripts/make_testdata.py
 	$(PYTHON) scripts/make_dense_testdata.py
+	$(PYTHON) scripts/make_pt_testdata.py testdata/pt
 	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
 	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go
 	gofmt -w graph/alias/schemas_gen.go

@@ -404,7 +404,9 @@ func (p *schemaTypeParser) parse() (*Type, int, string, error) {
 			} else if strings.HasPrefix(name, "__torch__.") || name == "complex" || name == "AnyEnumType" {
 				t = ClassOf(name)
 			} else if isTypeVar(name) {
-				t = Any // type variables: t, t1, t2, tVal, tKey, ...
+				// Type variables (t, t1, tVal, ...) are Any, named so that
+				// overload resolution can bind them.
+				t = &Type{Kind: AnyType, Name: name}
 			} else {
 				return nil, 0, "", fmt.Errorf("unknown schema type %q", name)
 			}

@@ -1,13 +1,16 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
-//	srbench run     -model NAME|FILE.ir [-iters N] [-warmup N] [-threads N] [-json]
-//	srbench ops     -model NAME|FILE.ir    per-op times (benchmark_individual_ops)
-//	srbench graph   -model NAME|FILE.ir    the graph gosr runs, after its passes
-//	srbench compare -model NAME|FILE.ir|all [-python PATH] [-json]
-//	srbench list                           the built-in models
+//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-json]
+//	srbench ops     MODEL    per-op times (benchmark_individual_ops)
+//	srbench graph   MODEL    the graph gosr runs, after its passes
+//	srbench compare MODEL|all [-inputs IN.pt] [-python PATH] [-json]
+//	srbench list             the built-in models
 //
-// A model is a built-in name (srbench list) or an IR file FILE.ir with its
-// tensors (constants c*, inputs in*, expected outputs out*) in
+// MODEL (or -model MODEL) is a built-in name (srbench list), a TorchScript
+// archive FILE.pt from torch.jit.save (inputs and expected outputs from
+// torch.save files: -inputs/-expected, by default NAME.inputs.pt and
+// NAME.expected.pt beside NAME[.variant].pt), or an IR file FILE.ir with
+// its tensors (constants c*, inputs in*, expected outputs out*) in
 // FILE.safetensors beside it, as scripts/make_testdata.py writes them.
 package main
 
@@ -31,6 +34,7 @@ import (
 	"github.com/gosr/gosr/builtin"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -47,6 +51,9 @@ type flags struct {
 	python       string
 	noOutVariant bool
 	noOptimize   bool
+	inputs       string
+	expected     string
+	save         string
 }
 
 func main() {
@@ -65,8 +72,20 @@ func main() {
 	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
 	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
 	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
-	if err := fs.Parse(os.Args[2:]); err != nil {
-		os.Exit(2)
+	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
+	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
+	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
+	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
+	args := os.Args[2:]
+	for {
+		if err := fs.Parse(args); err != nil {
+			os.Exit(2)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		f.model = fs.Arg(0)
+		args = fs.Args()[1:]
 	}
 	var err error
 	switch cmd {
@@ -90,17 +109,24 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: srbench run|ops|graph|compare|list -model NAME|FILE.ir [flags]; srbench CMD -h for flags")
+	fmt.Fprintln(os.Stderr, "usage: srbench run|ops|graph|compare|list MODEL [flags]   (MODEL: a built-in name, FILE.pt or FILE.ir; srbench CMD -h for flags)")
 	os.Exit(2)
 }
 
-// model is a loaded fixture with the paths PyTorch can read.
+// model is a loaded model with the paths PyTorch can read: an IR fixture
+// (builtin or FILE.ir) or a TorchScript archive (FILE.pt).
 type model struct {
 	*fixture.Case
 	irPath, stPath string
+	// TorchScript archives
+	ptPath, inputsPath string
+	script             *loaders.Model
 }
 
-func loadModel(spec string) (*model, error) {
+func loadModel(spec string, f flags) (*model, error) {
+	if strings.HasSuffix(spec, ".pt") {
+		return loadScriptModel(spec, f)
+	}
 	if strings.HasSuffix(spec, ".ir") {
 		c, err := fixture.Load(spec)
 		if err != nil {
@@ -113,6 +139,18 @@ func loadModel(spec string) (*model, error) {
 		return nil, err
 	}
 	return &model{Case: c}, nil
+}
+
+// graph returns a fresh copy of the model's graph (preparation rewrites it).
+func (m *model) graph() (*graph.Graph, error) {
+	if m.script != nil {
+		return m.scriptGraph()
+	}
+	g, err := graph.Parse(m.IR, &graph.ParseOptions{Tensors: m.Consts})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	return g, nil
 }
 
 // files writes a built-in model's files to a temporary directory for PyTorch.
@@ -146,9 +184,9 @@ func (f flags) options() *staticruntime.Options {
 }
 
 func prepare(m *model, f flags) (*staticruntime.StaticModule, error) {
-	g, err := graph.Parse(m.IR, &graph.ParseOptions{Tensors: m.Consts})
+	g, err := m.graph()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.Name, err)
+		return nil, err
 	}
 	sm, err := staticruntime.NewStaticModule(g, f.options())
 	if err != nil {
@@ -185,7 +223,15 @@ func measure(m *model, f flags) (*runResult, error) {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	res := &runResult{Model: m.Name, Threads: f.threads}
-	res.MaxAbsDiff = fixture.MaxAbsDiff(fixture.Flatten(outs), m.Expected)
+	res.MaxAbsDiff = -1 // no expected outputs
+	if len(m.Expected) > 0 {
+		res.MaxAbsDiff = fixture.MaxAbsDiff(fixture.Flatten(outs), m.Expected)
+	}
+	if f.save != "" {
+		if err := saveOutputs(f.save, outs); err != nil {
+			return nil, err
+		}
+	}
 	res.OutVariantNodes, res.NativeNodes, res.FallbackNodes = sm.KindCounts()
 	res.Nodes = res.OutVariantNodes + res.NativeNodes + res.FallbackNodes
 	for i := 0; i < f.warmup; i++ {
@@ -257,7 +303,7 @@ func median(xs []float64) float64 {
 }
 
 func cmdRun(f flags) error {
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f)
 	if err != nil {
 		return err
 	}
@@ -271,7 +317,11 @@ func cmdRun(f flags) error {
 	fmt.Printf("model %s (%d threads)\n", res.Model, res.Threads)
 	fmt.Printf("  median time per run: %.3f us\n", res.UsPerIter)
 	fmt.Printf("  throughput: %.0f runs/s\n", res.Throughput)
-	fmt.Printf("  max abs diff from PyTorch's outputs: %.3g\n", res.MaxAbsDiff)
+	if res.MaxAbsDiff < 0 {
+		fmt.Printf("  max abs diff from PyTorch's outputs: n/a (no expected outputs given)\n")
+	} else {
+		fmt.Printf("  max abs diff from PyTorch's outputs: %.3g\n", res.MaxAbsDiff)
+	}
 	fmt.Printf("  nodes: %d (out variant %d, native %d, fallback %d)\n", res.Nodes, res.OutVariantNodes, res.NativeNodes, res.FallbackNodes)
 	fmt.Printf("  managed: %d tensors, %d bytes (planner %s)\n", res.ManagedTensors, res.ManagedBytes, res.Planner)
 	fmt.Printf("  allocations per run: %.1f\n", res.AllocsPerRun)
@@ -279,7 +329,7 @@ func cmdRun(f flags) error {
 }
 
 func cmdOps(f flags) error {
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f)
 	if err != nil {
 		return err
 	}
@@ -300,7 +350,7 @@ func cmdOps(f flags) error {
 }
 
 func cmdGraph(f flags) error {
-	m, err := loadModel(f.model)
+	m, err := loadModel(f.model, f)
 	if err != nil {
 		return err
 	}
@@ -317,15 +367,27 @@ func cmdGraph(f flags) error {
 
 // compareResult is one model through gosr and PyTorch.
 type compareResult struct {
-	Model       string  `json:"model"`
-	GosrUs      float64 `json:"gosr_us"`
-	TorchSRUs   float64 `json:"pytorch_static_runtime_us,omitempty"`
-	InterpUs    float64 `json:"pytorch_interpreter_python_loop_us,omitempty"`
-	Speedup     float64 `json:"speedup_vs_static_runtime,omitempty"`
-	GosrDiff    float64 `json:"gosr_max_abs_diff"`
-	TorchSRDiff float64 `json:"pytorch_static_runtime_max_abs_diff"`
-	Torch       string  `json:"torch,omitempty"`
-	Note        string  `json:"note,omitempty"`
+	Model     string  `json:"model"`
+	GosrUs    float64 `json:"gosr_us"`
+	TorchSRUs float64 `json:"pytorch_static_runtime_us,omitempty"`
+	// InterpUs is the TorchScript interpreter: timed inside a TorchScript
+	// loop for .pt models (InterpNoPython), in a Python loop for IR models.
+	InterpUs       float64 `json:"pytorch_interpreter_us,omitempty"`
+	InterpNoPython bool    `json:"interpreter_timed_without_python,omitempty"`
+	Speedup        float64 `json:"speedup_vs_static_runtime,omitempty"`
+	SpeedupInterp  float64 `json:"speedup_vs_interpreter,omitempty"`
+	GosrDiff       float64 `json:"gosr_max_abs_diff"`
+	TorchSRDiff    float64 `json:"pytorch_static_runtime_max_abs_diff,omitempty"`
+	// .pt models: gosr against PyTorch's Static Runtime on the same inputs.
+	GosrVsTorch float64 `json:"gosr_vs_pytorch_max_abs_diff,omitempty"`
+	Agree       bool    `json:"outputs_agree"`
+	HasAgree    bool    `json:"-"`
+	// Load and prepare: gosr's loaders.Load + NewStaticModule against
+	// torch.jit.load + freeze + PyTorch's StaticModule.
+	GosrPrepareMs  float64 `json:"gosr_load_prepare_ms,omitempty"`
+	TorchPrepareMs float64 `json:"pytorch_load_prepare_ms,omitempty"`
+	Torch          string  `json:"torch,omitempty"`
+	Note           string  `json:"note,omitempty"`
 }
 
 var srLine = regexp.MustCompile(`Static runtime ms per iter: ([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)`)
@@ -354,7 +416,7 @@ func cmdCompare(f flags) error {
 	py := findPython(f.python)
 	var results []compareResult
 	for _, name := range names {
-		m, err := loadModel(name)
+		m, err := loadModel(name, f)
 		if err != nil {
 			return err
 		}
@@ -365,6 +427,10 @@ func cmdCompare(f flags) error {
 		cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, GosrDiff: res.MaxAbsDiff}
 		if py == "" {
 			cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
+		} else if m.script != nil {
+			if err := runPyTorchScript(py, m, f, res, &cr); err != nil {
+				cr.Note = "PyTorch failed: " + err.Error()
+			}
 		} else if err := runPyTorch(py, m, f, res, &cr); err != nil {
 			cr.Note = "PyTorch failed: " + err.Error()
 		}
@@ -373,11 +439,21 @@ func cmdCompare(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(results)
 	}
-	fmt.Printf("%-18s %10s %14s %9s %14s %14s %14s\n", "model", "gosr us", "PyTorch SR us", "speedup", "interp(py) us", "gosr |diff|", "PyTorch |diff|")
+	fmt.Printf("%-22s %10s %14s %9s %14s %9s %12s %12s %s\n", "model", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
-		fmt.Printf("%-18s %10.3f %14.3f %8.2fx %14.3f %14.3g %14.3g %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.GosrDiff, c.TorchSRDiff, c.Note)
+		prep := ""
+		if c.TorchPrepareMs > 0 {
+			prep = fmt.Sprintf("%.1f/%.1f", c.GosrPrepareMs, c.TorchPrepareMs)
+		}
+		ag := "-"
+		if c.HasAgree {
+			ag = strconv.FormatBool(c.Agree)
+		} else if c.TorchSRUs > 0 {
+			ag = strconv.FormatBool(c.TorchSRDiff <= 1e-4 && c.GosrDiff <= 1e-4)
+		}
+		fmt.Printf("%-22s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
 	}
-	fmt.Println("(|diff|: largest absolute difference from the outputs PyTorch recorded in the fixture; interp(py): TorchScript interpreter timed in a Python loop)")
+	fmt.Println("(|diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)")
 	return nil
 }
 
@@ -420,6 +496,9 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	}
 	cr.TorchSRUs = median(srs)
 	cr.InterpUs = tail.Interp
+	if cr.GosrUs > 0 && cr.InterpUs > 0 {
+		cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
+	}
 	cr.TorchSRDiff = tail.Diff
 	cr.Torch = tail.Torch
 	if cr.GosrUs > 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestMeasureBuiltin(t *testing.T) {
-	m, err := loadModel("mlp")
+	m, err := loadModel("mlp", flags{})
 	require.NoError(t, err)
 	res, err := measure(m, flags{iters: 20, warmup: 2, threads: 2, repeats: 3})
 	require.NoError(t, err)
@@ -31,8 +31,8 @@ func TestMeasureBuiltin(t *testing.T) {
 }
 
 func TestLoadModelErrors(t *testing.T) {
-	_, err := loadModel("no_such_model")
+	_, err := loadModel("no_such_model", flags{})
 	require.ErrorContains(t, err, "no model")
-	_, err = loadModel("/nonexistent/model.ir")
+	_, err = loadModel("/nonexistent/model.ir", flags{})
 	require.Error(t, err)
 }

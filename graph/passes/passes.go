@@ -50,6 +50,8 @@ type Context struct {
 var Pipeline = []Pass{
 	{Name: "RemoveSelfInput", Fn: RemoveSelfInput},
 	{Name: "EliminateNoOps", Fn: EliminateNoOps},
+	{Name: "FoldConvBatchNorm", Fn: FoldConvBatchNorm},
+	{Name: "RemoveMutation", Fn: RemoveMutation},
 	{Name: "ConstantPropagation", Fn: ConstantPropagation},
 	{Name: "DeadCodeElimination", Fn: DeadCodeElimination},
 	{Name: "UseVariadicCat", Fn: UseVariadicCat},

@@ -1,0 +1,182 @@
+"""Runs a TorchScript archive through PyTorch, for `srbench compare MODEL.pt`.
+
+Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt
+
+MODEL.pt is what torch.jit.save wrote; INPUTS.pt is torch.save of the tuple
+(or list) of positional inputs. One thread. The model is frozen unless it
+already is, then:
+  - PyTorch's Static Runtime (torch._C._jit_to_static_module) is timed with
+    StaticModule.benchmark, its own C++ loop, REPEATS times; its report
+    (with "Static runtime ms per iter: X") goes to stdout, flushed per
+    repeat, for srbench to parse;
+  - the TorchScript interpreter is timed without Python per call: a method
+    added to the frozen module runs forward ITERS times in a TorchScript
+    loop, REPEATS times. The graph executor's optimizations are off for it:
+    they would unroll that loop and merge its identical iterations (CSE),
+    timing nothing; the frozen graph is already optimized by freezing.
+OUT.pt gets torch.save((sr_out, interp_out)). The last line of stdout is a
+JSON object: interp_us and sr_us (per iteration, one per repeat), load_ms,
+freeze_ms, static_module_ms, prepare_ms (load + freeze + Static Runtime
+build), outputs_agree (allclose 1e-5), torch_version.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+
+def is_frozen(m):
+    # torch.jit.freeze inlines every method and turns parameters, buffers
+    # and attributes into constants: none are left, and forward's graph
+    # (with any calls inlined) reads no attribute.
+    if any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        return False
+    g = m.graph.copy()
+    torch._C._jit_pass_inline(g)
+    return not g.findAllNodes("prim::GetAttr", True)
+
+
+def make_loop(frozen):
+    """Adds to frozen a method bench_loop(n, *inputs) that runs forward n
+    times in a TorchScript loop and returns the last output. (A scripted
+    wrapper module cannot hold a loaded module: they belong to different
+    compilation units.)"""
+    schema = frozen.forward.schema
+    # annotation_str spells types as TorchScript source does (List[int], ...).
+    types = [a.type.annotation_str for a in schema.arguments[1:]]  # [0] is self
+    names = ["x%d" % i for i in range(len(types))]
+    params = "".join(", %s: %s" % (n, t) for n, t in zip(names, types))
+    args = ", ".join(names)
+    src = (
+        "def bench_loop(self, n: int%s):\n"
+        "    out = self.forward(%s)\n"
+        "    for _ in range(n - 1):\n"
+        "        out = self.forward(%s)\n"
+        "    return out\n" % (params, args, args))
+    # ScriptModule.define needs the Python-side concrete type, which a
+    # loaded module lacks; the C++ define takes one made from its JIT type.
+    concrete = torch._C.ConcreteModuleType.from_jit_type(frozen._c._type())
+    frozen._c._define(concrete, src, lambda name: None)
+    return frozen._c._get_method("bench_loop")
+
+
+def agree(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and \
+            torch.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(agree, a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(agree(a[k], b[k]) for k in a)
+    return a == b
+
+
+def detach(v):
+    """Static Runtime's outputs may be managed by it: copy before the next run."""
+    if isinstance(v, torch.Tensor):
+        return v.clone()
+    if isinstance(v, tuple):
+        return tuple(detach(x) for x in v)
+    if isinstance(v, list):
+        return [detach(x) for x in v]
+    if isinstance(v, dict):
+        return {k: detach(x) for k, x in v.items()}
+    return v
+
+
+SR_LINE = re.compile(r"Static runtime ms per iter: ([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)")
+
+
+def sr_benchmark(sm, inputs, warmup, iters):
+    """Runs sm.benchmark, echoing its C++ report to stdout, and returns the
+    ms per iteration it reported. The report is written by C++ to fd 1, so
+    it is captured through a temporary file."""
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        saved = os.dup(1)
+        try:
+            os.dup2(tmp.fileno(), 1)
+            sm.benchmark(inputs, {}, warmup, iters)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    m = SR_LINE.search(text)
+    if not m:
+        raise SystemExit("pytorch_bench_pt.py: StaticModule.benchmark printed no 'Static runtime ms per iter' line")
+    return float(m.group(1))
+
+
+def main():
+    if len(sys.argv) != 7:
+        raise SystemExit(__doc__)
+    model_path, inputs_path = sys.argv[1], sys.argv[2]
+    warmup, iters, repeats = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    out_path = sys.argv[6]
+    if iters < 1 or repeats < 1 or warmup < 0:
+        raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1")
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    torch.set_grad_enabled(False)
+
+    inputs = torch.load(inputs_path)
+    if not isinstance(inputs, (tuple, list)):
+        inputs = (inputs,)
+    inputs = list(inputs)
+
+    t0 = time.perf_counter()
+    model = torch.jit.load(model_path)
+    t1 = time.perf_counter()
+    model.eval()
+    frozen = model if is_frozen(model) else torch.jit.freeze(model)
+    t2 = time.perf_counter()
+    sm = torch._C._jit_to_static_module(frozen._c)
+    t3 = time.perf_counter()
+    load_ms, freeze_ms, sm_ms = (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
+
+    sr_out = detach(sm(*inputs))
+    # Read when the loop's execution plan is first made; see the docstring.
+    torch._C._set_graph_executor_optimize(False)
+    loop = make_loop(frozen)
+    interp_out = detach(loop(1, *inputs))
+
+    sr_us = []
+    for _ in range(repeats):
+        sr_us.append(sr_benchmark(sm, inputs, warmup, iters) * 1e3)
+
+    interp_us = []
+    calls = 3  # Python calls per repeat; the median is kept
+    for _ in range(repeats):
+        if warmup:
+            loop(warmup, *inputs)
+        per = []
+        for _ in range(calls):
+            s = time.perf_counter()
+            loop(iters, *inputs)
+            per.append((time.perf_counter() - s) / iters * 1e6)
+        interp_us.append(statistics.median(per))
+
+    torch.save((sr_out, interp_out), out_path)
+    print(json.dumps({
+        "interp_us": interp_us,
+        "sr_us": sr_us,
+        "load_ms": load_ms,
+        "freeze_ms": freeze_ms,
+        "static_module_ms": sm_ms,
+        "prepare_ms": load_ms + freeze_ms + sm_ms,
+        "outputs_agree": bool(agree(sr_out, interp_out)),
+        "already_frozen": frozen is model,
+        "torch_version": torch.__version__,
+    }), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// saveOutputs writes a run's outputs with torch.save's format: one output
+// as itself, several as a tuple.
+func saveOutputs(path string, outs []ivalue.IValue) error {
+	v := ivalue.NewTuple(outs...)
+	if len(outs) == 1 {
+		v = outs[0]
+	}
+	return loaders.WriteTorchSave(path, v.Clone())
+}
+
+//go:embed pytorch_bench_pt.py
+var pytorchBenchPT string
+
+// loadScriptModel loads a TorchScript archive with its inputs and expected
+// outputs (torch.save files).
+func loadScriptModel(path string, f flags) (*model, error) {
+	sm, err := loaders.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	base := strings.TrimSuffix(path, ".pt")
+	name := filepath.Base(base)
+	// NAME.variant.pt shares NAME.inputs.pt and NAME.expected.pt.
+	stem := base
+	if i := strings.LastIndexByte(filepath.Base(base), '.'); i > 0 {
+		stem = filepath.Join(filepath.Dir(base), filepath.Base(base)[:i])
+	}
+	inputs, expected := f.inputs, f.expected
+	if inputs == "" {
+		for _, p := range []string{base + ".inputs.pt", stem + ".inputs.pt"} {
+			if _, err := os.Stat(p); err == nil {
+				inputs = p
+				break
+			}
+		}
+	}
+	if expected == "" && f.inputs == "" {
+		for _, p := range []string{base + ".expected.pt", stem + ".expected.pt"} {
+			if _, err := os.Stat(p); err == nil {
+				expected = p
+				break
+			}
+		}
+	}
+	m := &model{Case: &fixture.Case{Name: name}, ptPath: path, inputsPath: inputs, script: sm}
+	if inputs == "" {
+		return nil, fmt.Errorf("%s: no inputs: pass -inputs FILE.pt (a torch.save of the tuple of forward's inputs)", path)
+	}
+	in, err := loaders.ReadTorchSave(inputs)
+	if err != nil {
+		return nil, err
+	}
+	switch in.Kind() {
+	case ivalue.KindTuple, ivalue.KindList:
+		m.Inputs = in.List().Items
+	default:
+		m.Inputs = []ivalue.IValue{in}
+	}
+	if len(m.Inputs) != len(sm.InputNames) {
+		return nil, fmt.Errorf("%s: %s holds %d inputs; forward takes %d (%s)", path, inputs, len(m.Inputs), len(sm.InputNames), strings.Join(sm.InputNames, ", "))
+	}
+	if expected != "" {
+		out, err := loaders.ReadTorchSave(expected)
+		if err != nil {
+			return nil, err
+		}
+		m.Expected = fixture.Flatten([]ivalue.IValue{out})
+	}
+	return m, nil
+}
+
+// scriptGraph reloads the archive's graph: preparation rewrites a graph,
+// and each StaticModule needs its own.
+func (m *model) scriptGraph() (*graph.Graph, error) {
+	if m.script.Graph != nil {
+		g := m.script.Graph
+		m.script.Graph = nil // the first user takes the loaded one
+		return g, nil
+	}
+	sm, err := loaders.Load(m.ptPath)
+	if err != nil {
+		return nil, err
+	}
+	return sm.Graph, nil
+}
+
+// torchResult is the last line pytorch_bench_pt.py prints.
+type torchResult struct {
+	InterpUs        []float64 `json:"interp_us"`
+	SRUs            []float64 `json:"sr_us"`
+	LoadMs          float64   `json:"load_ms"`
+	FreezeMs        float64   `json:"freeze_ms"`
+	StaticModuleMs  float64   `json:"static_module_ms"`
+	PrepareMs       float64   `json:"prepare_ms"`
+	OutputsAgree    bool      `json:"outputs_agree"`
+	TorchVersion    string    `json:"torch_version"`
+	AlreadyFrozen   bool      `json:"already_frozen"`
+	InterpreterNote string    `json:"interp_note"`
+}
+
+// runPyTorchScript times the archive with PyTorch's TorchScript
+// interpreter and Static Runtime in a child python3, and compares outputs.
+func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareResult) error {
+	dir, err := os.MkdirTemp("", "srbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "pytorch_bench_pt.py")
+	if err := os.WriteFile(script, []byte(pytorchBenchPT), 0o644); err != nil {
+		return err
+	}
+	outPath := filepath.Join(dir, "out.pt")
+	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, script, m.ptPath, m.inputsPath, strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(f.repeats), outPath)
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, lastLines(string(out), 5))
+	}
+	var srs []float64
+	for _, mm := range srLine.FindAllStringSubmatch(string(out), -1) {
+		v, _ := strconv.ParseFloat(mm[1], 64)
+		srs = append(srs, v*1000)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var tr torchResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tr); err != nil {
+		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(string(out), 5))
+	}
+	if len(srs) == 0 {
+		srs = tr.SRUs
+	}
+	cr.TorchSRUs = median(srs)
+	cr.InterpUs = median(tr.InterpUs)
+	cr.InterpNoPython = true
+	cr.Torch = tr.TorchVersion
+	cr.TorchPrepareMs = tr.PrepareMs
+	if !tr.OutputsAgree {
+		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
+	}
+	if cr.GosrUs > 0 {
+		cr.Speedup = cr.TorchSRUs / cr.GosrUs
+		if cr.InterpUs > 0 {
+			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
+		}
+	}
+	t0 := time.Now()
+	lm, err := loaders.Load(m.ptPath)
+	if err != nil {
+		return err
+	}
+	if _, err := staticruntime.NewStaticModule(lm.Graph, f.options()); err != nil {
+		return err
+	}
+	cr.GosrPrepareMs = float64(time.Since(t0).Microseconds()) / 1e3
+	// gosr against what PyTorch's Static Runtime computed on the same inputs.
+	pt, err := loaders.ReadTorchSave(outPath)
+	if err != nil {
+		return err
+	}
+	if pt.Kind() == ivalue.KindTuple && len(pt.List().Items) == 2 {
+		want := fixture.Flatten(pt.List().Items[:1])
+		sm, err := prepare(m, f)
+		if err != nil {
+			return err
+		}
+		got, err := sm.NewRuntime().Run(m.Inputs...)
+		if err != nil {
+			return err
+		}
+		cr.GosrVsTorch = fixture.MaxAbsDiff(fixture.Flatten(got), want)
+		cr.Agree = len(fixture.Flatten(got)) == len(want) && agree(fixture.Flatten(got), want)
+		cr.HasAgree = true
+	}
+	return nil
+}
+
+func agree(got, want []*ivalue.Tensor) bool {
+	for i := range got {
+		if fixture.Compare(got[i], want[i], 1e-4, 1e-5) != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,174 @@
+package ptfixture
+
+import (
+	"archive/zip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var all = []string{"scripted", "traced", "scripted_frozen", "traced_frozen"}
+
+func TestCommittedManifest(t *testing.T) {
+	cases, err := Manifest(Committed())
+	require.NoError(t, err)
+	byModel := map[string][]string{}
+	for _, c := range cases {
+		byModel[c.Model] = append(byModel[c.Model], c.Variant)
+		assert.False(t, c.Large, c.Name())
+		assert.NotEmpty(t, c.Ops, c.Name())
+		assert.Greater(t, c.RTol, 0.0, c.Name())
+	}
+	assert.Equal(t, map[string][]string{
+		"mlp":                       all,
+		"deep_and_wide":             all,
+		"dlrm_like":                 all,
+		"transformer_block":         all,
+		"transformer_encoder_layer": {"traced", "traced_frozen"},
+		"control_flow":              all,
+		"small_cnn":                 all,
+		"text_classifier":           all,
+	}, byModel)
+}
+
+// What PyTorch did to each model, as recorded: the fixtures test what they
+// claim to test.
+func TestCommittedOps(t *testing.T) {
+	cases, err := Manifest(Committed())
+	require.NoError(t, err)
+	ops := map[string][]string{}
+	for _, c := range cases {
+		ops[c.Name()] = c.Ops
+	}
+	tests := []struct {
+		name        string
+		has, hasNot []string
+	}{
+		{"control_flow.scripted", []string{"prim::Loop", "prim::If", "aten::append", "aten::cat"}, nil},
+		{"control_flow.scripted_frozen", []string{"prim::Loop", "prim::If"}, []string{"prim::GetAttr"}},
+		{"control_flow.traced", []string{"aten::cat"}, []string{"prim::Loop", "prim::If"}},
+		{"mlp.scripted", []string{"prim::GetAttr", "aten::linear"}, nil},
+		{"mlp.traced_frozen", []string{"aten::linear", "aten::relu"}, []string{"prim::GetAttr"}},
+		{"deep_and_wide.scripted_frozen", []string{"aten::bmm", "aten::clamp", "aten::sigmoid"}, nil},
+		{"dlrm_like.traced_frozen", []string{"aten::embedding_bag", "aten::index", "aten::bmm"}, nil},
+		{"small_cnn.scripted", []string{"aten::batch_norm", "aten::conv2d"}, nil},
+		{"small_cnn.scripted_frozen", []string{"aten::conv2d"}, []string{"aten::batch_norm"}}, // folded
+		{"small_cnn.traced", []string{"aten::_convolution"}, nil},
+		{"transformer_encoder_layer.traced", []string{"aten::softmax", "aten::layer_norm"},
+			[]string{"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := ops[tc.name]
+			require.True(t, ok, "no case %s", tc.name)
+			for _, op := range tc.has {
+				assert.Contains(t, got, op)
+			}
+			for _, op := range tc.hasNot {
+				assert.NotContains(t, got, op)
+			}
+		})
+	}
+}
+
+func TestCommittedUpToDate(t *testing.T) {
+	want, err := GeneratorSHA256()
+	require.NoError(t, err)
+	got, err := ManifestGenerator(Committed())
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "testdata/pt is older than scripts/make_pt_testdata.py or pt_models.py: run `make testdata`")
+}
+
+func TestCommittedSize(t *testing.T) {
+	var total int64
+	err := filepath.Walk(Committed(), func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			total += fi.Size()
+		}
+		return err
+	})
+	require.NoError(t, err)
+	assert.Less(t, total, int64(3<<20), "testdata/pt should stay small")
+}
+
+// Every archive is a zip whose records sit under one folder named after
+// the file, as torch.jit.save and torch.save write them.
+func TestCommittedArchives(t *testing.T) {
+	cases, err := Manifest(Committed())
+	require.NoError(t, err)
+	for _, c := range cases {
+		for _, p := range []string{c.Path, c.Inputs, c.Expected} {
+			z, err := zip.OpenReader(p)
+			require.NoError(t, err, p)
+			prefix := strings.TrimSuffix(filepath.Base(p), ".pt") + "/"
+			names := map[string]bool{}
+			for _, f := range z.File {
+				assert.True(t, strings.HasPrefix(f.Name, prefix), "%s: %s", p, f.Name)
+				names[strings.TrimPrefix(f.Name, prefix)] = true
+			}
+			assert.True(t, names["data.pkl"], "%s has no data.pkl", p)
+			if p == c.Path {
+				assert.True(t, names["constants.pkl"], "%s has no constants.pkl", p)
+			}
+			z.Close()
+		}
+	}
+}
+
+func TestManifestErrors(t *testing.T) {
+	const good = `{"model":"m","variant":"traced","path":"m.traced.pt","inputs":"m.inputs.pt","expected":"m.expected.pt","rtol":1e-4,"atol":1e-5`
+	tests := []struct {
+		name     string
+		manifest string // "" writes none
+		err      string
+	}{
+		{"missing", "", "manifest.json: missing"},
+		{"not json", "{", "not the manifest JSON"},
+		{"no cases", `{"cases":[]}`, "no cases"},
+		{"ok", `{"cases":[` + good + `}]}`, ""},
+		{"unknown variant", `{"cases":[` + strings.Replace(good, `"traced"`, `"onnx"`, 1) + `}]}`, `case 0 (m.onnx): variant "onnx"`},
+		{"twice", `{"cases":[` + good + `},` + good + `}]}`, "case 1 (m.traced): listed twice"},
+		{"no path", `{"cases":[` + strings.Replace(good, `"m.traced.pt"`, `""`, 1) + `}]}`, "must all be set"},
+		{"no tolerance", `{"cases":[{"model":"m","variant":"traced","path":"m.traced.pt","inputs":"m.inputs.pt","expected":"m.expected.pt"}]}`, "rtol and atol"},
+		{"negative tolerance", `{"cases":[` + strings.Replace(good, `1e-4`, `-1`, 1) + `}]}`, "rtol and atol"},
+		{"outside dir", `{"cases":[` + strings.Replace(good, `"m.traced.pt"`, `"../m.traced.pt"`, 1) + `}]}`, `path "../m.traced.pt" must be a file name inside`},
+		{"absent file", `{"cases":[` + strings.Replace(good, `"m.expected.pt"`, `"gone.pt"`, 1) + `}]}`, "expected: stat"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{"m.traced.pt", "m.inputs.pt", "m.expected.pt"} {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644))
+			}
+			if tc.manifest != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(tc.manifest), 0o644))
+			}
+			cases, err := Manifest(dir)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, cases, 1)
+			assert.Equal(t, filepath.Join(dir, "m.traced.pt"), cases[0].Path)
+			assert.Equal(t, 1e-4, cases[0].RTol)
+			assert.Equal(t, 1e-5, cases[0].ATol)
+		})
+	}
+}
+
+func TestLargeDir(t *testing.T) {
+	dir := LargeDir(t)
+	cases, err := Manifest(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mobilenet_v2", "resnet18"}, Models(cases))
+	for _, c := range cases {
+		assert.True(t, c.Large, c.Name())
+	}
+	assert.Len(t, cases, 8)
+}

@@ -1,0 +1,233 @@
+package loaders
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Archive is the zip container torch.jit.save and torch.save write: every
+// entry lies under one top-level folder ("mlp/data.pkl", "mlp/data/0",
+// ...), records are stored uncompressed and 64-byte aligned, so that
+// Record can hand out slices of the file's memory without a copy.
+//
+// An Archive from OpenArchive maps the file; tensors made from its records
+// view that mapping and must not be used after the last Close. Owners that
+// hand such tensors out (a loaded model) either never close the Archive or
+// take their own reference with Acquire and Close it when they are done:
+// the mapping goes away at the last Close. An Archive that is dropped
+// without Close stays mapped for the life of the process (there is no
+// finalizer: tensors may outlive the Archive value).
+type Archive struct {
+	name   string
+	prefix string
+	data   []byte
+	mapped bool
+	files  map[string]*zip.File // by path relative to prefix
+	recs   []string
+
+	mu   sync.Mutex
+	refs int // Close calls left before the mapping is released
+}
+
+// OpenArchive maps path into memory (copy-on-write, so that writing into a
+// tensor viewing a record never faults and never reaches the file) and
+// reads its zip directory. If mapping fails, the file is read instead.
+func OpenArchive(path string) (*Archive, error) {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", name, err)
+	}
+	var data []byte
+	mapped := false
+	if size := st.Size(); size > 0 && size == int64(int(size)) {
+		if data, err = syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE); err == nil {
+			mapped = true
+		} else {
+			data = nil
+		}
+	}
+	if !mapped {
+		if data, err = io.ReadAll(f); err != nil {
+			return nil, fmt.Errorf("archive %s: %w", name, err)
+		}
+	}
+	a, err := ParseArchive(name, data)
+	if err != nil {
+		if mapped {
+			syscall.Munmap(data)
+		}
+		return nil, err
+	}
+	a.mapped = mapped
+	return a, nil
+}
+
+// ParseArchive reads the zip directory of an archive already in memory.
+// Records are slices of data.
+func ParseArchive(name string, data []byte) (*Archive, error) {
+	a := &Archive{name: name, data: data, files: map[string]*zip.File{}, refs: 1}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		if len(data) >= 2 && data[0] == 0x80 && data[1] == 0x02 {
+			return nil, fmt.Errorf("archive %s: not a zip file: this looks like the legacy torch.save format (PyTorch < 1.6 or _use_new_zipfile_serialization=False), which is not supported: save with PyTorch >= 1.6 defaults", name)
+		}
+		return nil, fmt.Errorf("archive %s: not a readable zip file: %w", name, err)
+	}
+	if len(zr.File) == 0 {
+		return nil, fmt.Errorf("archive %s: no entries", name)
+	}
+	first := zr.File[0].Name
+	i := strings.IndexByte(first, '/')
+	if i <= 0 {
+		return nil, fmt.Errorf("archive %s: entry %q is not under a top-level folder, as PyTorch archives are", name, first)
+	}
+	a.prefix = first[:i+1]
+	for _, f := range zr.File {
+		// PyTorch's reader looks records up under the first entry's
+		// folder and ignores the rest; so do we.
+		rel, ok := strings.CutPrefix(f.Name, a.prefix)
+		if !ok || rel == "" || strings.HasSuffix(rel, "/") {
+			continue
+		}
+		if _, dup := a.files[rel]; dup {
+			return nil, fmt.Errorf("archive %s: entry %q appears twice", name, f.Name)
+		}
+		a.files[rel] = f
+		a.recs = append(a.recs, rel)
+	}
+	sort.Strings(a.recs)
+	return a, nil
+}
+
+// Name is the archive's file name, used in errors.
+func (a *Archive) Name() string { return a.name }
+
+// Prefix is the top-level folder of the entries, with its slash ("mlp/").
+func (a *Archive) Prefix() string { return a.prefix }
+
+// Has reports whether the record exists (rec is relative to Prefix).
+func (a *Archive) Has(rec string) bool {
+	_, ok := a.files[rec]
+	return ok
+}
+
+// Records lists the records, relative to Prefix, sorted.
+func (a *Archive) Records() []string { return append([]string(nil), a.recs...) }
+
+// Mapped reports whether the archive's bytes are a memory mapping.
+func (a *Archive) Mapped() bool { return a.mapped }
+
+// Record returns a record's bytes. A stored record (PyTorch stores them
+// all, except code in torch.jit.save archives) is a slice of the archive's
+// memory, not a copy: do not keep it past Close; writing to it changes no
+// file. A deflated record is decompressed into new memory.
+func (a *Archive) Record(rec string) ([]byte, error) {
+	f, ok := a.files[rec]
+	if !ok {
+		return nil, fmt.Errorf("archive %s: entry %q: missing", a.name, rec)
+	}
+	a.mu.Lock()
+	closed := a.refs <= 0
+	a.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("archive %s: entry %q: the archive is closed", a.name, rec)
+	}
+	switch f.Method {
+	case zip.Store:
+		if f.CompressedSize64 != f.UncompressedSize64 {
+			return nil, fmt.Errorf("archive %s: entry %q: stored, but compressed size %d differs from size %d", a.name, rec, f.CompressedSize64, f.UncompressedSize64)
+		}
+		off, err := f.DataOffset()
+		if err != nil {
+			return nil, fmt.Errorf("archive %s: entry %q: bad local header: %v", a.name, rec, err)
+		}
+		n := f.UncompressedSize64
+		if off < 0 || uint64(off) > uint64(len(a.data)) || n > uint64(len(a.data))-uint64(off) {
+			return nil, fmt.Errorf("archive %s: entry %q: truncated: %d bytes at offset %d go beyond the file (%d bytes)", a.name, rec, n, off, len(a.data))
+		}
+		return a.data[off : off+int64(n) : off+int64(n)], nil
+	case zip.Deflate:
+		if f.UncompressedSize64 > 1<<34 {
+			return nil, fmt.Errorf("archive %s: entry %q: %d bytes uncompressed is too large", a.name, rec, f.UncompressedSize64)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
+		}
+		defer rc.Close()
+		// zip's reader stops at the declared size and checks the CRC.
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
+		}
+		if uint64(len(b)) != f.UncompressedSize64 {
+			return nil, fmt.Errorf("archive %s: entry %q: decompressed to %d bytes, header says %d", a.name, rec, len(b), f.UncompressedSize64)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("archive %s: entry %q: compression method %d is not supported (stored or deflated)", a.name, rec, f.Method)
+}
+
+// Verify checks every record's CRC-32. Record does not (it would read every
+// page of a mapped file up front).
+func (a *Archive) Verify() error {
+	for _, rec := range a.recs {
+		b, err := a.Record(rec)
+		if err != nil {
+			return err
+		}
+		if f := a.files[rec]; f.Method == zip.Store && crc32.ChecksumIEEE(b) != f.CRC32 {
+			return fmt.Errorf("archive %s: entry %q: CRC-32 mismatch (corrupt data)", a.name, rec)
+		}
+	}
+	return nil
+}
+
+// Acquire takes another reference: the mapping stays until Close has been
+// called once more than Acquire. A model that keeps tensors viewing the
+// archive acquires it and closes it when it is closed itself.
+func (a *Archive) Acquire() *Archive {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs > 0 {
+		a.refs++
+	}
+	return a
+}
+
+// Close releases one reference; the last unmaps the file. Tensors and
+// records viewing a mapped archive must not be used after that. Closing
+// more often than opened and acquired is a no-op.
+func (a *Archive) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs <= 0 {
+		return nil
+	}
+	a.refs--
+	if a.refs > 0 || !a.mapped {
+		return nil
+	}
+	data := a.data
+	a.data = nil
+	if err := syscall.Munmap(data); err != nil {
+		return fmt.Errorf("archive %s: unmap: %w", a.name, err)
+	}
+	return nil
+}

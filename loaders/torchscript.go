@@ -1,0 +1,158 @@
+package loaders
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders/tscode"
+)
+
+// Model is a TorchScript module read from a torch.jit.save archive and
+// compiled to a frozen graph: submodule calls and script functions
+// inlined, parameters, buffers and module attributes bound as constants,
+// training-only branches removed. Graph is ready for
+// staticruntime.NewStaticModule.
+type Model struct {
+	Path       string
+	Class      string       // the root module's class, e.g. __torch__.MLP
+	Graph      *graph.Graph // forward, without the self input
+	InputNames []string     // forward's parameters after self
+	// Frozen reports whether the archive was written from a module frozen
+	// with torch.jit.freeze (gosr freezes the others itself).
+	Frozen bool
+	// Version is the archive's format version (the "version" record).
+	Version string
+
+	archive *Archive
+}
+
+// Load reads a TorchScript archive written by torch.jit.save (PyTorch 1.13
+// or later, scripted or traced, frozen or not) and compiles its forward
+// method. Weights are not copied: the graph's tensor constants view the
+// memory-mapped archive, which stays mapped until Close.
+func Load(path string) (*Model, error) {
+	return LoadMethod(path, "forward")
+}
+
+// LoadMethod is Load for a method other than forward.
+func LoadMethod(path, method string) (*Model, error) {
+	a, err := OpenArchive(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadScript(a, method)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	m.Path = path
+	return m, nil
+}
+
+// LoadBytes is Load for an archive already in memory (tensors view data).
+func LoadBytes(name string, data []byte) (*Model, error) {
+	a, err := ParseArchive(name, data)
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadScript(a, "forward")
+	if err != nil {
+		return nil, err
+	}
+	m.Path = name
+	return m, nil
+}
+
+// Close unmaps the archive. The graph's tensor constants view it: close
+// only after every StaticModule built from the graph is done.
+func (m *Model) Close() error {
+	if m.archive == nil {
+		return nil
+	}
+	a := m.archive
+	m.archive = nil
+	return a.Close()
+}
+
+func loadScript(a *Archive, method string) (*Model, error) {
+	if !a.Has("data.pkl") {
+		return nil, fmt.Errorf("archive %s: no data.pkl entry: not a TorchScript archive written by torch.jit.save", a.Name())
+	}
+	if !a.Has("code/__torch__.py") && !hasCode(a) {
+		return nil, fmt.Errorf("archive %s: no code/ entries: a torch.save file, not a TorchScript archive (read it with ReadTorchSave)", a.Name())
+	}
+	root, err := UnpickleTorch(a, "data.pkl", "data")
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := root.Ref().(*ScriptObject)
+	if root.Kind() != ivalue.KindObject || !ok {
+		return nil, fmt.Errorf("archive %s: data.pkl holds a %s, not a module object", a.Name(), root.Kind())
+	}
+	var consts []ivalue.IValue
+	if a.Has("constants.pkl") {
+		cv, err := UnpickleTorch(a, "constants.pkl", "constants")
+		if err != nil {
+			return nil, err
+		}
+		if cv.Kind() != ivalue.KindTuple && cv.Kind() != ivalue.KindList {
+			return nil, fmt.Errorf("archive %s: constants.pkl holds a %s, expected a tuple", a.Name(), cv.Kind())
+		}
+		consts = cv.List().Items
+	}
+	src := func(entry string) ([]byte, error) {
+		if !a.Has(entry) {
+			return nil, fmt.Errorf("archive %s: entry %q: %w", a.Name(), entry, fs.ErrNotExist)
+		}
+		return a.Record(entry)
+	}
+	res, err := tscode.Compile(obj, consts, src, method)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", a.Name(), err)
+	}
+	version := ""
+	if a.Has("version") {
+		if b, err := a.Record("version"); err == nil {
+			version = strings.TrimSpace(string(b))
+		}
+	}
+	return &Model{
+		Class:      obj.Class,
+		Graph:      res.Graph,
+		InputNames: res.InputNames,
+		Frozen:     isFrozen(obj),
+		Version:    version,
+		archive:    a,
+	}, nil
+}
+
+func hasCode(a *Archive) bool {
+	for _, r := range a.Records() {
+		if strings.HasPrefix(r, "code/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isFrozen: torch.jit.freeze leaves no tensors or submodules on the root.
+func isFrozen(o *ScriptObject) bool {
+	for _, v := range o.Attrs {
+		if v.Kind() == ivalue.KindTensor || v.Kind() == ivalue.KindObject {
+			return false
+		}
+	}
+	return true
+}
+
+// ClassName is the object's qualified class name (tscode.Object).
+func (o *ScriptObject) ClassName() string { return o.Class }
+
+// GetAttr returns an attribute by name (tscode.Object).
+func (o *ScriptObject) GetAttr(name string) (ivalue.IValue, bool) {
+	v, ok := o.Attrs[name]
+	return v, ok
+}

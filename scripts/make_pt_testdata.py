@@ -1,0 +1,261 @@
+"""Writes TorchScript archives made by PyTorch itself, for gosr's loader tests
+and srbench.
+
+Usage: /usr/bin/python3 scripts/make_pt_testdata.py OUTDIR [--large] [--only NAME...]
+
+For each model NAME (scripts/pt_models.py), OUTDIR gets
+  NAME.scripted.pt         torch.jit.script(model), saved as is (not frozen)
+  NAME.traced.pt           torch.jit.trace(model, inputs)
+  NAME.scripted_frozen.pt  torch.jit.freeze of the scripted module
+  NAME.traced_frozen.pt    torch.jit.freeze of the traced module
+  NAME.inputs.pt           torch.save of the tuple of positional inputs
+  NAME.expected.pt         torch.save of the eager model's output
+and OUTDIR/manifest.json lists them (with tolerances and each variant's ops).
+Every saved variant is loaded back and run; it must agree with the eager
+output within 1e-5 before anything is written.
+
+--large adds the big torchvision models (resnet18, mobilenet_v2; tens of
+MB each, never committed); --large-only writes only those. --only
+restricts to the named models and keeps the other entries of an existing
+manifest. The manifest's generator_sha256 (of this file and pt_models.py)
+tells tests whether the fixtures are older than the generator.
+
+Output is byte-for-byte reproducible: fixed seeds; each model is built in
+a fresh process (TorchScript's name-mangling counter is per process) with
+PYTHONHASHSEED=0 (scripting orders a module's constants by iterating a set
+of strings); this file and the models' source are compiled under relative
+names, since TorchScript's debug info records source file names (tracing:
+every Python frame on the stack), and Python makes imported ones absolute.
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import warnings
+import zlib
+
+# The per-model child runs this file's text compiled under a relative name
+# (python3 -c), so it has no __file__; its cwd is the repository.
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) if "__file__" in globals() else os.getcwd()
+SELF = "scripts/make_pt_testdata.py"
+MODELS_FILE = "scripts/pt_models.py"
+
+import torch  # noqa: E402
+
+# Rounding of the check that every saved variant reproduces the eager output.
+CHECK_TOL = 1e-5
+
+# Tolerances for consumers (gosr against these fixtures): 1e-4 relative by
+# default; looser absolute ones where float32 accumulation order differs.
+DEFAULT_TOL = (1e-4, 1e-5, "")
+TOLS = {
+    "transformer_block": (1e-4, 1e-4, "layer norms and softmax over sums of 64-128 products"),
+    "transformer_encoder_layer": (1e-4, 1e-4, "layer norms and softmax over sums of 64-128 products"),
+    "small_cnn": (1e-4, 1e-4, "3x3 convolutions summed in another order (im2col, folding)"),
+    "resnet18": (1e-4, 1e-3, "20 convolution layers of random weights: accumulation order differences grow"),
+    "mobilenet_v2": (1e-4, 1e-3, "50 convolution layers of random weights: accumulation order differences grow"),
+}
+
+# Variants that are made but do not mean what their name suggests.
+NOTES = {
+    ("control_flow", "traced"): "tracing specialises the ifs and loops to the example inputs",
+    ("control_flow", "traced_frozen"): "tracing specialises the ifs and loops to the example inputs",
+}
+
+VARIANTS = ("scripted", "traced", "scripted_frozen", "traced_frozen")
+
+
+# Variants left out, and why.
+SKIP = {
+    # Scripting TransformerEncoderLayer compiles 1.13's fused fast path
+    # (aten::_transformer_encoder_layer_fwd, aten::_native_multi_head_attention)
+    # and its eligibility checks into the graph, and freezing keeps them
+    # (the checks compare strings at run time); the traced variants hold
+    # only ordinary ops (linear, bmm, softmax, layer_norm, ...).
+    "transformer_encoder_layer": {"scripted", "scripted_frozen"},
+}
+
+
+def load_models():
+    """Imports scripts/pt_models.py under its relative name (see above)."""
+    import types
+    os.chdir(REPO_DIR)
+    mod = types.ModuleType("pt_models")
+    mod.__file__ = MODELS_FILE
+    sys.modules["pt_models"] = mod
+    with open(MODELS_FILE) as f:
+        exec(compile(f.read(), MODELS_FILE, "exec"), mod.__dict__)
+    return mod.MODELS
+
+
+def generator_sha256():
+    """sha256 over this script and the models' file, as internal/ptfixture
+    computes it."""
+    h = hashlib.sha256()
+    for p in (SELF, MODELS_FILE):
+        with open(os.path.join(REPO_DIR, p), "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def seed_for(name):
+    torch.manual_seed(zlib.crc32(name.encode()))
+
+
+def flatten(v):
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in flatten(x)]
+    raise TypeError("output of type %s: only tensors and tuples/lists of them are supported" % type(v).__name__)
+
+
+def same_structure(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(map(same_structure, a, b))
+    return False
+
+
+def check(name, variant, got, want):
+    if not same_structure(got, want):
+        raise SystemExit("%s.%s: output structure differs from the eager model's" % (name, variant))
+    for i, (g, w) in enumerate(zip(flatten(got), flatten(want))):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            raise SystemExit("%s.%s: output %d is %s %s, eager gives %s %s" %
+                             (name, variant, i, g.dtype, tuple(g.shape), w.dtype, tuple(w.shape)))
+        if not torch.allclose(g, w, rtol=CHECK_TOL, atol=CHECK_TOL):
+            d = (g.double() - w.double()).abs().max().item()
+            raise SystemExit("%s.%s: output %d differs from eager by %g (> %g)" % (name, variant, i, d, CHECK_TOL))
+
+
+def op_kinds(module):
+    """Sorted node kinds of forward's graph with every call inlined."""
+    g = module.graph.copy()
+    torch._C._jit_pass_inline(g)
+    kinds = set()
+
+    def walk(block):
+        for n in block.nodes():
+            kinds.add(n.kind())
+            for b in n.blocks():
+                walk(b)
+    walk(g)
+    return sorted(kinds)
+
+
+def build_variants(name, module, inputs):
+    """Returns {variant: script module}, without the variants in SKIP."""
+    skip = SKIP.get(name, set())
+    out = {}
+    if "scripted" not in skip:
+        out["scripted"] = torch.jit.script(module)
+    with warnings.catch_warnings():
+        # Tracing control_flow warns that it specialises its ifs and loops.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        out["traced"] = torch.jit.trace(module, inputs, check_trace=False)
+    for v in ("scripted", "traced"):
+        if v in out and v + "_frozen" not in skip:
+            out[v + "_frozen"] = torch.jit.freeze(out[v])
+    return out
+
+
+def make(name, builder, large, outdir):
+    seed_for(name)
+    module, inputs = builder()
+    module.eval()
+    with torch.no_grad():
+        expected = module(*inputs)
+        variants = build_variants(name, module, inputs)
+    rtol, atol, reason = TOLS.get(name, DEFAULT_TOL)
+    entries = []
+    for variant in VARIANTS:
+        if variant not in variants:
+            continue
+        path = "%s.%s.pt" % (name, variant)
+        full = os.path.join(outdir, path)
+        torch.jit.save(variants[variant], full)
+        loaded = torch.jit.load(full)
+        with torch.no_grad():
+            check(name, variant, loaded(*inputs), expected)
+        e = {"model": name, "variant": variant, "path": path,
+             "inputs": name + ".inputs.pt", "expected": name + ".expected.pt",
+             "rtol": rtol, "atol": atol, "large": large, "ops": op_kinds(loaded)}
+        if reason:
+            e["tolerance_reason"] = reason
+        if (name, variant) in NOTES:
+            e["note"] = NOTES[(name, variant)]
+        entries.append(e)
+    torch.save(tuple(inputs), os.path.join(outdir, name + ".inputs.pt"))
+    torch.save(expected, os.path.join(outdir, name + ".expected.pt"))
+    return entries
+
+
+def one(name, outdir):
+    """Child process: writes one model, prints its manifest entries as JSON."""
+    models = load_models()
+    torch.set_num_threads(1)
+    builder, large = models[name]
+    entries = make(name, builder, large, outdir)
+    print(json.dumps(entries))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--large", action="store_true", help="also write the large torchvision models")
+    ap.add_argument("--large-only", action="store_true", help="write only the large torchvision models")
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="write only these models")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: the per-model child process
+    args = ap.parse_args()
+    outdir = os.path.abspath(args.outdir)
+    if args.one:
+        one(args.one, outdir)
+        return
+    cwd = os.getcwd()
+    models = load_models()
+    os.chdir(cwd)
+    names = [n for n, (_, large) in models.items() if (args.large or args.large_only or not large)
+             and (large or not args.large_only)]
+    if args.only:
+        unknown = [n for n in args.only if n not in models]
+        if unknown:
+            ap.error("unknown model(s) %s; known: %s" % (", ".join(unknown), ", ".join(models)))
+        names = [n for n in names if n in args.only]
+        if not names:
+            ap.error("nothing to write: large models need --large")
+    os.makedirs(outdir, exist_ok=True)
+    manifest_path = os.path.join(outdir, "manifest.json")
+    entries = []
+    if args.only and os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            entries = [e for e in json.load(f)["cases"] if e["model"] not in names]
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    for name in names:
+        child = "exec(compile(open(%r).read(), %r, 'exec'))" % (SELF, SELF)
+        cmd = [sys.executable, "-c", child, outdir, "--one", name] 
+        r = subprocess.run(cmd, env=env, cwd=REPO_DIR, stdout=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise SystemExit("make_pt_testdata.py: model %s failed (exit %d)" % (name, r.returncode))
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        entries.extend(got)
+        print("%s: %s" % (name, ", ".join(e["variant"] for e in got)), flush=True)
+    order = list(models)
+    entries.sort(key=lambda e: (order.index(e["model"]) if e["model"] in order else len(order),
+                                e["model"], VARIANTS.index(e["variant"])))
+    manifest = {"torch_version": torch.__version__,
+                "generator": SELF,
+                "generator_sha256": generator_sha256(),
+                "cases": entries}
+    tmp = manifest_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, manifest_path)
+
+
+if __name__ == "__main__":
+    main()

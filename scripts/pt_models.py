@@ -1,0 +1,203 @@
+"""Models for make_pt_testdata.py: TorchScript archives (.pt) as users write
+them. Kept in their own file because TorchScript records this file's path in
+each archive's debug info; make_pt_testdata.py imports it by a relative path
+so the archives do not name the checkout's location."""
+from typing import List, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class DeepAndWide(nn.Module):
+    """PyTorch's benchmarks/static_runtime/deep_wide_pt.py (DeepAndWide)."""
+
+    def __init__(self, num_features=50):
+        super().__init__()
+        self.mu = nn.Parameter(torch.randn(1, num_features))
+        self.sigma = nn.Parameter(torch.randn(1, num_features))
+        self.fc_w = nn.Parameter(torch.randn(1, num_features + 1))
+        self.fc_b = nn.Parameter(torch.randn(1))
+
+    def forward(self, ad_emb_packed, user_emb, wide):
+        wide_offset = wide + self.mu
+        wide_normalized = wide_offset * self.sigma
+        wide_preproc = torch.clamp(wide_normalized, 0., 10.)
+        user_emb_t = torch.transpose(user_emb, 1, 2)
+        dp_unflatten = torch.bmm(ad_emb_packed, user_emb_t)
+        dp = torch.flatten(dp_unflatten, 1)
+        input = torch.cat([dp, wide_preproc], 1)
+        fc1 = torch.nn.functional.linear(input, self.fc_w, self.fc_b)
+        return torch.sigmoid(fc1)
+
+
+class DLRMLike(nn.Module):
+    """DLRM's shape: bottom MLP on dense features, EmbeddingBag tables, the
+    pairwise dot products' strict lower triangle (as DLRM's interact_features
+    takes it, by index with precomputed row/column buffers), top MLP."""
+
+    def __init__(self, dense=13, dim=16, rows=(50, 40, 30)):
+        super().__init__()
+        self.bot = nn.Sequential(nn.Linear(dense, 32), nn.ReLU(), nn.Linear(32, dim), nn.ReLU())
+        self.emb0 = nn.EmbeddingBag(rows[0], dim, mode="sum")
+        self.emb1 = nn.EmbeddingBag(rows[1], dim, mode="sum")
+        self.emb2 = nn.EmbeddingBag(rows[2], dim, mode="sum")
+        n = len(rows) + 1
+        li, lj = torch.tril_indices(n, n, offset=-1)
+        self.register_buffer("li", li)
+        self.register_buffer("lj", lj)
+        self.top = nn.Sequential(nn.Linear(dim + n * (n - 1) // 2, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, dense, i0, o0, i1, o1, i2, o2):
+        x = self.bot(dense)
+        e0 = self.emb0(i0, o0)
+        e1 = self.emb1(i1, o1)
+        e2 = self.emb2(i2, o2)
+        t = torch.stack([x, e0, e1, e2], 1)
+        z = torch.bmm(t, torch.transpose(t, 1, 2))
+        zflat = z[:, self.li, self.lj]
+        r = torch.cat([x, zflat], 1)
+        return torch.sigmoid(self.top(r))
+
+
+class TransformerBlock(nn.Module):
+    """A post-norm encoder block from basic ops (no fused attention)."""
+
+    def __init__(self, d=64, heads=4, hidden=128):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+        self.ln1 = nn.LayerNorm(d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+        self.heads = heads
+        self.dh = d // heads
+        self.scale = 1.0 / (self.dh ** 0.5)
+
+    def forward(self, x):
+        b, s, d = x.size(0), x.size(1), x.size(2)
+        q = self.q(x).view(b, s, self.heads, self.dh).transpose(1, 2)
+        k = self.k(x).view(b, s, self.heads, self.dh).transpose(1, 2)
+        v = self.v(x).view(b, s, self.heads, self.dh).transpose(1, 2)
+        att = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) * self.scale, dim=-1)
+        ctx = torch.matmul(att, v).transpose(1, 2).reshape(b, s, d)
+        x = self.ln1(x + self.o(ctx))
+        h = self.fc2(F.gelu(self.fc1(x)))
+        return self.ln2(x + h)
+
+
+class ControlFlow(nn.Module):
+    """Loops and ifs: scripted, they stay prim::Loop/prim::If; traced, they
+    are specialised to the example inputs (the if's branch and the trip
+    counts become constants)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.k = 3
+
+    def forward(self, x, y) -> Tuple[Tensor, Tensor, Tensor]:
+        h = x
+        count = 0
+        for i in range(self.k):
+            if h.sum() > 0:
+                h = torch.relu(self.lin(h))
+                count += 2
+            else:
+                h = torch.tanh(self.lin(h)) * (i + 1)
+                count += 1
+        outs: List[Tensor] = []
+        for j in range(y.size(0)):
+            outs.append(y[j] * h.mean() + j)
+        stacked = torch.cat(outs, 0)
+        return h * count, stacked, h.sum(1) - y.sum()
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.fc = nn.Linear(32, 10)
+        # Non-trivial running statistics, so batch norm (and freezing's
+        # conv-bn folding) is exercised.
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.copy_(torch.randn(bn.num_features) * 0.1)
+            bn.running_var.copy_(torch.rand(bn.num_features) + 0.5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.adaptive_avg_pool2d(x, (1, 1))
+        return self.fc(torch.flatten(x, 1))
+
+
+class TextClassifier(nn.Module):
+    """Token ids -> embedding -> masked mean -> MLP -> log-probabilities."""
+
+    def __init__(self, vocab=100, dim=32, classes=5):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim, padding_idx=0)
+        self.fc1 = nn.Linear(dim, 32)
+        self.fc2 = nn.Linear(32, classes)
+
+    def forward(self, tokens):
+        mask = (tokens != 0).unsqueeze(-1).to(torch.float32)
+        e = self.emb(tokens) * mask
+        pooled = e.sum(1) / mask.sum(1).clamp(min=1.0)
+        return F.log_softmax(self.fc2(torch.tanh(self.fc1(pooled))), dim=-1)
+
+
+def transformer_encoder_layer():
+    # batch_first=False keeps 1.13's fused fast path
+    # (torch._transformer_encoder_layer_fwd) out of eager runs and traces;
+    # the scripted module still holds it in a branch that a frozen module's
+    # constant propagation removes.
+    return nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0)
+
+
+def offsets(*v):
+    return torch.tensor(v, dtype=torch.int64)
+
+
+# name -> (builder returning (module, inputs), large). Builders run after the
+# per-model seed is set, so weights and inputs are reproducible.
+def _torchvision(name):
+    def build():
+        import torchvision
+        m = getattr(torchvision.models, name)(weights=None)
+        return m, (torch.randn(1, 3, 224, 224),)
+    return build
+
+
+MODELS = {
+    "mlp": (lambda: (MLP(), (torch.randn(1, 64),)), False),
+    "deep_and_wide": (lambda: (DeepAndWide(50), (torch.randn(1, 1, 32), torch.randn(1, 1, 32), torch.randn(1, 50))),
+                      False),
+    "dlrm_like": (lambda: (DLRMLike(), (torch.randn(4, 13),
+                                        torch.randint(0, 50, (10,)), offsets(0, 3, 5, 9),
+                                        torch.randint(0, 40, (6,)), offsets(0, 1, 2, 4),
+                                        torch.randint(0, 30, (8,)), offsets(0, 2, 2, 5))), False),
+    "transformer_block": (lambda: (TransformerBlock(), (torch.randn(1, 16, 64),)), False),
+    "transformer_encoder_layer": (lambda: (transformer_encoder_layer(), (torch.randn(16, 1, 64),)), False),
+    "control_flow": (lambda: (ControlFlow(), (torch.randn(2, 8), torch.randn(5, 3))), False),
+    "small_cnn": (lambda: (SmallCNN(), (torch.randn(1, 3, 32, 32),)), False),
+    "text_classifier": (lambda: (TextClassifier(), (torch.tensor([[5, 17, 42, 99, 3, 0, 0, 0],
+                                                                  [8, 1, 2, 0, 0, 0, 0, 0]]),)), False),
+    "resnet18": (_torchvision("resnet18"), True),
+    "mobilenet_v2": (_torchvision("mobilenet_v2"), True),
+}
