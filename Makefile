@@ -23,6 +23,9 @@ testdata:
 	$(PYTHON) scripts/make_testdata.py
 	$(PYTHON) scripts/make_dense_testdata.py
 	$(PYTHON) scripts/make_pt_testdata.py testdata/pt
+	$(PYTHON) scripts/make_tscode_samples.py
+	$(PYTHON) scripts/make_pickle_testdata.py
+	$(PYTHON) loaders/tscode/gen_schemas.py
 	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
 	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go
 	gofmt -w graph/alias/schemas_gen.go
@@ -34,3 +37,6 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./graph/
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
+	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
+	$(GO) test -run '^$$' -fuzz FuzzUnpickle -fuzztime 60s -fuzzminimizetime 5s ./loaders/pickle/

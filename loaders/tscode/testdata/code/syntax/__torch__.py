@@ -7,8 +7,8 @@ class Syntax(Module):
   table : Dict[str, int]
   lin : __torch__.torch.nn.modules.linear.Linear
   scorer : __torch__.Scorer
-  label : Final[str] = "q\"uote\'s \\ and\ttab"
   k : Final[int] = 3
+  label : Final[str] = "q\"uote\'s \\ and\ttab"
   def forward(self: __torch__.Syntax,
     x: Tensor,
     y: Optional[Tensor]=None,

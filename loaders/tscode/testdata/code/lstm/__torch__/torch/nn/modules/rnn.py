@@ -10,15 +10,15 @@ class LSTM(Module):
   _flat_weights_names : List[str]
   _all_weights : List[List[str]]
   _flat_weights : List[Tensor]
-  bias : Final[bool] = True
-  dropout : Final[float] = 0.
-  num_layers : Final[int] = 1
-  mode : Final[str] = "LSTM"
-  batch_first : Final[bool] = False
-  bidirectional : Final[bool] = False
-  hidden_size : Final[int] = 4
   proj_size : Final[int] = 0
   input_size : Final[int] = 4
+  num_layers : Final[int] = 1
+  batch_first : Final[bool] = False
+  bias : Final[bool] = True
+  dropout : Final[float] = 0.
+  mode : Final[str] = "LSTM"
+  hidden_size : Final[int] = 4
+  bidirectional : Final[bool] = False
   def forward__0(self: __torch__.torch.nn.modules.rnn.LSTM,
     input: Tensor,
     hx: Optional[Tuple[Tensor, Tensor]]=None) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:

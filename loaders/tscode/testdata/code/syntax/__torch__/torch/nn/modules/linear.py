@@ -5,8 +5,8 @@ class Linear(Module):
   bias : Tensor
   training : bool
   _is_full_backward_hook : NoneType
-  in_features : Final[int] = 4
   out_features : Final[int] = 4
+  in_features : Final[int] = 4
   def forward(self: __torch__.torch.nn.modules.linear.Linear,
     input: Tensor) -> Tensor:
     weight = self.weight

@@ -5,8 +5,8 @@ class NonDynamicallyQuantizableLinear(Module):
   bias : Tensor
   training : bool
   _is_full_backward_hook : NoneType
-  in_features : Final[int] = 8
   out_features : Final[int] = 8
+  in_features : Final[int] = 8
   def forward(self: __torch__.torch.nn.modules.linear.NonDynamicallyQuantizableLinear,
     input: Tensor) -> Tensor:
     weight = self.weight

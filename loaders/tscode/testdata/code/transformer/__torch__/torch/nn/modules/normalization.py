@@ -5,9 +5,9 @@ class LayerNorm(Module):
   bias : Tensor
   training : bool
   _is_full_backward_hook : NoneType
-  elementwise_affine : Final[bool] = True
   eps : Final[float] = 1.0000000000000001e-05
   normalized_shape : Final[Tuple[int]] = (8,)
+  elementwise_affine : Final[bool] = True
   def forward(self: __torch__.torch.nn.modules.normalization.LayerNorm,
     input: Tensor) -> Tensor:
     _0 = __torch__.torch.nn.functional.layer_norm

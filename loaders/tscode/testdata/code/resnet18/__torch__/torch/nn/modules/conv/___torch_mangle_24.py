@@ -7,15 +7,15 @@ class Conv2d(Module):
   _is_full_backward_hook : NoneType
   transposed : bool
   _reversed_padding_repeated_twice : List[int]
-  dilation : Final[Tuple[int, int]] = (1, 1)
+  out_channels : Final[int] = 64
   padding : Final[Tuple[int, int]] = (3, 3)
   stride : Final[Tuple[int, int]] = (2, 2)
-  out_channels : Final[int] = 64
-  kernel_size : Final[Tuple[int, int]] = (7, 7)
-  output_padding : Final[Tuple[int, int]] = (0, 0)
-  groups : Final[int] = 1
-  padding_mode : Final[str] = "zeros"
   in_channels : Final[int] = 3
+  padding_mode : Final[str] = "zeros"
+  groups : Final[int] = 1
+  dilation : Final[Tuple[int, int]] = (1, 1)
+  output_padding : Final[Tuple[int, int]] = (0, 0)
+  kernel_size : Final[Tuple[int, int]] = (7, 7)
   def forward(self: __torch__.torch.nn.modules.conv.___torch_mangle_24.Conv2d,
     input: Tensor) -> Tensor:
     weight = self.weight

@@ -5,8 +5,8 @@ class Linear(Module):
   bias : Tensor
   training : bool
   _is_full_backward_hook : NoneType
-  in_features : Final[int] = 512
   out_features : Final[int] = 1000
+  in_features : Final[int] = 512
   def forward(self: __torch__.torch.nn.modules.linear.___torch_mangle_54.Linear,
     input: Tensor) -> Tensor:
     weight = self.weight

@@ -3,12 +3,12 @@ class MaxPool2d(Module):
   __buffers__ = []
   training : bool
   _is_full_backward_hook : NoneType
-  ceil_mode : Final[bool] = False
-  kernel_size : Final[int] = 3
-  dilation : Final[int] = 1
   return_indices : Final[bool] = False
   padding : Final[int] = 1
   stride : Final[int] = 2
+  dilation : Final[int] = 1
+  kernel_size : Final[int] = 3
+  ceil_mode : Final[bool] = False
   def forward(self: __torch__.torch.nn.modules.pooling.___torch_mangle_27.MaxPool2d,
     input: Tensor) -> Tensor:
     _0 = __torch__.torch.nn.functional._max_pool2d

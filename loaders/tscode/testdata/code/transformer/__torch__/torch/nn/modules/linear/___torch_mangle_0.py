@@ -5,8 +5,8 @@ class Linear(Module):
   bias : Tensor
   training : bool
   _is_full_backward_hook : NoneType
-  in_features : Final[int] = 8
   out_features : Final[int] = 16
+  in_features : Final[int] = 8
   def forward(self: __torch__.torch.nn.modules.linear.___torch_mangle_0.Linear,
     input: Tensor) -> Tensor:
     weight = self.weight
