@@ -80,10 +80,29 @@ func inplaceBuilder(n *graph.Node) Kernel {
 	if err != nil {
 		return nil
 	}
+	// relu_ and hardtanh_ (ReLU6) on contiguous float32 run in place
+	// directly, without the result tensor and the copy back.
+	clampOp := unOp(255)
+	switch {
+	case n.Matches("aten::relu_(Tensor self) -> Tensor"):
+		clampOp = unRelu
+	case n.Matches("aten::hardtanh_(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"):
+		clampOp = unHardtanh
+	}
 	return func(p *ProcessedNode) error {
 		self := p.Tensor(0)
 		if self == nil {
 			return Errorf("expected a tensor as self, got %s", p.Input(0).Kind())
+		}
+		if clampOp != 255 && self.DType() == ivalue.Float32 && self.IsContiguous() {
+			var lo, hi float64
+			if clampOp == unHardtanh {
+				lo, hi = p.Float(1), p.Float(2)
+			}
+			if d := self.F32Contig(); clampFast32(clampOp, d, d, lo, hi) {
+				p.SetOutput(0, ivalue.FromTensor(self))
+				return nil
+			}
 		}
 		st, _ := p.State.(*inplaceState)
 		if st == nil {

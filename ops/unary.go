@@ -121,7 +121,7 @@ func (k *unKernel) run(p *ProcessedNode) error {
 	if a.DType() == ivalue.Float32 && a.IsContiguous() {
 		out.Resize(ivalue.Float32, a.Sizes())
 		o := out.F32Contig()
-		if unFast32(op, o, a.F32()[a.Offset():a.Offset()+len(o)]) {
+		if ad := a.F32()[a.Offset() : a.Offset()+len(o)]; unFast32(op, o, ad) || clampFast32(op, o, ad, p0, p1) {
 			return nil
 		}
 		return unLoopF(op, o, a.F32(), a.Offset(), 1, p0, p1)
@@ -421,6 +421,9 @@ func (k *unKernel) clampOne(pos int) Kernel {
 		out := p.OutTensor(0)
 		if a.DType() == ivalue.Float32 && a.IsContiguous() {
 			out.Resize(ivalue.Float32, a.Sizes())
+			if o := out.F32Contig(); clampFast32(op, o, a.F32()[a.Offset():a.Offset()+len(o)], p0, p1) {
+				return nil
+			}
 			return unLoopF(op, out.F32Contig(), a.F32(), a.Offset(), 1, p0, p1)
 		}
 		dt := ResultType(a, nil, nil, ScalarDType(v))

@@ -172,3 +172,30 @@ func TestLargeDir(t *testing.T) {
 	}
 	assert.Len(t, cases, 8)
 }
+
+func TestFindPython(t *testing.T) {
+	tests := []struct {
+		name    string
+		modules []string
+		err     string
+	}{
+		{"stdlib only", []string{"json"}, ""},
+		{"missing module", []string{"json", "gosr_no_such_module"}, "no Python that imports [json gosr_no_such_module]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GOSR_PYTHON", "/nonexistent/python3")
+			py, err := FindPython(tc.modules...)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				assert.Contains(t, err.Error(), "/nonexistent/python3")
+				return
+			}
+			if err != nil {
+				t.Skipf("no python3 here: %v", err)
+			}
+			assert.NotEqual(t, "/nonexistent/python3", py)
+		})
+	}
+}

@@ -143,7 +143,7 @@ type builtinSV struct{ name string }
 // errf formats an error at node n's position.
 func (c *compiler) errf(n Node, format string, args ...any) error {
 	p := Pos{}
-	if n != nil && !reflect.ValueOf(n).IsNil() {
+	if rv := reflect.ValueOf(n); n != nil && (rv.Kind() != reflect.Pointer || !rv.IsNil()) {
 		p = n.At()
 	}
 	if p.File == "" {
@@ -209,6 +209,9 @@ func (c *compiler) class(qual string, at Node) (*classInfo, error) {
 	}
 	f, err := c.file(qual[:i])
 	if err != nil {
+		if _, ok := err.(*Error); ok {
+			return nil, err // a syntax error, with its own position
+		}
 		return nil, c.errf(at, "class %s: source not found: %v", qual, err)
 	}
 	def, ok := f.classes[qual[i+1:]]

@@ -388,6 +388,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 		if x, cls, ok := c.classConst(b, name, at); ok {
 			return c.expr(x, &env{vars: map[string]sv{}, file: cls.file})
 		}
+		if _, err := c.class(b.obj.ClassName(), at); err != nil {
+			return nil, err // a missing or broken source file, not a missing attribute
+		}
 		if _, _, err := c.method(b, name, at); err == nil {
 			return &methodSV{self: b, name: name}, nil
 		}
