@@ -174,6 +174,21 @@ def offsets(*v):
     return torch.tensor(v, dtype=torch.int64)
 
 
+class ForkEnsemble(nn.Module):
+    """Two branches run with torch.jit.fork and joined with wait (the
+    serialized code holds nested closures and fork(...)/torch.wait(...))."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8))
+        self.b = nn.Sequential(nn.Linear(32, 16), nn.Tanh(), nn.Linear(16, 8))
+
+    def forward(self, x):
+        fa = torch.jit.fork(self.a, x)
+        fb = torch.jit.fork(self.b, x)
+        return torch.jit.wait(fa) + torch.jit.wait(fb)
+
+
 # name -> (builder returning (module, inputs), large). Builders run after the
 # per-model seed is set, so weights and inputs are reproducible.
 def _torchvision(name):
@@ -198,6 +213,7 @@ MODELS = {
     "small_cnn": (lambda: (SmallCNN(), (torch.randn(1, 3, 32, 32),)), False),
     "text_classifier": (lambda: (TextClassifier(), (torch.tensor([[5, 17, 42, 99, 3, 0, 0, 0],
                                                                   [8, 1, 2, 0, 0, 0, 0, 0]]),)), False),
+    "fork_ensemble": (lambda: (ForkEnsemble(), (torch.randn(2, 32),)), False),
     "resnet18": (_torchvision("resnet18"), True),
     "mobilenet_v2": (_torchvision("mobilenet_v2"), True),
 }

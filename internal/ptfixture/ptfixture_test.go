@@ -29,6 +29,7 @@ func TestCommittedManifest(t *testing.T) {
 		"dlrm_like":                 all,
 		"transformer_block":         all,
 		"transformer_encoder_layer": {"traced", "traced_frozen"},
+		"fork_ensemble":             all,
 		"control_flow":              all,
 		"small_cnn":                 all,
 		"text_classifier":           all,

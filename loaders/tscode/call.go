@@ -73,7 +73,12 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		return c.inline(x, def, cls.file, f.self, args, kws)
 	case *funcSV:
 		return c.inline(x, f.def, f.file, nil, args, kws)
+	case *closureSV:
+		return c.inlineIn(x, f.def, f.env.file, f.env, nil, args, kws)
 	case *builtinSV:
+		if f.name == "fork" || f.name == "wait" {
+			return c.forkWait(x, f.name, args, kws)
+		}
 		return c.builtin(x, f.name, args, e)
 	case *boundSV:
 		vs, kv, err := values()
@@ -86,8 +91,10 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		switch {
 		case strings.HasPrefix(path, "__torch__."):
 			return c.callTorchPath(x, path, args, kws)
-		case path == "torch.jit._fork" || path == "torch.jit._wait" || path == "torch.jit.annotate":
-			return nil, c.errf(x, "%s is not supported yet (fork/wait come with the async runtime)", path)
+		case path == "torch.jit._fork" || path == "torch.jit.fork":
+			return c.forkWait(x, "fork", args, kws)
+		case path == "torch.wait" || path == "torch.jit._wait" || path == "torch.jit.wait":
+			return c.forkWait(x, "wait", args, kws)
 		}
 		op, err := opName(path)
 		if err != nil {
@@ -151,8 +158,19 @@ func (c *compiler) inline(x *Call, def *FuncDef, file *fileInfo, self sv, args [
 	name string
 	v    sv
 }) (sv, error) {
+	return c.inlineIn(x, def, file, nil, self, args, kws)
+}
+
+// inlineIn is inline with an enclosing scope (for closures).
+func (c *compiler) inlineIn(x *Call, def *FuncDef, file *fileInfo, outer *env, self sv, args []sv, kws []struct {
+	name string
+	v    sv
+}) (sv, error) {
 	params := def.Params
 	ne := &env{vars: map[string]sv{}, file: file}
+	if outer != nil {
+		ne = outer.clone()
+	}
 	if self != nil {
 		if len(params) == 0 {
 			return nil, c.errf(def, "method %s has no self parameter", def.Name)
@@ -201,6 +219,51 @@ func (c *compiler) inline(x *Call, def *FuncDef, file *fileInfo, self sv, args [
 	ret, err := c.body(def, ne)
 	c.pos = saved
 	return ret, err
+}
+
+// forkWait compiles fork(fn, args...) by running the call in place and
+// wait(future) by taking its value: the outputs are those of the forked
+// code, computed in program order.
+func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
+	name string
+	v    sv
+}) (sv, error) {
+	if len(args) == 0 {
+		return nil, c.errf(x, "%s needs an argument", name)
+	}
+	if name == "wait" {
+		f, ok := args[0].(*futureSV)
+		if !ok {
+			return nil, c.errf(x, "wait takes a future from fork")
+		}
+		return f.v, nil
+	}
+	var v sv
+	var err error
+	switch f := args[0].(type) {
+	case *closureSV:
+		v, err = c.inlineIn(x, f.def, f.env.file, f.env, nil, args[1:], kws)
+	case *methodSV:
+		var def *FuncDef
+		var cls *classInfo
+		if def, cls, err = c.method(f.self, f.name, x); err == nil {
+			v, err = c.inline(x, def, cls.file, f.self, args[1:], kws)
+		}
+	case *moduleSV:
+		var def *FuncDef
+		var cls *classInfo
+		if def, cls, err = c.method(f, "forward", x); err == nil {
+			v, err = c.inline(x, def, cls.file, f, args[1:], kws)
+		}
+	case *funcSV:
+		v, err = c.inline(x, f.def, f.file, nil, args[1:], kws)
+	default:
+		return nil, c.errf(x, "fork of %s is not supported (functions, methods and modules are)", exprText(x.Args[0]))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &futureSV{v: v}, nil
 }
 
 func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) {

@@ -137,6 +137,18 @@ type nsSV struct{ path string }
 // holding modules).
 type tupleSV struct{ elems []sv }
 
+// closureSV is a function defined inside a function, with the scope it
+// was defined in.
+type closureSV struct {
+	def *FuncDef
+	env *env
+}
+
+// futureSV is the result of fork: gosr runs the forked call in place, in
+// order (the results are the same; running it concurrently is the async
+// runtime's job), and wait returns its value.
+type futureSV struct{ v sv }
+
 // builtinSV is a Python builtin (int, len, annotate, ...).
 type builtinSV struct{ name string }
 
@@ -415,6 +427,10 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 		return nil, c.errf(at, "method %s used as a value", s.name)
 	case *builtinSV:
 		return nil, c.errf(at, "builtin %s used as a value", s.name)
+	case *closureSV:
+		return nil, c.errf(at, "function %s used as a value", s.def.Name)
+	case *futureSV:
+		return nil, c.errf(at, "a future from fork used as a value (only wait can take it)")
 	}
 	return nil, c.errf(at, "unsupported value %T", s)
 }
@@ -551,7 +567,11 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 		return c.errf(s, "return inside a block is not supported (PyTorch prints returns only at the end of a function)")
 	case *Break, *Continue:
 		return c.errf(s, "break and continue are not supported (PyTorch's printed code has none)")
-	case *Import, *ClassDef, *FuncDef:
+	case *FuncDef:
+		// A nested function: PyTorch prints fork's closures this way.
+		e.vars[s.Name] = &closureSV{def: s, env: e.clone()}
+		return nil
+	case *Import, *ClassDef:
 		return nil
 	}
 	return c.errf(s, "statement %s is not supported (supported: assignment, if, for ... in range, while, return at the end, raise, assert, expression calls)", strings.TrimPrefix(typeName(s), "*tscode."))
