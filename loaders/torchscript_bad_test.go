@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/internal/ptfixture"
+	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/staticruntime"
 )
 
 // rezip copies a zip, letting edit change (or drop, returning nil) entries
@@ -125,4 +127,27 @@ func TestLoadBadArchives(t *testing.T) {
 	_, err = loaders.Load(ptfixture.Committed() + "/mlp.inputs.pt")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ReadTorchSave")
+}
+
+// TestLoadedModelBadInputs: a wrong shape or dtype at run time is an error
+// naming the op and the line of serialized code it came from.
+func TestLoadedModelBadInputs(t *testing.T) {
+	m, err := loaders.Load(ptfixture.Committed() + "/mlp.scripted.pt")
+	require.NoError(t, err)
+	defer m.Close()
+	sm, err := staticruntime.NewStaticModule(m.Graph, nil)
+	require.NoError(t, err)
+	r := sm.NewRuntime()
+	for name, in := range map[string]*ivalue.Tensor{
+		"wrong shape": ivalue.NewTensor(ivalue.Float32, 1, 63),
+		"wrong dtype": ivalue.NewTensor(ivalue.Int64, 1, 64),
+	} {
+		_, err := r.Run(ivalue.FromTensor(in))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "aten::linear", name)
+		assert.Contains(t, err.Error(), "code/__torch__/torch/nn/modules/linear.py:", name)
+	}
+	// The runtime is still usable.
+	_, err = r.Run(ivalue.FromTensor(ivalue.NewTensor(ivalue.Float32, 1, 64)))
+	require.NoError(t, err)
 }

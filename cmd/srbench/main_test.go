@@ -2,7 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
+
+	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/ptfixture"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,4 +41,33 @@ func TestLoadModelErrors(t *testing.T) {
 	require.ErrorContains(t, err, "no model")
 	_, err = loadModel("/nonexistent/model.ir", flags{})
 	require.Error(t, err)
+}
+
+func TestMeasureScriptArchive(t *testing.T) {
+	dir := ptfixture.Committed()
+	for _, tc := range []struct {
+		spec string
+		f    flags
+	}{
+		{dir + "/deep_and_wide.scripted.pt", flags{}}, // inputs and expected found beside it
+		{dir + "/dlrm_like.traced_frozen.pt", flags{inputs: dir + "/dlrm_like.inputs.pt", expected: dir + "/dlrm_like.expected.pt"}},
+	} {
+		m, err := loadModel(tc.spec, tc.f)
+		require.NoError(t, err, tc.spec)
+		f := tc.f
+		f.iters, f.warmup, f.threads, f.repeats = 20, 2, 2, 3
+		f.save = filepath.Join(t.TempDir(), "out.pt")
+		res, err := measure(m, f)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, res.MaxAbsDiff, 0.0)
+		assert.Less(t, res.MaxAbsDiff, 1e-5)
+		assert.Zero(t, res.AllocsPerRun)
+		assert.Greater(t, res.Nodes, 0)
+		// The saved outputs read back as what PyTorch expects.
+		v, err := loaders.ReadTorchSave(f.save)
+		require.NoError(t, err)
+		assert.Less(t, fixture.MaxAbsDiff(fixture.Flatten([]ivalue.IValue{v}), m.Expected), 1e-5)
+	}
+	_, err := loadModel(dir+"/mlp.scripted.pt", flags{inputs: dir + "/deep_and_wide.inputs.pt"})
+	require.ErrorContains(t, err, "forward takes 1")
 }
