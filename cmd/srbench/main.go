@@ -3,7 +3,7 @@
 //	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-json]
 //	srbench ops     MODEL    per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL    the graph gosr runs, after its passes
-//	srbench compare MODEL|all [-inputs IN.pt] [-python PATH] [-json]
+//	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-json]
 //	srbench list             the built-in models
 //
 // MODEL (or -model MODEL) is a built-in name (srbench list), a TorchScript
@@ -412,6 +412,18 @@ func cmdCompare(f flags) error {
 	names := []string{f.model}
 	if f.model == "all" {
 		names = builtin.Names()
+	} else if st, err := os.Stat(f.model); err == nil && st.IsDir() {
+		// A directory of archives (as testdata/pt): every model in it.
+		all, _ := filepath.Glob(filepath.Join(f.model, "*.pt"))
+		names = names[:0]
+		for _, p := range all {
+			if !strings.HasSuffix(p, ".inputs.pt") && !strings.HasSuffix(p, ".expected.pt") {
+				names = append(names, p)
+			}
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("%s: no TorchScript archives (*.pt)", f.model)
+		}
 	}
 	py := findPython(f.python)
 	var results []compareResult
