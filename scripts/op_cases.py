@@ -1076,3 +1076,61 @@ case("loop_dynamic", lambda: (LoopDynamic(), [r(4, 5)]))
 case("while_loop", lambda: (While(), [r(3, 5) * 4]))
 case("loop_if_list", lambda: (LoopIf(), [r(3, 5)]))
 case("nested_loop", lambda: (NestedLoop(), [r(2, 3)]))
+
+
+# ---------------------------------------------------------------- in-place ops
+# torchvision's inplace ReLU/ReLU6 and `out += identity` leave aten::relu_,
+# aten::hardtanh_ and aten::add_ in frozen graphs. On fresh values gosr's
+# RemoveMutation makes them functional; the other cases keep the in-place
+# kernels (a value mutated in a loop, a view, an int64 tensor).
+class InplaceChain(nn.Module):
+    def forward(self, x, y):
+        out = x * 2.0
+        out += y
+        out = F.relu(out, inplace=True)
+        z = F.hardtanh(out - 1.0, 0.0, 6.0, inplace=True)
+        z.mul_(0.5).sub_(0.25)
+        return out, z
+
+
+class InplaceLoop(nn.Module):
+    def forward(self, x):
+        acc = torch.zeros_like(x)
+        for i in range(x.size(0)):
+            acc.add_(x[i], alpha=float(i + 1))
+            acc.clamp_(-2.0, 2.0)
+        return acc
+
+
+class InplaceView(nn.Module):
+    def forward(self, x):
+        y = x + 1.0
+        v = y[1:]
+        v.relu_()
+        y[0].fill_(3.0)
+        return y
+
+
+class InplaceInt(nn.Module):
+    def forward(self, x):
+        y = x * 3
+        y.add_(2)
+        y.floor_divide_(2)
+        return y
+
+
+class InplaceCopyZero(nn.Module):
+    def forward(self, x, b):
+        y = torch.zeros_like(x)
+        y.copy_(b)
+        w = x.clone()
+        w.zero_()
+        return y + x, w
+
+
+case("inplace_chain", lambda: (InplaceChain(), [r(3, 5, 7), r(3, 5, 7)]))
+case("inplace_broadcast", lambda: (InplaceChain(), [r(3, 5, 7), r(5, 7)]))
+case("inplace_loop", lambda: (InplaceLoop(), [r(4, 3, 5)]))
+case("inplace_view", lambda: (InplaceView(), [r(4, 6)]))
+case("inplace_int64", lambda: (InplaceInt(), [ints(-9, 9, 4, 6)]))
+case("inplace_copy_zero", lambda: (InplaceCopyZero(), [r(3, 4), r(4)]))

@@ -74,6 +74,17 @@ func loadScriptModel(path string, f flags) (*model, error) {
 	switch in.Kind() {
 	case ivalue.KindTuple, ivalue.KindList:
 		m.Inputs = in.List().Items
+	case ivalue.KindDict: // keyword arguments, by forward's parameter names
+		for _, name := range sm.InputNames {
+			v, ok := in.Dict().Get(ivalue.FromString(name))
+			if !ok {
+				return nil, fmt.Errorf("%s: %s has no entry %q (forward takes %s)", path, inputs, name, strings.Join(sm.InputNames, ", "))
+			}
+			m.Inputs = append(m.Inputs, v)
+		}
+		if n := len(in.Dict().Keys); n != len(sm.InputNames) {
+			return nil, fmt.Errorf("%s: %s has %d entries; forward takes %d (%s)", path, inputs, n, len(sm.InputNames), strings.Join(sm.InputNames, ", "))
+		}
 	default:
 		m.Inputs = []ivalue.IValue{in}
 	}
