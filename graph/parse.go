@@ -458,6 +458,14 @@ func (p *parser) parseNode(gs *graphState, b *Block) error {
 		n.AddInput(v)
 	}
 	p.skipBlanks()
+	// Traced graphs print the module scope: ", scope: __module.fc1".
+	if strings.HasPrefix(p.src[p.pos:], ", scope: ") {
+		p.pos += len(", scope: ")
+		for p.pos < len(p.src) && p.src[p.pos] != ' ' && p.src[p.pos] != '\n' && p.src[p.pos] != '#' {
+			p.pos++
+		}
+		p.skipBlanks()
+	}
 	if p.pos < len(p.src) && p.src[p.pos] == '#' {
 		start := p.pos
 		for p.pos < len(p.src) && p.src[p.pos] != '\n' {

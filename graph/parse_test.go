@@ -328,3 +328,14 @@ func TestRoundTripForms(t *testing.T) {
 		})
 	}
 }
+
+func TestParseTracedScope(t *testing.T) {
+	g, err := Parse(`graph(%x : Float(1, 4)):
+  %1 : Tensor = aten::relu(%x), scope: __module.net/__module.net.1 # /usr/lib/python3/dist-packages/torch/nn/functional.py:1457:0
+  %2 : Tensor = aten::neg(%1), scope: __module.net
+  return (%2)
+`, nil)
+	require.NoError(t, err)
+	require.Len(t, g.Block.Nodes, 2)
+	assert.Equal(t, "/usr/lib/python3/dist-packages/torch/nn/functional.py:1457:0", g.Block.Nodes[0].SourceRange)
+}
