@@ -1,6 +1,8 @@
-// Package memplan places the tensors a runtime manages in one slab. It
-// knows nothing of graphs or runtimes: a planner gets the size and the
-// lifetime of each managed tensor and returns an offset for each.
+// Package memplan plans where the tensors a runtime manages live: their
+// lifetimes, from a graph and its alias analysis (Lifetimes), and their
+// places in one slab (the planners: None, StorageGroups, GreedyBySize).
+// It knows nothing of runtimes: a planner gets the size and the lifetime
+// of each managed tensor and returns an offset for each.
 package memplan
 
 import "fmt"
@@ -23,6 +25,9 @@ type Request struct {
 type Plan struct {
 	Offsets []int64 // one per request, aligned
 	Total   int64   // slab size in bytes
+	// Groups lists, for planners that share memory by storage group, the
+	// requests of each group; nil for planners that place by offset.
+	Groups [][]int
 }
 
 // Planner computes a plan. Implementations must place requests whose
@@ -30,23 +35,6 @@ type Plan struct {
 type Planner interface {
 	Name() string
 	Plan(reqs []Request) Plan
-}
-
-// Naive gives every tensor its own region of the slab: no reuse between
-// tensors, but one allocation reused across runs.
-type Naive struct{}
-
-// Name implements Planner.
-func (Naive) Name() string { return "naive" }
-
-// Plan implements Planner.
-func (Naive) Plan(reqs []Request) Plan {
-	p := Plan{Offsets: make([]int64, len(reqs))}
-	for i, r := range reqs {
-		p.Offsets[i] = p.Total
-		p.Total += Align(r.Size)
-	}
-	return p
 }
 
 // Check verifies that no two requests alive at the same step overlap in

@@ -26,7 +26,7 @@ func TestAlign(t *testing.T) {
 	}
 }
 
-func TestNaivePlan(t *testing.T) {
+func TestNonePlan(t *testing.T) {
 	cases := []struct {
 		name    string
 		reqs    []Request
@@ -42,7 +42,7 @@ func TestNaivePlan(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := Naive{}.Plan(c.reqs)
+			p := None{}.Plan(c.reqs)
 			assert.Equal(t, c.offsets, p.Offsets)
 			assert.Equal(t, c.total, p.Total)
 			assert.NoError(t, Check(c.reqs, p))
@@ -51,8 +51,8 @@ func TestNaivePlan(t *testing.T) {
 			}
 		})
 	}
-	var pl Planner = Naive{}
-	assert.Equal(t, "naive", pl.Name())
+	var pl Planner = None{}
+	assert.Equal(t, "none", pl.Name())
 }
 
 func TestCheck(t *testing.T) {
@@ -64,42 +64,42 @@ func TestCheck(t *testing.T) {
 	}{
 		{"empty", nil, Plan{}, ""},
 		{"disjoint in memory", []Request{{100, 0, 5}, {64, 0, 5}},
-			Plan{[]int64{0, 128}, 192}, ""},
+			Plan{Offsets: []int64{0, 128}, Total: 192}, ""},
 		{"disjoint in time share memory", []Request{{100, 0, 2}, {100, 3, 5}},
-			Plan{[]int64{0, 0}, 128}, ""},
+			Plan{Offsets: []int64{0, 0}, Total: 128}, ""},
 		{"touching ranges", []Request{{64, 0, 5}, {64, 0, 5}},
-			Plan{[]int64{0, 64}, 128}, ""},
+			Plan{Offsets: []int64{0, 64}, Total: 128}, ""},
 		{"zero size may overlap", []Request{{0, 0, 5}, {64, 0, 5}},
-			Plan{[]int64{0, 0}, 64}, ""},
+			Plan{Offsets: []int64{0, 0}, Total: 64}, ""},
 		{"exact fit, unaligned end", []Request{{10, 0, 0}},
-			Plan{[]int64{0}, 10}, ""},
+			Plan{Offsets: []int64{0}, Total: 10}, ""},
 		{"in the gap of an aligned neighbour", []Request{{10, 0, 1}, {64, 0, 1}},
-			Plan{[]int64{64, 0}, 74}, ""},
+			Plan{Offsets: []int64{64, 0}, Total: 74}, ""},
 
 		{"overlap same steps", []Request{{100, 0, 5}, {100, 0, 5}},
-			Plan{[]int64{0, 64}, 192}, "tensors 0 and 1 are alive together"},
+			Plan{Offsets: []int64{0, 64}, Total: 192}, "tensors 0 and 1 are alive together"},
 		{"overlap at one shared step", []Request{{64, 0, 3}, {64, 3, 6}},
-			Plan{[]int64{0, 0}, 64}, "tensors 0 and 1 are alive together (steps 0-3, 3-6)"},
+			Plan{Offsets: []int64{0, 0}, Total: 64}, "tensors 0 and 1 are alive together (steps 0-3, 3-6)"},
 		{"nested lifetime overlap", []Request{{64, 0, 1}, {256, 0, 9}, {64, 4, 5}},
-			Plan{[]int64{0, 64, 128}, 320}, "tensors 1 and 2"},
+			Plan{Offsets: []int64{0, 64, 128}, Total: 320}, "tensors 1 and 2"},
 		{"contained in memory", []Request{{256, 0, 9}, {64, 2, 3}},
-			Plan{[]int64{0, 128}, 256}, "tensors 0 and 1"},
+			Plan{Offsets: []int64{0, 128}, Total: 256}, "tensors 0 and 1"},
 		{"misaligned", []Request{{10, 0, 1}},
-			Plan{[]int64{32}, 64}, "tensor 0 at offset 32 is not 64-aligned"},
+			Plan{Offsets: []int64{32}, Total: 64}, "tensor 0 at offset 32 is not 64-aligned"},
 		{"misaligned second", []Request{{10, 0, 1}, {10, 0, 1}},
-			Plan{[]int64{0, 65}, 128}, "tensor 1 at offset 65"},
+			Plan{Offsets: []int64{0, 65}, Total: 128}, "tensor 1 at offset 65"},
 		{"negative offset", []Request{{10, 0, 1}},
-			Plan{[]int64{-64}, 64}, "outside slab"},
+			Plan{Offsets: []int64{-64}, Total: 64}, "outside slab"},
 		{"past slab end", []Request{{100, 0, 1}},
-			Plan{[]int64{0}, 64}, "tensor 0 [0, 100) outside slab of 64 bytes"},
+			Plan{Offsets: []int64{0}, Total: 64}, "tensor 0 [0, 100) outside slab of 64 bytes"},
 		{"starts at slab end", []Request{{64, 0, 1}, {1, 2, 3}},
-			Plan{[]int64{0, 64}, 64}, "tensor 1 [64, 65) outside slab"},
+			Plan{Offsets: []int64{0, 64}, Total: 64}, "tensor 1 [64, 65) outside slab"},
 		{"too few offsets", []Request{{64, 0, 1}, {64, 0, 1}},
-			Plan{[]int64{0}, 128}, "1 offsets for 2 requests"},
+			Plan{Offsets: []int64{0}, Total: 128}, "1 offsets for 2 requests"},
 		{"too many offsets", []Request{{64, 0, 1}},
-			Plan{[]int64{0, 64}, 128}, "2 offsets for 1 requests"},
+			Plan{Offsets: []int64{0, 64}, Total: 128}, "2 offsets for 1 requests"},
 		{"nil offsets", []Request{{64, 0, 1}},
-			Plan{nil, 64}, "0 offsets for 1 requests"},
+			Plan{Total: 64}, "0 offsets for 1 requests"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -181,11 +181,11 @@ func randomRequests(r *rand.Rand) []Request {
 	return reqs
 }
 
-func TestNaiveRandom(t *testing.T) {
+func TestNoneRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 2000; iter++ {
 		reqs := randomRequests(r)
-		p := Naive{}.Plan(reqs)
+		p := None{}.Plan(reqs)
 		require.NoError(t, Check(reqs, p), "iter %d: %v", iter, reqs)
 		lb := LowerBound(reqs)
 		require.GreaterOrEqual(t, p.Total, lb, "iter %d", iter)
@@ -195,7 +195,7 @@ func TestNaiveRandom(t *testing.T) {
 		for _, q := range reqs {
 			sum += Align(q.Size)
 		}
-		require.Equal(t, sum, p.Total, "naive uses exactly the aligned sizes")
+		require.Equal(t, sum, p.Total, "none uses exactly the aligned sizes")
 		require.Zero(t, p.Total%Alignment)
 
 		// Check is not vacuous: moving a tensor onto another that is

@@ -205,6 +205,13 @@ func NewRecycler(n int) *Recycler {
 // Reset starts a new run.
 func (r *Recycler) Reset() { clear(r.next) }
 
+// Forget drops the objects handed out so far: they now belong to someone
+// else (a caller keeping a run's outputs), and later runs make new ones.
+func (r *Recycler) Forget() {
+	clear(r.tensors)
+	clear(r.next)
+}
+
 // OutList returns the list to fill for output i, reused across runs
 // unless the node is Fresh; n is the number of items, which are kept
 // (callers overwrite them).

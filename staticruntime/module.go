@@ -27,8 +27,11 @@ type StaticModule struct {
 	argNames  []string // schema names of the inputs, for kwargs
 	outputs   []int32  // slots of the graph outputs
 	nodes     []*nodeInfo
-	managed   []managedInfo // out-variant outputs the planner may place
-	steps     int           // top-level node count (lifetime steps)
+	managed   []managedInfo // intermediate tensors the planner places in the slab
+	// managedOut are the graph outputs (and tensors that may alias them)
+	// placed in the output arena, with ManageOutputTensors.
+	managedOut []managedInfo
+	steps      int // top-level node count (lifetime steps)
 }
 
 type constSlot struct {
@@ -93,7 +96,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	}
 	m = &StaticModule{graph: g, opts: o, planner: o.Planner}
 	if m.planner == nil {
-		m.planner = memplan.Naive{}
+		m.planner = memplan.GreedyBySize{}
 	}
 	slots := map[*graph.Value]int32{}
 	slotOf := func(v *graph.Value) int32 {
@@ -233,55 +236,28 @@ func (m *StaticModule) analyze() {
 	if !m.opts.EnableOutVariant || !m.opts.OptimizeMemory {
 		return
 	}
-	isOutput := map[*graph.Value]bool{}
-	for _, v := range m.graph.Outputs() {
-		isOutput[v] = true
-	}
+	// The planner manages what out-variant nodes outside loops write; the
+	// lifetimes and what may be managed at all come from memplan.
+	writer := map[*graph.Value]*nodeInfo{}
 	for _, ni := range m.nodes {
-		if ni.kind != ops.OutVariant || ni.fresh || ni.inLoop {
-			continue
-		}
-		for i, v := range ni.node.Outputs {
-			if v.Type.Kind != graph.TensorType {
-				continue
+		if ni.kind == ops.OutVariant && !ni.fresh && !ni.inLoop {
+			for _, v := range ni.node.Outputs {
+				writer[v] = ni
 			}
-			out := isOutput[v] || db.MayAliasGraphOutput(v)
-			if db.MayAliasGraphInput(v) || db.EscapesToContainer(v) {
-				continue
-			}
-			if out && !m.opts.ManageOutputTensors {
-				continue
-			}
-			start, end := ni.step, ni.step
-			for _, a := range append(db.Aliases(v), v) {
-				for _, u := range a.Uses {
-					end = max(end, topStep(u.User, m))
-				}
-			}
-			if out {
-				end = m.steps
-			}
-			m.managed = append(m.managed, managedInfo{slot: ni.out[i], start: start, end: end, output: out})
 		}
 	}
-}
-
-// topStep maps a node (possibly nested, or a block's Return) to the step of
-// its top-level ancestor.
-func topStep(n *graph.Node, m *StaticModule) int {
-	for n.Owner != nil && n.Owner.Owner != nil {
-		n = n.Owner.Owner
-	}
-	if n.Kind == "prim::Return" {
-		return m.steps
-	}
-	for _, ni := range m.top.nodes {
-		if ni.node == n {
-			return ni.step
+	lts, _ := memplan.Lifetimes(m.graph, db, memplan.LifetimeOptions{
+		Candidate:     func(v *graph.Value) bool { return writer[v] != nil },
+		ManageOutputs: m.opts.ManageOutputTensors,
+	})
+	for _, lt := range lts {
+		mi := managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End, output: lt.Output}
+		if lt.Output {
+			m.managedOut = append(m.managedOut, mi)
+		} else {
+			m.managed = append(m.managed, mi)
 		}
 	}
-	// A constant or a node removed from the schedule: alive throughout.
-	return m.steps
 }
 
 // aliasesLoopReturn reports whether v may alias a return of an enclosing

@@ -27,7 +27,7 @@ type Options struct {
 	// (manage_output_tensors). Outputs are always reused across runs;
 	// this only decides where their memory lives.
 	ManageOutputTensors bool
-	// Planner places managed tensors; nil means memplan.Naive.
+	// Planner places managed tensors; nil means memplan.GreedyBySize.
 	Planner memplan.Planner
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool

@@ -2,71 +2,121 @@ package staticruntime
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
 )
 
-// runPlanner is a runtime's memory planner: it records the size each
-// managed tensor reached, and at the start of the run after a change it
-// plans a slab with the module's Planner and points every managed tensor
-// at its window. Kernels then resize into that memory without allocating.
-// A tensor that outgrows its window gets its own buffer for the rest of
-// that run, and the slab is re-planned before the next one.
+// runPlanner is a runtime's memory planner. It keeps two regions: the
+// slab of intermediate tensors, placed by the module's Planner, and, with
+// ManageOutputTensors, the arena of output tensors.
+//
+// Each region records the largest size each of its tensors reached. At
+// the start of the run after a change it plans anew and points every
+// tensor at its window; kernels then resize into that memory without
+// allocating. A tensor that outgrows its window takes its own buffer for
+// the rest of that run (its window is then simply unused), and the region
+// is re-planned before the next run: with storage groups this is PyTorch's
+// "grow the group at the end of the run"; with greedy-by-size it is a new
+// plan, which PyTorch's greedy planner never makes. Sizes only grow, so
+// runs at the largest shape seen, or smaller, allocate nothing.
 type runPlanner struct {
-	m        *StaticModule
-	sizes    []int64           // the largest size seen per managed tensor
-	storages []*ivalue.Storage // each managed tensor's window, once planned
-	slab     []byte
-	plan     memplan.Plan
-	dirty    bool
-	replans  int
+	inter, outs region
+	// lent is set while the caller holds the outputs of the last run
+	// (ManageOutputTensors, until ReleaseOutputs).
+	lent bool
+	// abandoned counts arenas left to callers who kept their outputs.
+	abandoned int
 	// allocs is ivalue.StorageAllocs at the start of the run.
 	allocs uint64
 }
 
+// region is one planned block of memory and the tensors placed in it.
+type region struct {
+	infos    []managedInfo
+	planner  memplan.Planner
+	sizes    []int64           // the largest size seen per tensor
+	storages []*ivalue.Storage // each tensor's window, once planned
+	slab     []byte
+	plan     memplan.Plan
+	reqs     []memplan.Request
+	dirty    bool
+	replans  int
+}
+
+func (g *region) init(infos []managedInfo, pl memplan.Planner) {
+	g.infos, g.planner = infos, pl
+	g.sizes = make([]int64, len(infos))
+	g.storages = make([]*ivalue.Storage, len(infos))
+	g.reqs = make([]memplan.Request, len(infos))
+}
+
+func (g *region) reset() {
+	clear(g.sizes)
+	clear(g.storages)
+	g.slab = nil
+	g.plan = memplan.Plan{}
+	g.dirty = false
+}
+
 func (p *runPlanner) init(m *StaticModule) {
-	p.m = m
-	p.sizes = make([]int64, len(m.managed))
-	p.storages = make([]*ivalue.Storage, len(m.managed))
+	p.inter.init(m.managed, m.planner)
+	// Outputs are all alive when the run returns: no placement can share
+	// memory between them, so the arena lays them side by side.
+	p.outs.init(m.managedOut, memplan.None{})
 }
 
 func (p *runPlanner) reset() {
-	clear(p.sizes)
-	clear(p.storages)
-	p.slab = nil
-	p.dirty = false
+	p.inter.reset()
+	p.outs.reset()
+	p.lent = false
 }
 
+// allocate runs before the nodes.
 func (p *runPlanner) allocate(r *StaticRuntime) {
 	p.allocs = ivalue.StorageAllocs()
-	if !p.dirty {
+	if p.lent {
+		// The caller kept the last outputs: they are theirs now. The run
+		// writes into new tensors and a new arena.
+		r.detachOutputs()
+		if len(p.outs.infos) > 0 {
+			p.outs.slab = nil
+			p.outs.dirty = true
+		}
+		p.abandoned++
+	}
+	p.lent = r.m.opts.ManageOutputTensors
+	p.inter.allocate(r)
+	p.outs.allocate(r)
+}
+
+func (g *region) allocate(r *StaticRuntime) {
+	if !g.dirty {
 		return
 	}
-	p.dirty = false
-	reqs := p.requests()
-	p.plan = p.m.planner.Plan(reqs)
-	p.slab = ivalue.AlignedBytes(int(p.plan.Total))
-	p.replans++
-	for i, mi := range p.m.managed {
+	g.dirty = false
+	g.plan = g.planner.Plan(g.requests())
+	g.slab = ivalue.AlignedBytes(int(g.plan.Total))
+	g.replans++
+	for i, mi := range g.infos {
 		t := r.values[mi.slot].Tensor()
-		if t == nil || p.sizes[i] == 0 {
-			p.storages[i] = nil
+		if t == nil || g.sizes[i] == 0 {
+			g.storages[i] = nil
 			continue
 		}
-		off := p.plan.Offsets[i]
-		s := &ivalue.Storage{Data: p.slab[off : off+p.sizes[i] : off+p.sizes[i]]}
-		p.storages[i] = s
+		off := g.plan.Offsets[i]
+		s := &ivalue.Storage{Data: g.slab[off : off+g.sizes[i] : off+g.sizes[i]]}
+		g.storages[i] = s
 		t.SetStorage(s, 0)
 	}
 }
 
-func (p *runPlanner) requests() []memplan.Request {
-	reqs := make([]memplan.Request, len(p.m.managed))
-	for i, mi := range p.m.managed {
-		reqs[i] = memplan.Request{Size: p.sizes[i], Start: mi.start, End: mi.end}
+func (g *region) requests() []memplan.Request {
+	for i, mi := range g.infos {
+		g.reqs[i] = memplan.Request{Size: g.sizes[i], Start: mi.start, End: mi.end}
 	}
-	return reqs
+	return g.reqs
 }
 
 // deallocate runs after a successful run: it notes tensors that grew or
@@ -74,29 +124,74 @@ func (p *runPlanner) requests() []memplan.Request {
 func (p *runPlanner) deallocate(r *StaticRuntime) error {
 	// No storage made anywhere during the run: every managed tensor is
 	// still in its window (the steady state).
-	if p.replans > 0 && ivalue.StorageAllocs() == p.allocs && !r.m.opts.CheckPlan {
+	if p.inter.replans > 0 && (p.outs.replans > 0 || len(p.outs.infos) == 0) &&
+		ivalue.StorageAllocs() == p.allocs && !r.m.opts.CheckPlan {
 		return nil
 	}
-	for i, mi := range p.m.managed {
-		t := r.values[mi.slot].Tensor()
-		if t == nil || t.Storage() == p.storages[i] {
-			continue // in its window (Resize replaces a storage it outgrows)
-		}
-		if nb := int64(t.Nbytes()); nb > p.sizes[i] {
-			p.sizes[i] = nb
-			p.dirty = true
-		} else if t.Storage() != p.storages[i] && nb > 0 {
-			p.dirty = true // a tensor object the plan has not seen yet
+	for _, g := range []*region{&p.inter, &p.outs} {
+		if err := g.deallocate(r); err != nil {
+			return err
 		}
 	}
-	if r.m.opts.CheckPlan && !p.dirty {
-		if err := memplan.Check(p.requests(), p.plan); err != nil {
+	return nil
+}
+
+func (g *region) deallocate(r *StaticRuntime) error {
+	for i, mi := range g.infos {
+		t := r.values[mi.slot].Tensor()
+		if t == nil || t.Storage() == g.storages[i] {
+			continue // in its window (Resize replaces a storage it outgrows)
+		}
+		if nb := int64(t.Nbytes()); nb > g.sizes[i] {
+			g.sizes[i] = nb
+			g.dirty = true
+		} else if nb > 0 {
+			g.dirty = true // a tensor object the plan has not seen yet
+		}
+	}
+	if r.m.opts.CheckPlan && !g.dirty {
+		if err := memplan.Check(g.requests(), g.plan); err != nil {
 			return fmt.Errorf("staticruntime: memory plan: %w", err)
 		}
-		for i, mi := range p.m.managed {
+		for i, mi := range g.infos {
 			t := r.values[mi.slot].Tensor()
-			if t != nil && t.Nbytes() > 0 && t.Storage() != p.storages[i] {
+			if t != nil && t.Nbytes() > 0 && t.Storage() != g.storages[i] {
 				return fmt.Errorf("staticruntime: memory plan: managed tensor in slot %d is not in its planned window", mi.slot)
+			}
+		}
+	}
+	return nil
+}
+
+// checkStep verifies, after the top-level node of the given step ran,
+// that no two managed tensors alive at that step share a byte of memory:
+// the planner's invariant, checked on the tensors themselves rather than
+// on the plan. It runs in the CheckPlan debug mode.
+func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
+	type span struct {
+		lo, hi uintptr
+		slot   int32
+	}
+	var live []span
+	for _, g := range []*region{&p.inter, &p.outs} {
+		for _, mi := range g.infos {
+			if mi.start > step || mi.end < step {
+				continue
+			}
+			t := r.values[mi.slot].Tensor()
+			if t == nil || t.Storage() == nil || len(t.Storage().Data) == 0 {
+				continue
+			}
+			d := t.Storage().Data
+			lo := uintptr(unsafe.Pointer(unsafe.SliceData(d)))
+			live = append(live, span{lo, lo + uintptr(len(d)), mi.slot})
+		}
+	}
+	for i, a := range live {
+		for _, b := range live[i+1:] {
+			if a.lo < b.hi && b.lo < a.hi {
+				return fmt.Errorf("staticruntime: memory plan: after step %d, live tensors %s and %s share memory",
+					step, r.m.slotName(a.slot), r.m.slotName(b.slot))
 			}
 		}
 	}
@@ -106,21 +201,62 @@ func (p *runPlanner) deallocate(r *StaticRuntime) error {
 // MemoryStats describe the memory plan of a runtime after its runs.
 type MemoryStats struct {
 	Planner        string
-	ManagedTensors int   // tensors the planner places
+	ManagedTensors int   // intermediate tensors the planner places
 	ManagedBytes   int64 // slab size
 	LowerBound     int64 // largest total of managed tensors alive at one node
-	TensorBytes    int64 // sum of the managed tensors' sizes
+	TensorBytes    int64 // sum of the managed tensors' sizes (aligned)
+	ReusedBytes    int64 // TensorBytes - ManagedBytes: what sharing saved
 	Replans        int   // times the slab was (re)planned
+	// Groups are the storage groups (request indices) for planners that
+	// group; Offsets the place of each managed tensor in the slab.
+	Groups  [][]int
+	Offsets []int64
+	// Tensors describe each managed tensor: its lifetime and size.
+	Tensors []memplan.Request
+	// Output arena, with ManageOutputTensors.
+	OutputTensors   int
+	OutputBytes     int64
+	OutputReplans   int
+	AbandonedArenas int // runs that found the last outputs still held
 }
 
 // MemoryStats reports the current plan.
 func (r *StaticRuntime) MemoryStats() MemoryStats {
 	p := &r.planner
-	st := MemoryStats{Planner: r.m.planner.Name(), ManagedTensors: len(r.m.managed), ManagedBytes: p.plan.Total, Replans: p.replans}
-	reqs := p.requests()
-	st.LowerBound = memplan.LowerBound(reqs)
-	for _, q := range reqs {
-		st.TensorBytes += memplan.Align(q.Size)
+	g := &p.inter
+	reqs := append([]memplan.Request(nil), g.requests()...)
+	st := MemoryStats{
+		Planner: r.m.planner.Name(), ManagedTensors: len(g.infos), ManagedBytes: g.plan.Total,
+		Replans: g.replans, Groups: g.plan.Groups, Offsets: append([]int64(nil), g.plan.Offsets...),
+		Tensors:       reqs,
+		OutputTensors: len(p.outs.infos), OutputBytes: p.outs.plan.Total,
+		OutputReplans: p.outs.replans, AbandonedArenas: p.abandoned,
 	}
+	if len(g.infos) == 0 {
+		st.Offsets = nil
+	}
+	st.LowerBound = memplan.LowerBound(reqs)
+	st.TensorBytes = memplan.TensorBytes(reqs)
+	st.ReusedBytes = st.TensorBytes - st.ManagedBytes
 	return st
+}
+
+// ReleaseOutputs tells the runtime the caller is done with the outputs of
+// the last Run. It matters only with ManageOutputTensors, where outputs
+// live in an arena of their own:
+//
+//   - outputs stay valid and unchanged until ReleaseOutputs, even across
+//     later calls that do not touch this runtime;
+//   - after ReleaseOutputs the next Run reuses their memory, so a steady
+//     loop of Run, use, ReleaseOutputs allocates nothing; the released
+//     tensors must not be used any more;
+//   - a Run before ReleaseOutputs leaves the previous outputs to the
+//     caller (valid for as long as the caller keeps them, then collected
+//     by Go's GC) and takes new tensors and a new arena for its own: safe,
+//     at the cost of allocating. MemoryStats.AbandonedArenas counts it.
+//
+// Without ManageOutputTensors it does nothing: outputs belong to the
+// runtime and the next Run overwrites them.
+func (r *StaticRuntime) ReleaseOutputs() {
+	r.planner.lent = false
 }

@@ -36,6 +36,9 @@ type StaticRuntime struct {
 type BlockRunner struct {
 	info  *blockInfo
 	nodes []ops.ProcessedNode
+	// check, in the CheckPlan debug mode, verifies the memory plan after
+	// the node of a step.
+	check func(step int) error
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.
@@ -46,9 +49,27 @@ func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
 
 // Run implements ops.BlockRunner.
 func (b *BlockRunner) Run() error {
+	if b.check != nil {
+		return b.runChecked()
+	}
 	nodes := b.nodes
 	for i := range nodes {
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
+			return b.nodeError(i, err)
+		}
+	}
+	return nil
+}
+
+// runChecked is Run with the memory plan checked after every node (the
+// CheckPlan debug mode, top block only).
+func (b *BlockRunner) runChecked() error {
+	nodes := b.nodes
+	for i := range nodes {
+		if err := nodes[i].Kernel(&nodes[i]); err != nil {
+			return b.nodeError(i, err)
+		}
+		if err := b.check(b.info.nodes[i].step); err != nil {
 			return b.nodeError(i, err)
 		}
 	}
@@ -81,7 +102,98 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 	r.top = r.newBlockRunner(m.top, nil)
 	r.outputs = make([]ivalue.IValue, len(m.outputs))
 	r.planner.init(m)
+	if m.opts.CheckPlan {
+		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
+	}
 	return r
+}
+
+// detachOutputs gives the caller the outputs of the last run for good:
+// every node whose output object, list or memory the outputs hold gets a
+// new object to write next time, so nothing the caller holds is written
+// again.
+func (r *StaticRuntime) detachOutputs() {
+	held := heldSet{tensors: map[*ivalue.Tensor]bool{}, storages: map[*ivalue.Storage]bool{},
+		lists: map[*ivalue.List]bool{}, dicts: map[*ivalue.Dict]bool{}}
+	for _, o := range r.outputs {
+		held.add(o)
+	}
+	var walk func(b *BlockRunner)
+	walk = func(b *BlockRunner) {
+		for i := range b.nodes {
+			p := &b.nodes[i]
+			for k, s := range p.Out {
+				v := p.Values[s]
+				ownHeld := p.Own != nil && p.Own[k] != nil && held.tensor(p.Own[k])
+				if ownHeld {
+					p.Own[k] = &ivalue.Tensor{}
+				}
+				if p.Spares != nil && p.Spares[k] != nil && held.tensor(p.Spares[k]) {
+					p.Spares[k] = nil
+				}
+				switch {
+				case ownHeld:
+					p.Values[s] = ivalue.FromTensor(p.Own[k])
+				case v.Tensor() != nil && held.tensor(v.Tensor()), v.List() != nil && held.lists[v.List()],
+					v.Dict() != nil && held.dicts[v.Dict()]:
+					p.Values[s] = ivalue.None()
+				}
+			}
+			for _, sb := range p.Blocks {
+				walk(sb.(*BlockRunner))
+			}
+		}
+	}
+	walk(r.top)
+	for _, rc := range r.recyclers {
+		rc.Forget()
+	}
+	clear(r.outputs)
+}
+
+// heldSet is what a caller holds: tensors, their memory and containers.
+type heldSet struct {
+	tensors  map[*ivalue.Tensor]bool
+	storages map[*ivalue.Storage]bool
+	lists    map[*ivalue.List]bool
+	dicts    map[*ivalue.Dict]bool
+}
+
+func (h heldSet) add(v ivalue.IValue) {
+	if t := v.Tensor(); t != nil {
+		h.tensors[t] = true
+		if s := t.Storage(); s != nil {
+			h.storages[s] = true
+		}
+	}
+	if l := v.List(); l != nil && !h.lists[l] {
+		h.lists[l] = true
+		for _, it := range l.Items {
+			h.add(it)
+		}
+	}
+	if d := v.Dict(); d != nil && !h.dicts[d] {
+		h.dicts[d] = true
+		for _, it := range d.Values {
+			h.add(it)
+		}
+	}
+}
+
+func (h heldSet) tensor(t *ivalue.Tensor) bool {
+	return h.tensors[t] || t.Storage() != nil && h.storages[t.Storage()]
+}
+
+// slotName names the value in a slot, for errors.
+func (m *StaticModule) slotName(slot int32) string {
+	for _, ni := range m.nodes {
+		for i, s := range ni.out {
+			if s == slot {
+				return ni.node.Outputs[i].String()
+			}
+		}
+	}
+	return fmt.Sprintf("slot %d", slot)
 }
 
 // Clone returns a new runtime of the same module.

@@ -15,6 +15,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/ops"
 	"github.com/gosr/gosr/staticruntime"
 )
@@ -263,34 +264,55 @@ func TestSteadyStateAllocs(t *testing.T) {
 		require.NoError(t, err)
 		assert.InDelta(t, 0.5*math.Pow(1.01, 50), float64(f32(t, outs[0])[0]), 1e-5)
 		if !raceflag.Enabled {
-			assert.Zero(t, testing.AllocsPerRun(100, func() { r.Run(x, w) }), "%+v", opts)
-			assert.Zero(t, testing.AllocsPerRun(100, func() { r.RunTensors(x.Tensor(), w.Tensor()) }))
+			// With managed outputs, a caller that releases them gets the
+			// same memory back: no allocation either.
+			assert.Zero(t, testing.AllocsPerRun(100, func() { r.Run(x, w); r.ReleaseOutputs() }), "%+v", opts)
+			assert.Zero(t, testing.AllocsPerRun(100, func() { r.RunTensors(x.Tensor(), w.Tensor()); r.ReleaseOutputs() }))
 		}
 	}
 }
 
 func TestMemoryPlanAndGrowth(t *testing.T) {
-	o := staticruntime.DefaultOptions()
-	o.CheckPlan = true
-	m := prepare(t, mulReluChain(4), &o)
-	r := m.NewRuntime()
-	w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))
-	for _, n := range []int{1, 1, 8, 8, 3, 8} {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(i) - 1
-		}
-		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n)), w)
-		require.NoError(t, err)
-		got := f32(t, outs[0])
-		for i := range x {
-			assert.Equal(t, max(x[i], 0)*16, got[i])
-		}
+	// A chain of 7 managed tensors, each read by the next node only: two
+	// windows suffice, and none is the baseline.
+	cases := []struct {
+		planner memplan.Planner
+		bytes   int64
+	}{
+		{memplan.None{}, 7 * 64},
+		{memplan.StorageGroups{}, 2 * 64},
+		{memplan.GreedyBySize{}, 2 * 64},
 	}
-	st := r.MemoryStats()
-	assert.Equal(t, 7, st.ManagedTensors) // all but the output
-	assert.Equal(t, int64(7*64), st.ManagedBytes)
-	assert.Equal(t, 2, st.Replans) // the first shape, then the larger one
+	for _, c := range cases {
+		t.Run(c.planner.Name(), func(t *testing.T) {
+			o := staticruntime.DefaultOptions()
+			o.CheckPlan = true
+			o.Planner = c.planner
+			m := prepare(t, mulReluChain(4), &o)
+			r := m.NewRuntime()
+			w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))
+			for _, n := range []int{1, 1, 8, 8, 3, 8} {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(i) - 1
+				}
+				outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n)), w)
+				require.NoError(t, err)
+				got := f32(t, outs[0])
+				for i := range x {
+					assert.Equal(t, max(x[i], 0)*16, got[i])
+				}
+			}
+			st := r.MemoryStats()
+			assert.Equal(t, c.planner.Name(), st.Planner)
+			assert.Equal(t, 7, st.ManagedTensors) // all but the output
+			assert.Equal(t, c.bytes, st.ManagedBytes)
+			assert.Equal(t, int64(2*64), st.LowerBound)
+			assert.Equal(t, int64(7*64), st.TensorBytes)
+			assert.Equal(t, int64(7*64)-c.bytes, st.ReusedBytes)
+			assert.Equal(t, 2, st.Replans) // the first shape, then the larger one
+		})
+	}
 }
 
 func TestManyGoroutines(t *testing.T) {

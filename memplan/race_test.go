@@ -1,0 +1,5 @@
+//go:build race
+
+package memplan
+
+const raceEnabled = true
