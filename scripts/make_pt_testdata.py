@@ -10,9 +10,22 @@ For each model NAME (scripts/pt_models.py), OUTDIR gets
   NAME.traced_frozen.pt    torch.jit.freeze of the traced module
   NAME.inputs.pt           torch.save of the tuple of positional inputs
   NAME.expected.pt         torch.save of the eager model's output
+  NAME.shapes.pt           for models with a batch dimension (pt_models.SHAPES):
+                           torch.save of a list of (inputs, expected) pairs at
+                           the batch sizes pt_models.SHAPE_BATCHES, inputs
+                           structured as NAME.inputs.pt, expected the eager output
 and OUTDIR/manifest.json lists them (with tolerances and each variant's ops).
 Every saved variant is loaded back and run; it must agree with the eager
-output within 1e-5 before anything is written.
+output within 1e-5 before anything is written. A case's "shapes" names
+NAME.shapes.pt (and "shape_batches" its batch sizes) only when that variant
+reproduces every pair of it too.
+
+Each case also records what PyTorch's own Static Runtime (default
+StaticModuleOptions) makes of the variant: torch._C._jit_to_static_module
+of the frozen module, run by StaticModule.benchmark(inputs, {}, 1, 1), whose
+report gives pt_managed_bytes ("Total memory managed: N bytes") and
+pt_managed_tensors ("Total number of managed tensors: N"). Both are left out,
+and the note says why, when the Static Runtime cannot run the variant.
 
 --large adds the big torchvision models (resnet18, mobilenet_v2; tens of
 MB each, never committed); --large-only writes only those. --only
@@ -31,8 +44,10 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
 import warnings
 import zlib
 
@@ -64,7 +79,18 @@ NOTES = {
     ("control_flow", "traced_frozen"): "tracing specialises the ifs and loops to the example inputs",
 }
 
+SHAPES, SHAPE_BATCHES = {}, ()  # set by load_models
+
 VARIANTS = ("scripted", "traced", "scripted_frozen", "traced_frozen")
+
+# What PyTorch's Static Runtime figures leave out, per model. Its benchmark
+# report prints the top-level block's memory planner only.
+SR_NOTES = {
+    "control_flow": "pt_managed_bytes is the top-level block's plan: PyTorch's Static Runtime plans "
+                    "prim::If and prim::Loop bodies separately and does not report them",
+    "fork_ensemble": "pt_managed_bytes is 0: PyTorch's Static Runtime runs each forked call in a "
+                     "runtime of its own, whose plan it does not report",
+}
 
 
 # Variants left out, and why.
@@ -87,6 +113,8 @@ def load_models():
     sys.modules["pt_models"] = mod
     with open(MODELS_FILE) as f:
         exec(compile(f.read(), MODELS_FILE, "exec"), mod.__dict__)
+    global SHAPES, SHAPE_BATCHES
+    SHAPES, SHAPE_BATCHES = mod.SHAPES, mod.SHAPE_BATCHES
     return mod.MODELS
 
 
@@ -147,6 +175,58 @@ def op_kinds(module):
     return sorted(kinds)
 
 
+SR_MANAGED_BYTES = re.compile(r"^Total memory managed: ([0-9]+) bytes$", re.M)
+SR_MANAGED_TENSORS = re.compile(r"^Total number of managed tensors: ([0-9]+)$", re.M)
+
+
+def is_frozen(m):
+    """As cmd/srbench/pytorch_bench_pt.py decides it: torch.jit.freeze leaves
+    no parameters, buffers or attribute reads."""
+    if any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+        return False
+    g = m.graph.copy()
+    torch._C._jit_pass_inline(g)
+    return not g.findAllNodes("prim::GetAttr", True)
+
+
+def sr_memory(module, inputs):
+    """Returns (managed bytes, managed tensors) from PyTorch's Static Runtime
+    on module (frozen first unless it is), as cmd/srbench/pytorch_bench_pt.py
+    builds and benchmarks it. StaticModule.benchmark writes its report from
+    C++ to fd 1 and its logs to fd 2: both are captured through a temporary
+    file, so the report is parsed and the logs kept out of the output."""
+    frozen = module if is_frozen(module) else torch.jit.freeze(module)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        saved = [os.dup(1), os.dup(2)]
+        try:
+            os.dup2(tmp.fileno(), 1)
+            os.dup2(tmp.fileno(), 2)
+            sm = torch._C._jit_to_static_module(frozen._c)
+            sm.benchmark(list(inputs), {}, 1, 1)
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+    b, t = SR_MANAGED_BYTES.search(text), SR_MANAGED_TENSORS.search(text)
+    if not b or not t:
+        raise RuntimeError("StaticModule.benchmark printed no 'Total memory managed' / "
+                           "'Total number of managed tensors' line")
+    return int(b.group(1)), int(t.group(1))
+
+
+def err_line(e):
+    """The line of an exception that says what went wrong: TorchScript's
+    interpreter errors end with it, after the traceback of both languages."""
+    lines = str(e).strip().splitlines()
+    last = lines[-1].strip() if lines else ""
+    return last if last.startswith(type(e).__name__ + ":") else "%s: %s" % (type(e).__name__, last)
+
+
 def build_variants(name, module, inputs):
     """Returns {variant: script module}, without the variants in SKIP."""
     skip = SKIP.get(name, set())
@@ -163,6 +243,34 @@ def build_variants(name, module, inputs):
     return out
 
 
+def make_shapes(name, module, batched):
+    """[(inputs, expected)] at each of SHAPE_BATCHES, from its own seed (so
+    that the other files do not depend on it)."""
+    torch.manual_seed(zlib.crc32((name + ".shapes").encode()))
+    pairs = []
+    with torch.no_grad():
+        for b in SHAPE_BATCHES:
+            inputs = tuple(batched(b))
+            pairs.append((inputs, module(*inputs)))
+    return pairs
+
+
+def check_shapes(name, variant, module, pairs):
+    """None if module reproduces every pair, else why not."""
+    try:
+        with torch.no_grad():
+            for i, (inputs, want) in enumerate(pairs):
+                got = module(*inputs)
+                if not same_structure(got, want):
+                    return "pair %d: output structure differs" % i
+                for g, w in zip(flatten(got), flatten(want)):
+                    if g.shape != w.shape or not torch.allclose(g, w, rtol=CHECK_TOL, atol=CHECK_TOL):
+                        return "pair %d (batch %d): output differs from eager" % (i, SHAPE_BATCHES[i])
+    except Exception as e:  # noqa: BLE001 - a traced variant may fail at other sizes
+        return "pair %d (batch %d): %s" % (i, SHAPE_BATCHES[i], err_line(e))
+    return None
+
+
 def make(name, builder, large, outdir):
     seed_for(name)
     module, inputs = builder()
@@ -170,6 +278,8 @@ def make(name, builder, large, outdir):
     with torch.no_grad():
         expected = module(*inputs)
         variants = build_variants(name, module, inputs)
+    pairs = make_shapes(name, module, SHAPES[name]) if name in SHAPES else None
+    shapes_path = name + ".shapes.pt"
     rtol, atol, reason = TOLS.get(name, DEFAULT_TOL)
     entries = []
     for variant in VARIANTS:
@@ -186,11 +296,28 @@ def make(name, builder, large, outdir):
              "rtol": rtol, "atol": atol, "large": large, "ops": op_kinds(loaded)}
         if reason:
             e["tolerance_reason"] = reason
-        if (name, variant) in NOTES:
-            e["note"] = NOTES[(name, variant)]
+        notes = [NOTES[(name, variant)]] if (name, variant) in NOTES else []
+        try:
+            with torch.no_grad():
+                e["pt_managed_bytes"], e["pt_managed_tensors"] = sr_memory(loaded, inputs)
+            if name in SR_NOTES:
+                notes.append(SR_NOTES[name])
+        except Exception as err:  # noqa: BLE001 - recorded, not fatal
+            notes.append("PyTorch's Static Runtime cannot run it (%s)" % err_line(err))
+        if pairs is not None:
+            why = check_shapes(name, variant, loaded, pairs)
+            if why is None:
+                e["shapes"] = shapes_path
+                e["shape_batches"] = list(SHAPE_BATCHES)
+            else:
+                notes.append("%s does not apply: %s" % (shapes_path, why))
+        if notes:
+            e["note"] = "; ".join(notes)
         entries.append(e)
     torch.save(tuple(inputs), os.path.join(outdir, name + ".inputs.pt"))
     torch.save(expected, os.path.join(outdir, name + ".expected.pt"))
+    if pairs is not None:
+        torch.save(pairs, os.path.join(outdir, shapes_path))
     return entries
 
 

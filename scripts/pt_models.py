@@ -199,6 +199,52 @@ def _torchvision(name):
     return build
 
 
+def bags(rows, batch):
+    """EmbeddingBag inputs for batch bags of 0 to 3 ids each (empty bags
+    included, as in the single-batch inputs)."""
+    sizes = torch.randint(0, 4, (batch,))
+    offs = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)[:-1]])
+    return torch.randint(0, rows, (int(sizes.sum()),)), offs
+
+
+def token_rows(batch, length=8, vocab=100):
+    """Token ids 1..vocab-1 of 1 to length tokens per row, padded with 0."""
+    lens = torch.randint(1, length + 1, (batch,))
+    ids = torch.randint(1, vocab, (batch, length))
+    return ids * (torch.arange(length).unsqueeze(0) < lens.unsqueeze(1))
+
+
+def dlrm_batch(b):
+    i0, o0 = bags(50, b)
+    i1, o1 = bags(40, b)
+    i2, o2 = bags(30, b)
+    return (torch.randn(b, 13), i0, o0, i1, o1, i2, o2)
+
+
+# Batch sizes of NAME.shapes.pt, in order: up, down, a new largest, back to
+# it and down, so a runtime must grow its plan and then reuse it.
+SHAPE_BATCHES = (1, 4, 2, 8, 3, 8, 1)
+
+# name -> batch size -> inputs with the structure of the model's inputs
+# (ints with the same meaning as in MODELS). The other dimensions are those
+# of MODELS' inputs except where a comment says otherwise (to keep the
+# committed files small).
+SHAPES = {
+    "mlp": lambda b: (torch.randn(b, 64),),
+    "deep_and_wide": lambda b: (torch.randn(b, 1, 32), torch.randn(b, 1, 32), torch.randn(b, 50)),
+    "dlrm_like": dlrm_batch,
+    # Sequence 8, not 16.
+    "transformer_block": lambda b: (torch.randn(b, 8, 64),),
+    # Sequence 8 (batch_first=False: the batch is dimension 1).
+    "transformer_encoder_layer": lambda b: (torch.randn(8, b, 64),),
+    # y has b rows too, so the scripted loop's trip count follows the batch.
+    "control_flow": lambda b: (torch.randn(b, 8), torch.randn(b, 3)),
+    # 16x16 images, not 32x32 (adaptive pooling takes any size).
+    "small_cnn": lambda b: (torch.randn(b, 3, 16, 16),),
+    "text_classifier": lambda b: (token_rows(b),),
+    "fork_ensemble": lambda b: (torch.randn(b, 32),),
+}
+
 MODELS = {
     "mlp": (lambda: (MLP(), (torch.randn(1, 64),)), False),
     "deep_and_wide": (lambda: (DeepAndWide(50), (torch.randn(1, 1, 32), torch.randn(1, 1, 32), torch.randn(1, 50))),

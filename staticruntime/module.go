@@ -2,6 +2,7 @@ package staticruntime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gosr/gosr/graph"
@@ -90,6 +91,15 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	}
 	if !o.SkipPasses {
 		pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
+		for _, name := range o.DisablePasses {
+			if !slices.ContainsFunc(passes.Pipeline, func(p passes.Pass) bool { return p.Name == name }) {
+				return nil, fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
+			}
+			if pc.Disable == nil {
+				pc.Disable = map[string]bool{}
+			}
+			pc.Disable[name] = true
+		}
 		if err := passes.Run(g, pc); err != nil {
 			return nil, fmt.Errorf("staticruntime: %w", err)
 		}

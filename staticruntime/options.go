@@ -31,6 +31,9 @@ type Options struct {
 	Planner memplan.Planner
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool
+	// DisablePasses names passes of passes.Pipeline to skip (for
+	// example UseInplaceActivations, to measure what it saves).
+	DisablePasses []string
 	// VerifyPasses checks the graph after every pass (slower preparation).
 	VerifyPasses bool
 	// CheckPlan verifies after each run that no two managed tensors alive

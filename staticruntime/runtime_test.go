@@ -288,6 +288,7 @@ func TestMemoryPlanAndGrowth(t *testing.T) {
 			o := staticruntime.DefaultOptions()
 			o.CheckPlan = true
 			o.Planner = c.planner
+			o.DisablePasses = []string{"UseInplaceActivations"} // keep 7 tensors
 			m := prepare(t, mulReluChain(4), &o)
 			r := m.NewRuntime()
 			w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))
@@ -386,7 +387,9 @@ func TestGorgoniaInterop(t *testing.T) {
 }
 
 func TestBenchmarkIndividualOps(t *testing.T) {
-	m := prepare(t, mulReluChain(3), nil)
+	o := staticruntime.DefaultOptions()
+	o.DisablePasses = []string{"UseInplaceActivations"}
+	m := prepare(t, mulReluChain(3), &o)
 	x := ivalue.FromTensor(ivalue.F32Tensor([]float32{1}, 1))
 	met, err := m.NewRuntime().BenchmarkIndividualOps([]ivalue.IValue{x, x}, 2, 10)
 	require.NoError(t, err)

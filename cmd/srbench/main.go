@@ -1,10 +1,16 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
-//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-json]
+//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-json] [-v]
 //	srbench ops     MODEL    per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL    the graph gosr runs, after its passes
 //	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-json]
 //	srbench list             the built-in models
+//
+// -planner none|storage-groups|greedy (default greedy) chooses the memory
+// planner for run, ops and compare; -manage-outputs places output tensors
+// in an arena of their own. run prints the memory plan after the timing
+// (with -v its storage groups or offsets); compare adds a table of managed
+// bytes with every planner beside PyTorch Static Runtime's.
 //
 // MODEL (or -model MODEL) is a built-in name (srbench list), a TorchScript
 // archive FILE.pt from torch.jit.save (inputs and expected outputs from
@@ -20,6 +26,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +42,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -54,6 +62,10 @@ type flags struct {
 	inputs       string
 	expected     string
 	save         string
+	// planner is a memplan.ByName name; "" is the default (greedy).
+	planner       string
+	manageOutputs bool
+	verbose       bool
 }
 
 func main() {
@@ -75,6 +87,11 @@ func main() {
 	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
 	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
 	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
+	fs.StringVar(&f.planner, "planner", memplan.GreedyBySize{}.Name(), "memory planner: "+plannerNames()+
+		" (none: one slab, no tensor shares memory; storage-groups: PyTorch Static Runtime's; greedy: greedy-by-size offsets)")
+	fs.BoolVar(&f.manageOutputs, "manage-outputs", false, "place output tensors in an arena of their own (manage_output_tensors); "+
+		"the timing loops call ReleaseOutputs after each run, so the arena is reused")
+	fs.BoolVar(&f.verbose, "v", false, "run: print the memory plan in full (storage groups, or each tensor's offset, size and lifetime)")
 	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
 	args := os.Args[2:]
 	for {
@@ -86,6 +103,11 @@ func main() {
 		}
 		f.model = fs.Arg(0)
 		args = fs.Args()[1:]
+	}
+	// An unknown planner fails before any model is loaded, naming the valid ones.
+	if _, err := f.plannerOpt(); err != nil {
+		fmt.Fprintln(os.Stderr, "srbench: -planner:", err)
+		os.Exit(2)
 	}
 	var err error
 	switch cmd {
@@ -176,19 +198,46 @@ func (m *model) files() (ir, st string, cleanup func(), err error) {
 	return ir, st, func() { os.RemoveAll(dir) }, nil
 }
 
-func (f flags) options() *staticruntime.Options {
+func plannerNames() string {
+	var names []string
+	for _, p := range memplan.Planners {
+		names = append(names, p.Name())
+	}
+	return strings.Join(names, "|")
+}
+
+// plannerOpt is the planner -planner names; nil (the runtime's default,
+// greedy) for "".
+func (f flags) plannerOpt() (memplan.Planner, error) {
+	if f.planner == "" {
+		return nil, nil
+	}
+	return memplan.ByName(f.planner)
+}
+
+func (f flags) options() (*staticruntime.Options, error) {
 	o := staticruntime.DefaultOptions()
 	o.EnableOutVariant = !f.noOutVariant
 	o.OptimizeMemory = !f.noOptimize
-	return &o
+	o.ManageOutputTensors = f.manageOutputs
+	pl, err := f.plannerOpt()
+	if err != nil {
+		return nil, err
+	}
+	o.Planner = pl
+	return &o, nil
 }
 
 func prepare(m *model, f flags) (*staticruntime.StaticModule, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
+	}
 	g, err := m.graph()
 	if err != nil {
 		return nil, err
 	}
-	sm, err := staticruntime.NewStaticModule(g, f.options())
+	sm, err := staticruntime.NewStaticModule(g, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
@@ -205,11 +254,29 @@ type runResult struct {
 	OutVariantNodes int     `json:"out_variant_nodes"`
 	NativeNodes     int     `json:"native_nodes"`
 	FallbackNodes   int     `json:"fallback_nodes"`
-	ManagedBytes    int64   `json:"managed_bytes"`
-	ManagedTensors  int     `json:"managed_tensors"`
 	AllocsPerRun    float64 `json:"allocs_per_run"`
 	Threads         int     `json:"threads"`
-	Planner         string  `json:"planner"`
+	// The memory plan after the timed runs (MemoryStats).
+	Planner         string `json:"planner"`
+	ManagedTensors  int    `json:"managed_tensors"`
+	ManagedBytes    int64  `json:"managed_bytes"`
+	LowerBoundBytes int64  `json:"lower_bound_bytes"`
+	TensorBytes     int64  `json:"tensor_bytes"`
+	ReusedBytes     int64  `json:"reused_bytes"`
+	Replans         int    `json:"replans"`
+	ManageOutputs   bool   `json:"manage_outputs"`
+	OutputTensors   int    `json:"output_tensors"`
+	OutputBytes     int64  `json:"output_bytes"`
+	// Mem is the whole plan, for -v.
+	Mem staticruntime.MemoryStats `json:"-"`
+}
+
+func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool) {
+	res.Mem = ms
+	res.Planner, res.ManagedTensors, res.ManagedBytes = ms.Planner, ms.ManagedTensors, ms.ManagedBytes
+	res.LowerBoundBytes, res.TensorBytes, res.ReusedBytes = ms.LowerBound, ms.TensorBytes, ms.ReusedBytes
+	res.Replans = ms.Replans
+	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
 }
 
 func measure(m *model, f flags) (*runResult, error) {
@@ -234,14 +301,22 @@ func measure(m *model, f flags) (*runResult, error) {
 	}
 	res.OutVariantNodes, res.NativeNodes, res.FallbackNodes = sm.KindCounts()
 	res.Nodes = res.OutVariantNodes + res.NativeNodes + res.FallbackNodes
+	// With -manage-outputs every run is followed by ReleaseOutputs, as a
+	// caller done with the outputs would: the output arena is then reused
+	// (without it each run would leave its arena to the caller and allocate).
+	release := func(rt *staticruntime.StaticRuntime) {
+		if f.manageOutputs {
+			rt.ReleaseOutputs()
+		}
+	}
+	release(r)
 	for i := 0; i < f.warmup; i++ {
 		if _, err := r.Run(m.Inputs...); err != nil {
 			return nil, err
 		}
+		release(r)
 	}
-	ms := r.MemoryStats()
-	res.ManagedBytes, res.ManagedTensors, res.Planner = ms.ManagedBytes, ms.ManagedTensors, ms.Planner
-	res.AllocsPerRun = testing.AllocsPerRun(200, func() { r.Run(m.Inputs...) })
+	res.AllocsPerRun = testing.AllocsPerRun(200, func() { r.Run(m.Inputs...); release(r) })
 
 	iters := f.iters
 	if iters <= 0 { // calibrate to about 0.2 s per repeat
@@ -249,6 +324,7 @@ func measure(m *model, f flags) (*runResult, error) {
 		n := 0
 		for time.Since(t0) < 20*time.Millisecond {
 			r.Run(m.Inputs...)
+			release(r)
 			n++
 		}
 		iters = max(10, n*10)
@@ -258,6 +334,7 @@ func measure(m *model, f flags) (*runResult, error) {
 	for i := 1; i < f.threads; i++ {
 		runtimes[i] = r.Clone()
 		runtimes[i].Run(m.Inputs...)
+		release(runtimes[i])
 	}
 	var per []float64
 	var tput []float64
@@ -275,6 +352,7 @@ func measure(m *model, f flags) (*runResult, error) {
 						errs[t] = err
 						return
 					}
+					release(rt)
 				}
 			}(t)
 		}
@@ -290,6 +368,7 @@ func measure(m *model, f flags) (*runResult, error) {
 	}
 	res.UsPerIter = median(per)
 	res.Throughput = median(tput)
+	res.setMemory(r.MemoryStats(), f.manageOutputs)
 	return res, nil
 }
 
@@ -323,9 +402,57 @@ func cmdRun(f flags) error {
 		fmt.Printf("  max abs diff from PyTorch's outputs: %.3g\n", res.MaxAbsDiff)
 	}
 	fmt.Printf("  nodes: %d (out variant %d, native %d, fallback %d)\n", res.Nodes, res.OutVariantNodes, res.NativeNodes, res.FallbackNodes)
-	fmt.Printf("  managed: %d tensors, %d bytes (planner %s)\n", res.ManagedTensors, res.ManagedBytes, res.Planner)
 	fmt.Printf("  allocations per run: %.1f\n", res.AllocsPerRun)
+	printMemory(os.Stdout, res, f.verbose)
 	return nil
+}
+
+// printMemory writes run's memory block: the plan's totals, and with
+// verbose its storage groups (planners that group) and every managed
+// tensor's place and lifetime (steps are top-level node indices).
+func printMemory(w io.Writer, res *runResult, verbose bool) {
+	ms := res.Mem
+	fmt.Fprintf(w, "memory (planner %s)\n", res.Planner)
+	fmt.Fprintf(w, "  managed tensors: %d\n", res.ManagedTensors)
+	fmt.Fprintf(w, "  managed bytes: %d\n", res.ManagedBytes)
+	fmt.Fprintf(w, "  lower bound: %d bytes (managed/lower bound: %s)\n", res.LowerBoundBytes, ratio(res.ManagedBytes, res.LowerBoundBytes))
+	fmt.Fprintf(w, "  tensor bytes: %d (each tensor its own memory)\n", res.TensorBytes)
+	pct := 0.0
+	if res.TensorBytes > 0 {
+		pct = 100 * float64(res.ReusedBytes) / float64(res.TensorBytes)
+	}
+	fmt.Fprintf(w, "  bytes reused: %d (%.1f%% of tensor bytes)\n", res.ReusedBytes, pct)
+	fmt.Fprintf(w, "  re-plans: %d\n", res.Replans)
+	if res.ManageOutputs {
+		fmt.Fprintf(w, "  output arena: %d tensors, %d bytes, %d re-plans, %d abandoned arenas\n", ms.OutputTensors, ms.OutputBytes, ms.OutputReplans, ms.AbandonedArenas)
+	}
+	if !verbose {
+		return
+	}
+	for i, g := range ms.Groups {
+		var size int64
+		idx := make([]string, len(g))
+		for k, t := range g {
+			size = max(size, memplan.Align(ms.Tensors[t].Size))
+			idx[k] = strconv.Itoa(t)
+		}
+		fmt.Fprintf(w, "  group %d: %d bytes, tensors %s\n", i, size, strings.Join(idx, " "))
+	}
+	for i, t := range ms.Tensors {
+		off := int64(-1)
+		if i < len(ms.Offsets) {
+			off = ms.Offsets[i]
+		}
+		fmt.Fprintf(w, "  tensor %d: offset %d, size %d, steps %d-%d\n", i, off, t.Size, t.Start, t.End)
+	}
+}
+
+// ratio is a/b to three places, or "-" when b is 0.
+func ratio(a, b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", float64(a)/float64(b))
 }
 
 func cmdOps(f flags) error {
@@ -388,6 +515,44 @@ type compareResult struct {
 	TorchPrepareMs float64 `json:"pytorch_load_prepare_ms,omitempty"`
 	Torch          string  `json:"torch,omitempty"`
 	Note           string  `json:"note,omitempty"`
+	// Memory: Planner timed gosr (its managed bytes and tensors);
+	// PlannerBytes are gosr's managed bytes with every planner, each
+	// prepared and run once; the lower bound is the planners'.
+	Planner         string           `json:"planner"`
+	ManagedBytes    int64            `json:"managed_bytes"`
+	ManagedTensors  int              `json:"managed_tensors"`
+	PlannerBytes    map[string]int64 `json:"managed_bytes_by_planner"`
+	LowerBoundBytes int64            `json:"lower_bound_bytes"`
+	// PyTorch Static Runtime's "Total memory managed" and "Total number
+	// of managed tensors" from its benchmark report; nil when not known.
+	TorchSRManagedBytes   *int64 `json:"pytorch_static_runtime_managed_bytes,omitempty"`
+	TorchSRManagedTensors *int   `json:"pytorch_static_runtime_managed_tensors,omitempty"`
+}
+
+// planMemory prepares m with every planner and runs it twice (the first
+// run learns the tensors' sizes, the plan is made at its end): the managed
+// bytes of each plan and the lower bound.
+func planMemory(m *model, f flags, cr *compareResult) error {
+	cr.PlannerBytes = map[string]int64{}
+	for _, p := range memplan.Planners {
+		fp := f
+		fp.planner = p.Name()
+		sm, err := prepare(m, fp)
+		if err != nil {
+			return err
+		}
+		r := sm.NewRuntime()
+		for range 2 {
+			if _, err := r.Run(m.Inputs...); err != nil {
+				return fmt.Errorf("%s (planner %s): %w", m.Name, p.Name(), err)
+			}
+			r.ReleaseOutputs()
+		}
+		ms := r.MemoryStats()
+		cr.PlannerBytes[p.Name()] = ms.ManagedBytes
+		cr.LowerBoundBytes = max(cr.LowerBoundBytes, ms.LowerBound)
+	}
+	return nil
 }
 
 var srLine = regexp.MustCompile(`Static runtime ms per iter: ([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)`)
@@ -436,7 +601,11 @@ func cmdCompare(f flags) error {
 		if err != nil {
 			return err
 		}
-		cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, GosrDiff: res.MaxAbsDiff}
+		cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, GosrDiff: res.MaxAbsDiff,
+			Planner: res.Planner, ManagedBytes: res.ManagedBytes, ManagedTensors: res.ManagedTensors}
+		if err := planMemory(m, f, &cr); err != nil {
+			return err
+		}
 		if py == "" {
 			cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
 		} else if m.script != nil {
@@ -445,6 +614,9 @@ func cmdCompare(f flags) error {
 			}
 		} else if err := runPyTorch(py, m, f, res, &cr); err != nil {
 			cr.Note = "PyTorch failed: " + err.Error()
+		} else {
+			// IR fixtures: both match the expected outputs PyTorch wrote.
+			cr.Agree, cr.HasAgree = cr.TorchSRDiff <= 1e-4 && cr.GosrDiff <= 1e-4, true
 		}
 		results = append(results, cr)
 	}
@@ -460,13 +632,47 @@ func cmdCompare(f flags) error {
 		ag := "-"
 		if c.HasAgree {
 			ag = strconv.FormatBool(c.Agree)
-		} else if c.TorchSRUs > 0 {
-			ag = strconv.FormatBool(c.TorchSRDiff <= 1e-4 && c.GosrDiff <= 1e-4)
 		}
 		fmt.Printf("%-22s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
 	}
-	fmt.Println("(|diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)")
+	fmt.Printf("(gosr timed with planner %s; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
+	fmt.Println()
+	printMemoryTable(os.Stdout, results)
 	return nil
+}
+
+func plannerLabel(results []compareResult) string {
+	if len(results) == 0 {
+		return "-"
+	}
+	return results[0].Planner
+}
+
+// printMemoryTable writes compare's memory table: gosr's managed bytes with
+// each planner and the lower bound, beside PyTorch Static Runtime's.
+func printMemoryTable(w io.Writer, results []compareResult) {
+	fmt.Fprintf(w, "%-22s", "managed bytes")
+	for _, p := range memplan.Planners {
+		fmt.Fprintf(w, " %14s", p.Name())
+	}
+	fmt.Fprintf(w, " %12s %9s %14s %14s %14s\n", "lower bound", "greedy/lb", "PyTorch SR", "greedy/PyTorch", "tensors gosr/PT")
+	greedy := memplan.GreedyBySize{}.Name()
+	for _, c := range results {
+		fmt.Fprintf(w, "%-22s", c.Model)
+		for _, p := range memplan.Planners {
+			fmt.Fprintf(w, " %14d", c.PlannerBytes[p.Name()])
+		}
+		g := c.PlannerBytes[greedy]
+		pt, vsPT, tensors := "-", "-", strconv.Itoa(c.ManagedTensors)+"/-"
+		if c.TorchSRManagedBytes != nil {
+			pt, vsPT = strconv.FormatInt(*c.TorchSRManagedBytes, 10), ratio(g, *c.TorchSRManagedBytes)
+		}
+		if c.TorchSRManagedTensors != nil {
+			tensors = fmt.Sprintf("%d/%d", c.ManagedTensors, *c.TorchSRManagedTensors)
+		}
+		fmt.Fprintf(w, " %12d %9s %14s %14s %14s\n", c.LowerBoundBytes, ratio(g, c.LowerBoundBytes), pt, vsPT, tensors)
+	}
+	fmt.Fprintln(w, "(bytes of the slab each planner plans for gosr's managed intermediate tensors; lower bound: the largest total of managed tensors alive at one node; PyTorch SR: its StaticModule.benchmark report's \"Total memory managed\"; tensors: managed tensors, gosr with the timed planner / PyTorch SR)")
 }
 
 func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult) error {
@@ -499,9 +705,11 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var tail struct {
-		Torch  string  `json:"torch"`
-		Interp float64 `json:"interp_us_python_loop"`
-		Diff   float64 `json:"sr_max_abs_diff"`
+		Torch          string  `json:"torch"`
+		Interp         float64 `json:"interp_us_python_loop"`
+		Diff           float64 `json:"sr_max_abs_diff"`
+		ManagedBytes   *int64  `json:"sr_managed_bytes"`
+		ManagedTensors *int    `json:"sr_managed_tensors"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tail); err != nil {
 		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(string(out), 5))
@@ -513,6 +721,7 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	}
 	cr.TorchSRDiff = tail.Diff
 	cr.Torch = tail.Torch
+	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tail.ManagedBytes, tail.ManagedTensors
 	if cr.GosrUs > 0 {
 		cr.Speedup = cr.TorchSRUs / cr.GosrUs
 	}

@@ -7,12 +7,16 @@ appearance from the c0, c1, ... entries, inputs are in0, in1, ...  PyTorch's
 Static Runtime is timed with StaticModule.benchmark (its own C++ loop, no
 Python per call); it prints "Static runtime ms per iter", which srbench
 reads. The TorchScript interpreter is timed in a Python loop. The last line
-is a JSON object with the results.
+is a JSON object with the results, among them sr_managed_bytes and
+sr_managed_tensors from the last benchmark report ("Total memory managed:
+N bytes", "Total number of managed tensors: N"; null when missing).
 """
 import json
+import os
 import re
 import struct
 import sys
+import tempfile
 import time
 
 import torch
@@ -48,6 +52,29 @@ def tensor_constants(block):
             yield from tensor_constants(b)
 
 
+SR_MANAGED_BYTES = re.compile(r"Total memory managed: ([0-9]+) bytes")
+SR_MANAGED_TENSORS = re.compile(r"Total number of managed tensors: ([0-9]+)")
+
+
+def sr_benchmark(sm, inputs, warmup, iters):
+    """Runs sm.benchmark, echoing its C++ report (written to fd 1) to
+    stdout, and returns the report."""
+    sys.stdout.flush()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        saved = os.dup(1)
+        try:
+            os.dup2(tmp.fileno(), 1)
+            sm.benchmark(inputs, {}, warmup, iters)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return text
+
+
 def main():
     ir_path, st_path, warmup, iters, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     torch.set_num_threads(1)
@@ -73,9 +100,12 @@ def main():
     out_sr = sm(*inputs)
     out_interp = fn(*inputs)
     # StaticModule.benchmark prints its report; srbench parses the lines.
+    report = ""
     for _ in range(repeats):
-        sm.benchmark(inputs, {}, warmup, iters)
-        sys.stdout.flush()
+        report = sr_benchmark(sm, inputs, warmup, iters)
+    # The last report's plan: after every warm-up, as large as it grows.
+    managed_bytes = SR_MANAGED_BYTES.search(report)
+    managed_tensors = SR_MANAGED_TENSORS.search(report)
     interp = []
     for _ in range(repeats):
         for _ in range(warmup):
@@ -102,7 +132,9 @@ def main():
         if a.numel():
             diff = max(diff, (a.double() - b.double()).abs().max().item())
     print(json.dumps({"torch": torch.__version__, "interp_us_python_loop": interp[len(interp) // 2],
-                      "sr_max_abs_diff": diff}))
+                      "sr_max_abs_diff": diff,
+                      "sr_managed_bytes": int(managed_bytes.group(1)) if managed_bytes else None,
+                      "sr_managed_tensors": int(managed_tensors.group(1)) if managed_tensors else None}))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,10 @@ already is, then:
 OUT.pt gets torch.save((sr_out, interp_out)). The last line of stdout is a
 JSON object: interp_us and sr_us (per iteration, one per repeat), load_ms,
 freeze_ms, static_module_ms, prepare_ms (load + freeze + Static Runtime
-build), outputs_agree (allclose 1e-5), torch_version.
+build), outputs_agree (allclose 1e-5), torch_version, and from the last
+benchmark report sr_managed_bytes ("Total memory managed: N bytes") and
+sr_managed_tensors ("Total number of managed tensors: N"), null when the
+report lacks them.
 """
 import json
 import os
@@ -90,12 +93,22 @@ def detach(v):
 
 
 SR_LINE = re.compile(r"Static runtime ms per iter: ([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)")
+SR_MANAGED_BYTES = re.compile(r"Total memory managed: ([0-9]+) bytes")
+SR_MANAGED_TENSORS = re.compile(r"Total number of managed tensors: ([0-9]+)")
+
+
+def sr_memory(report):
+    """(managed bytes, managed tensors) from a StaticModule.benchmark report;
+    None where a line is missing."""
+    b = SR_MANAGED_BYTES.search(report)
+    t = SR_MANAGED_TENSORS.search(report)
+    return (int(b.group(1)) if b else None, int(t.group(1)) if t else None)
 
 
 def sr_benchmark(sm, inputs, warmup, iters):
     """Runs sm.benchmark, echoing its C++ report to stdout, and returns the
-    ms per iteration it reported. The report is written by C++ to fd 1, so
-    it is captured through a temporary file."""
+    ms per iteration it reported and the report. The report is written by
+    C++ to fd 1, so it is captured through a temporary file."""
     sys.stdout.flush()
     with tempfile.TemporaryFile(mode="w+b") as tmp:
         saved = os.dup(1)
@@ -112,7 +125,7 @@ def sr_benchmark(sm, inputs, warmup, iters):
     m = SR_LINE.search(text)
     if not m:
         raise SystemExit("pytorch_bench_pt.py: StaticModule.benchmark printed no 'Static runtime ms per iter' line")
-    return float(m.group(1))
+    return float(m.group(1)), text
 
 
 def main():
@@ -149,8 +162,12 @@ def main():
     interp_out = detach(loop(1, *inputs))
 
     sr_us = []
+    report = ""
     for _ in range(repeats):
-        sr_us.append(sr_benchmark(sm, inputs, warmup, iters) * 1e3)
+        ms, report = sr_benchmark(sm, inputs, warmup, iters)
+        sr_us.append(ms * 1e3)
+    # The last report's plan: after every warm-up, as large as it grows.
+    sr_bytes, sr_tensors = sr_memory(report)
 
     interp_us = []
     calls = 3  # Python calls per repeat; the median is kept
@@ -175,6 +192,8 @@ def main():
         "outputs_agree": bool(agree(sr_out, interp_out)),
         "already_frozen": frozen is model,
         "torch_version": torch.__version__,
+        "sr_managed_bytes": sr_bytes,
+        "sr_managed_tensors": sr_tensors,
     }), flush=True)
 
 

@@ -128,6 +128,9 @@ type torchResult struct {
 	TorchVersion    string    `json:"torch_version"`
 	AlreadyFrozen   bool      `json:"already_frozen"`
 	InterpreterNote string    `json:"interp_note"`
+	// From the last benchmark report; nil when it lacks the line.
+	SRManagedBytes   *int64 `json:"sr_managed_bytes"`
+	SRManagedTensors *int   `json:"sr_managed_tensors"`
 }
 
 // runPyTorchScript times the archive with PyTorch's TorchScript
@@ -170,6 +173,7 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 	cr.InterpNoPython = true
 	cr.Torch = tr.TorchVersion
 	cr.TorchPrepareMs = tr.PrepareMs
+	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tr.SRManagedBytes, tr.SRManagedTensors
 	if !tr.OutputsAgree {
 		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
 	}
@@ -179,12 +183,16 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
 		}
 	}
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	lm, err := loaders.Load(m.ptPath)
 	if err != nil {
 		return err
 	}
-	if _, err := staticruntime.NewStaticModule(lm.Graph, f.options()); err != nil {
+	if _, err := staticruntime.NewStaticModule(lm.Graph, opts); err != nil {
 		return err
 	}
 	cr.GosrPrepareMs = float64(time.Since(t0).Microseconds()) / 1e3

@@ -58,6 +58,7 @@ var Pipeline = []Pass{
 	{Name: "UseVariadicStack", Fn: UseVariadicStack},
 	{Name: "ReplaceWithCopy", Fn: ReplaceWithCopy},
 	{Name: "DeadCodeElimination", Fn: DeadCodeElimination},
+	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
 // Run applies Pipeline to g. c may be nil (defaults).

@@ -19,7 +19,10 @@ const generateTimeout = 10 * time.Minute
 // mobilenet_v2) and their manifest: $GOSR_PT_CACHE if set, else
 // <user cache dir>/gosr/pt-<hash of the generator>. It runs
 // scripts/make_pt_testdata.py --large-only there when the manifest is
-// missing or from another version of the script; test binaries running in
+// missing or from another version of the scripts (the hash covers
+// make_pt_testdata.py and pt_models.py, so any change to either, such as
+// the pt_managed_bytes figures, makes a new directory and remakes the
+// fixtures there); test binaries running in
 // parallel wait on a lock file instead of generating twice. It skips t
 // when no Python with torch and torchvision is found, or with -short.
 func LargeDir(t testing.TB) string {

@@ -6,7 +6,11 @@
 // Each directory holds manifest.json; a Case is one archive
 // (NAME.<variant>.pt) with the inputs (NAME.inputs.pt, torch.save of a
 // tuple) and the eager model's output (NAME.expected.pt, a tensor or a
-// tuple/list of them) it must reproduce within RTol/ATol.
+// tuple/list of them) it must reproduce within RTol/ATol. Models with a
+// batch dimension also have NAME.shapes.pt (Case.Shapes): the same model's
+// inputs and outputs at several batch sizes, for dynamic-shape runs. Each
+// case records what PyTorch's own Static Runtime made of it
+// (Case.PTManagedBytes, Case.PTManagedTensors).
 package ptfixture
 
 import (
@@ -36,6 +40,25 @@ type Case struct {
 	Large    bool     // made only with --large (never committed)
 	Ops      []string // node kinds of forward's graph with calls inlined, sorted
 	Note     string   // e.g. that tracing specialised control flow; may be empty
+
+	// PTManagedBytes and PTManagedTensors are what PyTorch's Static Runtime
+	// (default StaticModuleOptions) reported for this archive frozen, run
+	// once on Inputs: "Total memory managed: N bytes" and "Total number of
+	// managed tensors: N" from StaticModule.benchmark. Its figure covers the
+	// top-level block only (not prim::If/prim::Loop bodies, nor forked
+	// calls). Both are 0 when it could not run the archive (Note says why).
+	PTManagedBytes   int64
+	PTManagedTensors int
+
+	// Shapes is NAME.shapes.pt, absolute: torch.save of a list of
+	// (inputs, expected) tuples, one per ShapeBatches entry, inputs
+	// structured as Inputs' tuple and expected as Expected's value. Empty
+	// when the model has none or this variant does not reproduce it (a
+	// trace specialised to the example's sizes; Note says why).
+	Shapes string
+	// ShapeBatches are the batch sizes of Shapes' pairs, in order: up,
+	// down, a new largest, that again, and down (e.g. 1 4 2 8 3 8 1).
+	ShapeBatches []int
 }
 
 // Name is "model.variant", for subtest names.
@@ -56,6 +79,11 @@ type manifestFile struct {
 		Large    bool     `json:"large"`
 		Ops      []string `json:"ops"`
 		Note     string   `json:"note"`
+
+		PTManagedBytes   int64  `json:"pt_managed_bytes"`
+		PTManagedTensors int    `json:"pt_managed_tensors"`
+		Shapes           string `json:"shapes"`
+		ShapeBatches     []int  `json:"shape_batches"`
 	} `json:"cases"`
 }
 
@@ -114,13 +142,25 @@ func Manifest(dir string) ([]Case, error) {
 		if e.RTol == nil || e.ATol == nil || *e.RTol < 0 || *e.ATol < 0 || *e.RTol+*e.ATol == 0 {
 			return nil, fmt.Errorf("%s: rtol and atol must be set, not negative, not both 0", where)
 		}
+		if e.PTManagedBytes < 0 || e.PTManagedTensors < 0 {
+			return nil, fmt.Errorf("%s: pt_managed_bytes %d and pt_managed_tensors %d must not be negative",
+				where, e.PTManagedBytes, e.PTManagedTensors)
+		}
+		if (e.Shapes == "") != (len(e.ShapeBatches) == 0) {
+			return nil, fmt.Errorf("%s: shapes %q and shape_batches %v go together", where, e.Shapes, e.ShapeBatches)
+		}
 		c := Case{Model: e.Model, Variant: e.Variant, RTol: *e.RTol, ATol: *e.ATol, Large: e.Large,
-			Ops: e.Ops, Note: e.Note}
+			Ops: e.Ops, Note: e.Note, PTManagedBytes: e.PTManagedBytes, PTManagedTensors: e.PTManagedTensors,
+			ShapeBatches: e.ShapeBatches}
 		for _, f := range []struct {
 			name string
 			rel  string
 			dst  *string
-		}{{"path", e.Path, &c.Path}, {"inputs", e.Inputs, &c.Inputs}, {"expected", e.Expected, &c.Expected}} {
+		}{{"path", e.Path, &c.Path}, {"inputs", e.Inputs, &c.Inputs}, {"expected", e.Expected, &c.Expected},
+			{"shapes", e.Shapes, &c.Shapes}} {
+			if f.name == "shapes" && f.rel == "" {
+				continue // optional
+			}
 			if filepath.IsAbs(f.rel) || !filepath.IsLocal(f.rel) {
 				return nil, fmt.Errorf("%s: %s %q must be a file name inside the manifest's directory", where, f.name, f.rel)
 			}

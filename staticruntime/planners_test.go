@@ -1,0 +1,281 @@
+package staticruntime_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/memplan"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+func prepareCase(t testing.TB, c *fixture.Case, o staticruntime.Options) *staticruntime.StaticModule {
+	t.Helper()
+	g, err := graph.Parse(c.IR, &graph.ParseOptions{Tensors: c.Consts})
+	require.NoError(t, err, "parse %s/model.ir", c.Name)
+	m, err := staticruntime.NewStaticModule(g, &o)
+	require.NoError(t, err)
+	return m
+}
+
+// TestPlannersOnModels runs every built-in model with every planner, with
+// and without managed outputs: outputs match PyTorch on every run, the
+// plan is checked after every node (CheckPlan), the slab is never below
+// the lower bound, greedy is within 5% of it, and a steady run allocates
+// nothing.
+func TestPlannersOnModels(t *testing.T) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		for _, pl := range memplan.Planners {
+			for _, manageOut := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%s/manage_outputs=%v", c.Name, pl.Name(), manageOut)
+				t.Run(name, func(t *testing.T) {
+					o := staticruntime.DefaultOptions()
+					o.Planner, o.ManageOutputTensors, o.CheckPlan = pl, manageOut, true
+					r := prepareCase(t, c, o).NewRuntime()
+					for i := 0; i < 3; i++ {
+						outs, err := r.Run(c.Inputs...)
+						require.NoError(t, err)
+						compareModel(t, c, outs, fmt.Sprintf("run %d", i))
+						r.ReleaseOutputs()
+					}
+					st := r.MemoryStats()
+					assert.Equal(t, pl.Name(), st.Planner)
+					assert.GreaterOrEqual(t, st.ManagedBytes, st.LowerBound)
+					assert.Equal(t, st.TensorBytes-st.ManagedBytes, st.ReusedBytes)
+					assert.Zero(t, st.AbandonedArenas)
+					if pl.Name() == "greedy" {
+						assert.LessOrEqual(t, float64(st.ManagedBytes), 1.05*float64(st.LowerBound), "greedy within 5%% of the lower bound")
+					}
+					if manageOut {
+						assert.Positive(t, st.OutputTensors+len(c.Inputs), "outputs are managed")
+					}
+					if raceflag.Enabled || testing.Short() {
+						return
+					}
+					o.CheckPlan = false
+					r = prepareCase(t, c, o).NewRuntime()
+					for i := 0; i < 2; i++ {
+						_, err := r.Run(c.Inputs...)
+						require.NoError(t, err)
+						r.ReleaseOutputs()
+					}
+					var runErr error
+					allocs := testing.AllocsPerRun(10, func() {
+						if _, err := r.Run(c.Inputs...); err != nil {
+							runErr = err
+						}
+						r.ReleaseOutputs()
+					})
+					require.NoError(t, runErr)
+					assert.Zero(t, allocs, "allocations per steady Run")
+				})
+			}
+		}
+	}
+}
+
+// TestGreedyNeverAboveStorageGroupsOnModels compares the two planners'
+// slabs on the built-in models.
+func TestGreedyNeverAboveStorageGroupsOnModels(t *testing.T) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	for _, c := range cases {
+		bytes := map[string]int64{}
+		for _, pl := range memplan.Planners {
+			o := staticruntime.DefaultOptions()
+			o.Planner = pl
+			r := prepareCase(t, c, o).NewRuntime()
+			_, err := r.Run(c.Inputs...)
+			require.NoError(t, err)
+			_, err = r.Run(c.Inputs...) // plans
+			require.NoError(t, err)
+			bytes[pl.Name()] = r.MemoryStats().ManagedBytes
+		}
+		t.Logf("%-18s none %9d  storage-groups %9d  greedy %9d", c.Name, bytes["none"], bytes["storage-groups"], bytes["greedy"])
+		assert.LessOrEqual(t, bytes["greedy"], bytes["storage-groups"], c.Name)
+		assert.LessOrEqual(t, bytes["storage-groups"], bytes["none"], c.Name)
+	}
+}
+
+// spans returns the byte ranges of the memory every tensor in vs uses.
+func spans(vs []ivalue.IValue) [][2]uintptr {
+	var out [][2]uintptr
+	for _, t := range fixture.Flatten(vs) {
+		if t.Storage() == nil || len(t.Storage().Data) == 0 {
+			continue
+		}
+		d := t.Storage().Data
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(d)))
+		out = append(out, [2]uintptr{lo, lo + uintptr(len(d))})
+	}
+	return out
+}
+
+func disjoint(a, b [][2]uintptr) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x[0] < y[1] && y[0] < x[1] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// keptOutputsIR returns a view of a managed tensor, a tuple holding a
+// fresh tensor, and a list built in a loop: every kind of output object.
+const keptOutputsIR = `graph(%x : Tensor, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %s : int[] = prim::Constant[value=[-1]]()
+  %a : Tensor = aten::relu(%x)
+  %b : Tensor = aten::mul(%a, %x)
+  %v : Tensor = aten::view(%b, %s)
+  %c : Tensor = aten::sigmoid(%x)
+  %tup : (Tensor, Tensor) = prim::TupleConstruct(%c, %b)
+  %l0 : Tensor[] = prim::ListConstruct()
+  %l : Tensor[] = prim::Loop(%n, %t, %l0)
+    block0(%i : int, %acc : Tensor[]):
+      %m : Tensor = aten::add(%x, %i, %one)
+      %acc2 : Tensor[] = aten::append(%acc, %m)
+      -> (%t, %acc)
+  return (%v, %tup, %l)
+`
+
+// TestManagedOutputsKeptPastNextRun is the contract of ReleaseOutputs: a
+// caller that keeps outputs across runs sees them unchanged and sharing no
+// memory with the new outputs; one that releases them gets their memory
+// back without allocating.
+func TestManagedOutputsKeptPastNextRun(t *testing.T) {
+	for _, pl := range memplan.Planners {
+		t.Run(pl.Name(), func(t *testing.T) {
+			o := staticruntime.DefaultOptions()
+			o.Planner, o.ManageOutputTensors, o.CheckPlan = pl, true, true
+			m := prepare(t, keptOutputsIR, &o)
+			r := m.NewRuntime()
+			inputs := func(k int) []ivalue.IValue {
+				x := make([]float32, 6)
+				for i := range x {
+					x[i] = float32(i*k) - 5
+				}
+				return []ivalue.IValue{ivalue.FromTensor(ivalue.F32Tensor(x, 2, 3)), ivalue.FromInt(3)}
+			}
+			// References from separate runtimes, cloned.
+			want := func(k int) []ivalue.IValue {
+				ref := m.NewRuntime()
+				outs, err := ref.Run(inputs(k)...)
+				require.NoError(t, err)
+				c := make([]ivalue.IValue, len(outs))
+				for i := range outs {
+					c[i] = outs[i].Clone()
+				}
+				return c
+			}
+			var kept [][]ivalue.IValue
+			for k := 1; k <= 4; k++ {
+				outs, err := r.Run(inputs(k)...)
+				require.NoError(t, err)
+				held := append([]ivalue.IValue(nil), outs...)
+				for j, prev := range kept {
+					assert.True(t, disjoint(spans(prev), spans(held)), "run %d's outputs share memory with run %d's", k, j+1)
+				}
+				kept = append(kept, held)
+			}
+			assert.Equal(t, 3, r.MemoryStats().AbandonedArenas)
+			for j, outs := range kept {
+				assert.Zero(t, fixture.MaxAbsDiff(fixture.Flatten(outs), fixture.Flatten(want(j+1))), "kept outputs of run %d changed", j+1)
+			}
+
+			// Released: the memory comes back.
+			r.ReleaseOutputs()
+			first, err := r.Run(inputs(1)...)
+			require.NoError(t, err)
+			firstSpans := spans(first)
+			r.ReleaseOutputs()
+			second, err := r.Run(inputs(2)...)
+			require.NoError(t, err)
+			assert.Zero(t, fixture.MaxAbsDiff(fixture.Flatten(second), fixture.Flatten(want(2))))
+			assert.False(t, disjoint(firstSpans, spans(second)), "released outputs' memory is reused")
+			assert.Equal(t, 3, r.MemoryStats().AbandonedArenas)
+		})
+	}
+}
+
+// TestDynamicShapes runs shapes that go up and down: outputs are those of
+// a fresh runtime at each shape, a new largest shape re-plans once, and
+// runs at that shape or below allocate nothing.
+func TestDynamicShapes(t *testing.T) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	var c *fixture.Case
+	for _, cc := range cases {
+		if cc.Name == "mlp" {
+			c = cc
+		}
+	}
+	require.NotNil(t, c)
+	in := c.Inputs[0].Tensor()
+	require.Equal(t, 2, in.Dim())
+	batch := func(n int) ivalue.IValue {
+		x := make([]float32, n*in.Size(1))
+		for i := range x {
+			x[i] = float32(i%7)*0.25 - 0.5
+		}
+		return ivalue.FromTensor(ivalue.F32Tensor(x, n, in.Size(1)))
+	}
+	for _, pl := range memplan.Planners {
+		t.Run(pl.Name(), func(t *testing.T) {
+			o := staticruntime.DefaultOptions()
+			o.Planner, o.CheckPlan = pl, true
+			m := prepareCase(t, c, o)
+			r := m.NewRuntime()
+			// A run at a new largest shape takes its own memory; the run
+			// after it re-plans, once. Smaller shapes never re-plan.
+			maxSeen, growths := 0, 0
+			for _, n := range []int{1, 4, 2, 8, 3, 8, 1, 16, 5} {
+				outs, err := r.Run(batch(n))
+				require.NoError(t, err)
+				ref := m.NewRuntime()
+				want, err := ref.Run(batch(n))
+				require.NoError(t, err)
+				assert.Zero(t, fixture.MaxAbsDiff(fixture.Flatten(outs), fixture.Flatten(want)), "batch %d", n)
+				assert.Equal(t, growths, r.MemoryStats().Replans, "batch %d (largest before: %d)", n, maxSeen)
+				if n > maxSeen {
+					maxSeen = n
+					growths++
+				}
+			}
+			if raceflag.Enabled {
+				return
+			}
+			o.CheckPlan = false
+			r = prepareCase(t, c, o).NewRuntime()
+			big := batch(16)
+			for i := 0; i < 2; i++ {
+				_, err := r.Run(big)
+				require.NoError(t, err)
+			}
+			for _, n := range []int{16, 3, 9, 1} {
+				x := batch(n)
+				assert.Zero(t, testing.AllocsPerRun(5, func() { r.Run(x) }), "batch %d after batch 16", n)
+			}
+		})
+	}
+}
+
+func TestDisablePassesUnknown(t *testing.T) {
+	g, err := graph.Parse(mulReluChain(1), nil)
+	require.NoError(t, err)
+	_, err = staticruntime.NewStaticModule(g, &staticruntime.Options{DisablePasses: []string{"NoSuchPass"}})
+	assert.ErrorContains(t, err, `no pass named "NoSuchPass"`)
+}
