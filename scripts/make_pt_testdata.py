@@ -23,7 +23,8 @@ reproduces every pair of it too.
 Each case also records what PyTorch's own Static Runtime (default
 StaticModuleOptions) makes of the variant: torch._C._jit_to_static_module
 of the frozen module, run by StaticModule.benchmark(inputs, {}, 1, 1), whose
-report gives pt_managed_bytes ("Total memory managed: N bytes") and
+report gives pt_managed_bytes ("Total memory managed: N bytes", the
+top-level block's plan; the smallest of SR_BUILDS builds, as it varies) and
 pt_managed_tensors ("Total number of managed tensors: N"). Both are left out,
 and the note says why, when the Static Runtime cannot run the variant.
 
@@ -189,13 +190,20 @@ def is_frozen(m):
     return not g.findAllNodes("prim::GetAttr", True)
 
 
-def sr_memory(module, inputs):
-    """Returns (managed bytes, managed tensors) from PyTorch's Static Runtime
-    on module (frozen first unless it is), as cmd/srbench/pytorch_bench_pt.py
-    builds and benchmarks it. StaticModule.benchmark writes its report from
-    C++ to fd 1 and its logs to fd 2: both are captured through a temporary
-    file, so the report is parsed and the logs kept out of the output."""
-    frozen = module if is_frozen(module) else torch.jit.freeze(module)
+# PyTorch's Static Runtime builds per case; the smallest plan is recorded.
+# Its storage groups depend on the order in which it frees tensors that die
+# at the same node, which it takes from a hash set of pointers: a model's
+# "Total memory managed" can differ between builds (text_classifier: 2368
+# bytes in about 86% of builds, 2560 in the rest). The minimum of 10 is
+# reproducible (and the bound gosr must meet).
+SR_BUILDS = 10
+
+
+def sr_report(frozen, inputs):
+    """StaticModule.benchmark(inputs, {}, 1, 1)'s report for a new
+    StaticModule of frozen. It writes the report from C++ to fd 1 and its
+    logs to fd 2: both are captured through a temporary file, so the report
+    is parsed and the logs kept out of the output."""
     sys.stdout.flush()
     sys.stderr.flush()
     with tempfile.TemporaryFile(mode="w+b") as tmp:
@@ -211,12 +219,25 @@ def sr_memory(module, inputs):
             for fd in saved:
                 os.close(fd)
         tmp.seek(0)
-        text = tmp.read().decode("utf-8", "replace")
-    b, t = SR_MANAGED_BYTES.search(text), SR_MANAGED_TENSORS.search(text)
-    if not b or not t:
-        raise RuntimeError("StaticModule.benchmark printed no 'Total memory managed' / "
-                           "'Total number of managed tensors' line")
-    return int(b.group(1)), int(t.group(1))
+        return tmp.read().decode("utf-8", "replace")
+
+
+def sr_memory(module, inputs):
+    """Returns (managed bytes, managed tensors) from PyTorch's Static Runtime
+    (default options) on module, frozen first unless it is, as
+    cmd/srbench/pytorch_bench_pt.py builds and benchmarks it: the smallest
+    of SR_BUILDS builds."""
+    frozen = module if is_frozen(module) else torch.jit.freeze(module)
+    best = None
+    for _ in range(SR_BUILDS):
+        text = sr_report(frozen, inputs)
+        b, t = SR_MANAGED_BYTES.search(text), SR_MANAGED_TENSORS.search(text)
+        if not b or not t:
+            raise RuntimeError("StaticModule.benchmark printed no 'Total memory managed' / "
+                               "'Total number of managed tensors' line")
+        got = (int(b.group(1)), int(t.group(1)))
+        best = got if best is None or got[0] < best[0] else best
+    return best
 
 
 def err_line(e):

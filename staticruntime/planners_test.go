@@ -1,9 +1,13 @@
 package staticruntime_test
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -278,4 +282,138 @@ func TestDisablePassesUnknown(t *testing.T) {
 	require.NoError(t, err)
 	_, err = staticruntime.NewStaticModule(g, &staticruntime.Options{DisablePasses: []string{"NoSuchPass"}})
 	assert.ErrorContains(t, err, `no pass named "NoSuchPass"`)
+}
+
+// TestPlannerSpeed times every built-in model with no planning (each
+// tensor keeps its own buffer, OptimizeMemory off) and with each planner,
+// interleaved so the machine's drift hits all alike, and prints medians.
+// Set GOSR_PLANNER_SPEED=1 to run it (it takes a while).
+func TestPlannerSpeed(t *testing.T) {
+	if os.Getenv("GOSR_PLANNER_SPEED") == "" {
+		t.Skip("set GOSR_PLANNER_SPEED=1")
+	}
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	type config struct {
+		name string
+		o    staticruntime.Options
+	}
+	configs := []config{{"unplanned", staticruntime.Options{EnableOutVariant: true}}}
+	for _, pl := range memplan.Planners {
+		o := staticruntime.DefaultOptions()
+		o.Planner = pl
+		configs = append(configs, config{pl.Name(), o})
+	}
+	for _, c := range cases {
+		rs := make([]*staticruntime.StaticRuntime, len(configs))
+		for i, cf := range configs {
+			rs[i] = prepareCase(t, c, cf.o).NewRuntime()
+			for k := 0; k < 3; k++ {
+				_, err := rs[i].Run(c.Inputs...)
+				require.NoError(t, err)
+			}
+		}
+		// Batches of runs long enough to time (about 2 ms each).
+		t0 := time.Now()
+		rs[0].Run(c.Inputs...)
+		per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
+		samples := make([][]float64, len(configs))
+		for rep := 0; rep < 41; rep++ {
+			for i := range configs {
+				t0 := time.Now()
+				for k := 0; k < per; k++ {
+					rs[i].Run(c.Inputs...)
+				}
+				samples[i] = append(samples[i], float64(time.Since(t0).Nanoseconds())/float64(per)/1e3)
+			}
+		}
+		line := fmt.Sprintf("%-18s", c.Name)
+		base := median(samples[0])
+		for i, cf := range configs {
+			m := median(samples[i])
+			line += fmt.Sprintf("  %s %9.2f us (%.3fx)", cf.name, m, base/m)
+		}
+		t.Log(line)
+	}
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// TestShapesFromManyGoroutines drives one module from 8 goroutines
+// through a pool, each changing the batch size from run to run, with the
+// plan checked after every node: every output equals the one a fresh
+// single-threaded runtime gives, bit for bit, for every planner and with
+// managed outputs kept or released.
+func TestShapesFromManyGoroutines(t *testing.T) {
+	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
+	require.NoError(t, err)
+	var c *fixture.Case
+	for _, cc := range cases {
+		if cc.Name == "mlp" {
+			c = cc
+		}
+	}
+	require.NotNil(t, c)
+	width := c.Inputs[0].Tensor().Size(1)
+	batch := func(n int) ivalue.IValue {
+		x := make([]float32, n*width)
+		for i := range x {
+			x[i] = float32((i*7+n)%11)*0.2 - 1
+		}
+		return ivalue.FromTensor(ivalue.F32Tensor(x, n, width))
+	}
+	sizes := []int{1, 3, 8, 2, 16, 5, 1, 12}
+	for _, pl := range memplan.Planners {
+		for _, manageOut := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/manage_outputs=%v", pl.Name(), manageOut), func(t *testing.T) {
+				o := staticruntime.DefaultOptions()
+				o.Planner, o.ManageOutputTensors, o.CheckPlan = pl, manageOut, true
+				m := prepareCase(t, c, o)
+				want := map[int][]float32{}
+				for _, n := range sizes {
+					outs, err := m.NewRuntime().Run(batch(n))
+					require.NoError(t, err)
+					want[n] = append([]float32(nil), outs[0].Tensor().F32Contig()...)
+				}
+				pool := staticruntime.NewPool(m, 3) // fewer runtimes than goroutines
+				errs := make(chan error, 8)
+				for g := 0; g < 8; g++ {
+					go func(g int) {
+						var err error
+						defer func() { errs <- err }()
+						inputs := map[int]ivalue.IValue{}
+						for _, n := range sizes {
+							inputs[n] = batch(n)
+						}
+						for i := 0; i < 150 && err == nil; i++ {
+							n := sizes[(g*5+i*3)%len(sizes)]
+							err = pool.Do(context.Background(), func(r *staticruntime.StaticRuntime) error {
+								outs, err := r.Run(inputs[n])
+								if err != nil {
+									return err
+								}
+								got := outs[0].Tensor().F32Contig()
+								for k := range want[n] {
+									if got[k] != want[n][k] {
+										return fmt.Errorf("goroutine %d run %d batch %d: element %d is %v, want %v", g, i, n, k, got[k], want[n][k])
+									}
+								}
+								if manageOut && i%2 == 0 {
+									r.ReleaseOutputs() // odd runs keep theirs
+								}
+								return nil
+							})
+						}
+					}(g)
+				}
+				for g := 0; g < 8; g++ {
+					require.NoError(t, <-errs)
+				}
+			})
+		}
+	}
 }

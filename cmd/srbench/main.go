@@ -404,6 +404,9 @@ func cmdRun(f flags) error {
 	fmt.Printf("  nodes: %d (out variant %d, native %d, fallback %d)\n", res.Nodes, res.OutVariantNodes, res.NativeNodes, res.FallbackNodes)
 	fmt.Printf("  allocations per run: %.1f\n", res.AllocsPerRun)
 	printMemory(os.Stdout, res, f.verbose)
+	if f.noOptimize || f.noOutVariant {
+		fmt.Println("  (nothing managed: -no-optimize-memory or -no-out-variant)")
+	}
 	return nil
 }
 
@@ -582,7 +585,7 @@ func cmdCompare(f flags) error {
 		all, _ := filepath.Glob(filepath.Join(f.model, "*.pt"))
 		names = names[:0]
 		for _, p := range all {
-			if !strings.HasSuffix(p, ".inputs.pt") && !strings.HasSuffix(p, ".expected.pt") {
+			if !isDataFile(p) {
 				names = append(names, p)
 			}
 		}
@@ -673,6 +676,17 @@ func printMemoryTable(w io.Writer, results []compareResult) {
 		fmt.Fprintf(w, " %12d %9s %14s %14s %14s\n", c.LowerBoundBytes, ratio(g, c.LowerBoundBytes), pt, vsPT, tensors)
 	}
 	fmt.Fprintln(w, "(bytes of the slab each planner plans for gosr's managed intermediate tensors; lower bound: the largest total of managed tensors alive at one node; PyTorch SR: its StaticModule.benchmark report's \"Total memory managed\"; tensors: managed tensors, gosr with the timed planner / PyTorch SR)")
+}
+
+// isDataFile tells the torch.save files beside archives in a directory
+// (NAME.inputs.pt, NAME.expected.pt, NAME.shapes.pt) from the archives.
+func isDataFile(p string) bool {
+	for _, suf := range []string{".inputs.pt", ".expected.pt", ".shapes.pt"} {
+		if strings.HasSuffix(p, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult) error {
