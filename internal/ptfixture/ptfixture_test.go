@@ -138,11 +138,17 @@ func TestManifestErrors(t *testing.T) {
 		{"negative tolerance", `{"cases":[` + strings.Replace(good, `1e-4`, `-1`, 1) + `}]}`, "rtol and atol"},
 		{"outside dir", `{"cases":[` + strings.Replace(good, `"m.traced.pt"`, `"../m.traced.pt"`, 1) + `}]}`, `path "../m.traced.pt" must be a file name inside`},
 		{"absent file", `{"cases":[` + strings.Replace(good, `"m.expected.pt"`, `"gone.pt"`, 1) + `}]}`, "expected: stat"},
+		{"figures and shapes", `{"cases":[` + good + `,"pt_managed_bytes":1024,"pt_managed_tensors":4,"shapes":"m.shapes.pt","shape_batches":[1,4,1]}]}`, ""},
+		{"negative figure", `{"cases":[` + good + `,"pt_managed_bytes":-1}]}`, "pt_managed_bytes -1 and pt_managed_tensors 0 must not be negative"},
+		{"shapes without batches", `{"cases":[` + good + `,"shapes":"m.shapes.pt"}]}`, "go together"},
+		{"batches without shapes", `{"cases":[` + good + `,"shape_batches":[1]}]}`, "go together"},
+		{"absent shapes", `{"cases":[` + good + `,"shapes":"gone.pt","shape_batches":[1]}]}`, "shapes: stat"},
+		{"shapes outside dir", `{"cases":[` + good + `,"shapes":"/m.shapes.pt","shape_batches":[1]}]}`, `shapes "/m.shapes.pt" must be a file name inside`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for _, f := range []string{"m.traced.pt", "m.inputs.pt", "m.expected.pt"} {
+			for _, f := range []string{"m.traced.pt", "m.inputs.pt", "m.expected.pt", "m.shapes.pt"} {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644))
 			}
 			if tc.manifest != "" {
@@ -159,6 +165,15 @@ func TestManifestErrors(t *testing.T) {
 			assert.Equal(t, filepath.Join(dir, "m.traced.pt"), cases[0].Path)
 			assert.Equal(t, 1e-4, cases[0].RTol)
 			assert.Equal(t, 1e-5, cases[0].ATol)
+			if tc.name == "figures and shapes" {
+				assert.Equal(t, int64(1024), cases[0].PTManagedBytes)
+				assert.Equal(t, 4, cases[0].PTManagedTensors)
+				assert.Equal(t, filepath.Join(dir, "m.shapes.pt"), cases[0].Shapes)
+				assert.Equal(t, []int{1, 4, 1}, cases[0].ShapeBatches)
+			} else {
+				assert.Zero(t, cases[0].PTManagedBytes)
+				assert.Empty(t, cases[0].Shapes)
+			}
 		})
 	}
 }
@@ -168,8 +183,14 @@ func TestLargeDir(t *testing.T) {
 	cases, err := Manifest(dir)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mobilenet_v2", "resnet18"}, Models(cases))
+	// What PyTorch's Static Runtime manages at batch 1 (the issue's figure
+	// for resnet18); every variant of a model freezes to the same graph.
+	wantPT := map[string]int64{"resnet18": 4014080, "mobilenet_v2": 4816896}
 	for _, c := range cases {
 		assert.True(t, c.Large, c.Name())
+		assert.Equal(t, wantPT[c.Model], c.PTManagedBytes, "%s: pt_managed_bytes", c.Name())
+		assert.Positive(t, c.PTManagedTensors, c.Name())
+		assert.Empty(t, c.Shapes, c.Name())
 	}
 	assert.Len(t, cases, 8)
 }
