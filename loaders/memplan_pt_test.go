@@ -53,6 +53,7 @@ type memoryRow struct {
 	name                string
 	none, groups, greed int64
 	lower               int64
+	unmanaged           int64
 	tensors             int
 }
 
@@ -91,7 +92,7 @@ func testPlanners(t *testing.T, cases []ptfixture.Case) []memoryRow {
 						case memplan.StorageGroups:
 							row.groups = st.ManagedBytes
 						case memplan.GreedyBySize:
-							row.greed, row.lower, row.tensors = st.ManagedBytes, st.LowerBound, st.ManagedTensors
+							row.greed, row.lower, row.tensors, row.unmanaged = st.ManagedBytes, st.LowerBound, st.ManagedTensors, st.UnmanagedBytes
 							assert.LessOrEqual(t, float64(st.ManagedBytes), 1.05*float64(st.LowerBound), "greedy within 5%% of the lower bound")
 						}
 					}
@@ -122,13 +123,13 @@ func testPlanners(t *testing.T, cases []ptfixture.Case) []memoryRow {
 
 func logRows(t *testing.T, rows []memoryRow) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-34s %8s %10s %10s %10s %10s %8s\n", "model", "tensors", "none", "groups", "greedy", "lower", "gr/lb")
+	fmt.Fprintf(&b, "\n%-34s %8s %10s %10s %10s %10s %8s %10s\n", "model", "tensors", "none", "groups", "greedy", "lower", "gr/lb", "unmanaged")
 	for _, r := range rows {
 		ratio := 0.0
 		if r.lower > 0 {
 			ratio = float64(r.greed) / float64(r.lower)
 		}
-		fmt.Fprintf(&b, "%-34s %8d %10d %10d %10d %10d %8.3f\n", r.name, r.tensors, r.none, r.groups, r.greed, r.lower, ratio)
+		fmt.Fprintf(&b, "%-34s %8d %10d %10d %10d %10d %8.3f %10d\n", r.name, r.tensors, r.none, r.groups, r.greed, r.lower, ratio, r.unmanaged)
 	}
 	t.Log(b.String())
 }

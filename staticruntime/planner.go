@@ -218,6 +218,12 @@ type MemoryStats struct {
 	OutputBytes     int64
 	OutputReplans   int
 	AbandonedArenas int // runs that found the last outputs still held
+	// UnmanagedBytes is the memory of intermediate tensors outside the
+	// slab: results of nodes the planner may not place (native and
+	// fallback ops, loop bodies, values escaping into containers), each
+	// storage counted once; graph inputs, constants and outputs excluded.
+	// ManagedBytes+UnmanagedBytes is the intermediate memory of a run.
+	UnmanagedBytes int64
 }
 
 // MemoryStats reports the current plan.
@@ -238,7 +244,52 @@ func (r *StaticRuntime) MemoryStats() MemoryStats {
 	st.LowerBound = memplan.LowerBound(reqs)
 	st.TensorBytes = memplan.TensorBytes(reqs)
 	st.ReusedBytes = st.TensorBytes - st.ManagedBytes
+	st.UnmanagedBytes = r.unmanagedBytes()
 	return st
+}
+
+// unmanagedBytes sums the storages of intermediate tensors the planner
+// does not place (see MemoryStats.UnmanagedBytes).
+func (r *StaticRuntime) unmanagedBytes() int64 {
+	skip := map[*ivalue.Storage]bool{}
+	for _, g := range []*region{&r.planner.inter, &r.planner.outs} {
+		for _, s := range g.storages {
+			skip[s] = true
+		}
+	}
+	var exclude func(v ivalue.IValue)
+	exclude = func(v ivalue.IValue) {
+		if t := v.Tensor(); t != nil && t.Storage() != nil {
+			skip[t.Storage()] = true
+		}
+		if l := v.List(); l != nil {
+			for _, it := range l.Items {
+				exclude(it)
+			}
+		}
+	}
+	for _, s := range r.m.inputs {
+		exclude(r.values[s])
+	}
+	for _, c := range r.m.consts {
+		exclude(r.values[c.slot])
+	}
+	for _, o := range r.outputs {
+		exclude(o)
+	}
+	var n int64
+	seen := map[*ivalue.Storage]bool{}
+	for _, ni := range r.m.nodes {
+		for _, s := range ni.out {
+			t := r.values[s].Tensor()
+			if t == nil || t.Storage() == nil || skip[t.Storage()] || seen[t.Storage()] {
+				continue
+			}
+			seen[t.Storage()] = true
+			n += int64(len(t.Storage().Data))
+		}
+	}
+	return n
 }
 
 // ReleaseOutputs tells the runtime the caller is done with the outputs of

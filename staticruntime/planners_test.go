@@ -453,3 +453,28 @@ func TestShapesFromManyGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmanagedBytes: tensors made in a loop body are counted outside
+// the slab; inputs and outputs are not.
+func TestUnmanagedBytes(t *testing.T) {
+	m := prepare(t, `graph(%x : Tensor, %n : int):
+  %t : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %t, %x)
+    block0(%i : int, %acc : Tensor):
+      %m : Tensor = aten::mul(%acc, %acc)
+      -> (%t, %m)
+  %b : Tensor = aten::sigmoid(%y)
+  %e : Tensor = aten::mul(%b, %b)
+  return (%e)
+`, nil)
+	r := m.NewRuntime()
+	x := ivalue.FromTensor(ivalue.F32Tensor(make([]float32, 100), 100))
+	for i := 0; i < 2; i++ {
+		_, err := r.Run(x, ivalue.FromInt(3))
+		require.NoError(t, err)
+	}
+	st := r.MemoryStats()
+	// The loop's last result (400 bytes), read by sigmoid; %b is managed.
+	assert.Equal(t, int64(400), st.UnmanagedBytes)
+	assert.Equal(t, int64(448), st.ManagedBytes)
+}

@@ -205,10 +205,32 @@ func isContainer(t *graph.Type) bool {
 func (d *DB) freshOutputs(n *graph.Node) {
 	for _, o := range n.Outputs {
 		d.freshLoc(o)
-		if isContainer(o.Type) && Mutable(o.Type) {
+		if holdsMutable(o.Type) {
 			d.addContents(d.ptsOf(o), d.inputsAndContents(n))
 		}
 	}
+}
+
+// holdsMutable reports whether a container of type t may hold mutable
+// values (tensors, lists): an int[] from aten::size holds no tensor, so
+// the tensor it was computed from does not escape into it.
+func holdsMutable(t *graph.Type) bool {
+	switch t.Kind {
+	case graph.AnyType:
+		return true
+	case graph.ListType, graph.OptionalType:
+		return t.Elem() == nil || Mutable(t.Elem()) && (t.Kind == graph.ListType || holdsMutable(t.Elem()))
+	case graph.DictType, graph.TupleType:
+		if len(t.Elems) == 0 {
+			return true
+		}
+		for _, e := range t.Elems {
+			if Mutable(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *DB) inputsAndContents(n *graph.Node) locSet {
@@ -267,7 +289,7 @@ func (d *DB) applySchemas(n *graph.Node, ms []*opAlias) {
 	for r, o := range n.Outputs {
 		if !aliased[r] {
 			d.freshLoc(o)
-			if isContainer(o.Type) && Mutable(o.Type) {
+			if holdsMutable(o.Type) {
 				d.addContents(d.ptsOf(o), d.inputsAndContents(n))
 			}
 		}
