@@ -2,6 +2,7 @@
 and srbench.
 
 Usage: /usr/bin/python3 scripts/make_pt_testdata.py OUTDIR [--large] [--only NAME...]
+       /usr/bin/python3 scripts/make_pt_testdata.py --check-peak
 
 For each model NAME (scripts/pt_models.py), OUTDIR gets
   NAME.scripted.pt         torch.jit.script(model), saved as is (not frozen)
@@ -27,6 +28,20 @@ report gives pt_managed_bytes ("Total memory managed: N bytes", the
 top-level block's plan; the smallest of SR_BUILDS builds, as it varies) and
 pt_managed_tensors ("Total number of managed tensors: N"). Both are left out,
 and the note says why, when the Static Runtime cannot run the variant.
+
+That plan is not all the intermediate memory PyTorch's Static Runtime uses:
+ops without an out variant in 1.13 (convolutions, max_pool2d, embedding,
+...) allocate their outputs and scratch afresh on every run, outside it.
+So each case also records pt_unmanaged_peak_bytes: one steady-state call
+of the same StaticModule (after benchmark's runs made its plan) under
+torch.profiler with profile_memory, whose allocation events (every CPU
+allocation and free through c10's allocator, in call order) give the
+running total of bytes the call holds; its peak, less the top-level slab
+(the call's first allocation, of pt_managed_bytes, freed last) and less the
+storages of the outputs it returns (the caller's), is the part above the
+slab. pt_peak_bytes = pt_managed_bytes + pt_unmanaged_peak_bytes. Both are
+the smallest over SR_PEAK_RUNS calls of each build. --check-peak checks
+the method on conv2d -> relu -> linear, whose figures are known.
 
 --large adds the big torchvision models (resnet18, mobilenet_v2; tens of
 MB each, never committed); --large-only writes only those. --only
@@ -202,10 +217,10 @@ SR_BUILDS_LARGE = 2
 
 
 def sr_report(frozen, inputs):
-    """StaticModule.benchmark(inputs, {}, 1, 1)'s report for a new
-    StaticModule of frozen. It writes the report from C++ to fd 1 and its
-    logs to fd 2: both are captured through a temporary file, so the report
-    is parsed and the logs kept out of the output."""
+    """(StaticModule.benchmark(inputs, {}, 1, 1)'s report, the StaticModule)
+    for a new StaticModule of frozen. It writes the report from C++ to fd 1
+    and its logs to fd 2: both are captured through a temporary file, so the
+    report is parsed and the logs kept out of the output."""
     sys.stdout.flush()
     sys.stderr.flush()
     with tempfile.TemporaryFile(mode="w+b") as tmp:
@@ -221,25 +236,117 @@ def sr_report(frozen, inputs):
             for fd in saved:
                 os.close(fd)
         tmp.seek(0)
-        return tmp.read().decode("utf-8", "replace")
+        return tmp.read().decode("utf-8", "replace"), sm
+
+
+# Profiled steady-state calls per StaticModule build; the smallest peak is
+# recorded (the builds' storage groups differ, see SR_BUILDS).
+SR_PEAK_RUNS = 2
+
+
+def allocations(sm, inputs):
+    """Calls sm(*inputs) under torch.profiler with profile_memory: returns
+    ([(ptr, bytes)], outputs), the call's CPU allocations (bytes > 0) and
+    frees (bytes < 0) in the order they happened. c10's CPU allocator
+    reports each to the profiler, wherever it was made (SR's planner, an
+    op's kernel, a forked call's thread)."""
+    prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True)
+    with prof:
+        out = sm(*inputs)
+    found = []
+
+    def walk(nodes):
+        for n in nodes:
+            if n.tag == torch._C._profiler._EventType.Allocation:
+                f = n.extra_fields
+                found.append((n.start_time_ns, len(found), f.ptr, f.alloc_size))
+            walk(n.children)
+    walk(prof.profiler.kineto_results.experimental_event_tree())
+    found.sort()  # by time; ties keep the tree's order
+    return [(ptr, size) for _, _, ptr, size in found], out
+
+
+def peak_above_slab(events, outputs, slab):
+    """The peak of bytes held during a call (events as allocations gives
+    them), less the slab of slab bytes and the outputs' storages. The
+    slab, when there is one, must be the first allocation and be freed by
+    the end: SR's MemoryPlanner allocates it as the run starts and frees it
+    as it ends."""
+    out_ptrs = {t.storage().data_ptr() for t in flatten(outputs)}
+    live = {}  # ptr -> index of the allocation event, for what the call allocated
+    for i, (ptr, size) in enumerate(events):
+        if size > 0:
+            live[ptr] = i
+        else:
+            live.pop(ptr, None)
+    # Kept: the outputs, made by the call and still alive; they are the
+    # caller's. A free of something the call did not allocate (an earlier
+    # call's output) does not count either.
+    kept = {i for ptr, i in live.items() if ptr in out_ptrs}
+    if slab:
+        if not events or events[0][1] != slab or 0 in live.values():
+            # Not a model's failure (recorded in its note): the method's.
+            raise SystemExit("make_pt_testdata.py: the call's first allocation %s is not a slab of %d bytes "
+                             "freed by its end" % (events[0] if events else None, slab))
+    held, total, peak = set(), 0, 0
+    for i, (ptr, size) in enumerate(events):
+        if i in kept:
+            continue
+        if size > 0:
+            held.add(ptr)
+        elif ptr in held:
+            held.discard(ptr)
+        else:
+            continue
+        total += size
+        peak = max(peak, total)
+    return peak - slab
 
 
 def sr_memory(module, inputs, builds):
-    """Returns (managed bytes, managed tensors) from PyTorch's Static Runtime
-    (default options) on module, frozen first unless it is, as
-    cmd/srbench/pytorch_bench_pt.py builds and benchmarks it: the smallest
-    of that many builds."""
+    """Returns (managed bytes, managed tensors, unmanaged peak bytes) from
+    PyTorch's Static Runtime (default options) on module, frozen first
+    unless it is, as cmd/srbench/pytorch_bench_pt.py builds and benchmarks
+    it: the smallest of that many builds, and the smallest peak above the
+    slab of SR_PEAK_RUNS calls of each."""
     frozen = module if is_frozen(module) else torch.jit.freeze(module)
-    best = None
+    best, unmanaged = None, None
     for _ in range(builds):
-        text = sr_report(frozen, inputs)
+        text, sm = sr_report(frozen, inputs)
         b, t = SR_MANAGED_BYTES.search(text), SR_MANAGED_TENSORS.search(text)
         if not b or not t:
             raise RuntimeError("StaticModule.benchmark printed no 'Total memory managed' / "
                                "'Total number of managed tensors' line")
         got = (int(b.group(1)), int(t.group(1)))
         best = got if best is None or got[0] < best[0] else best
-    return best
+        for _ in range(SR_PEAK_RUNS):
+            events, out = allocations(sm, inputs)
+            u = peak_above_slab(events, out, got[0])
+            del out  # freed before the next call, as a caller would
+            unmanaged = u if unmanaged is None else min(unmanaged, u)
+    return best + (unmanaged,)
+
+
+def check_peak():
+    """Checks the peak method where the answer is known: x (1, 3, 16, 16)
+    -> conv2d (8 channels, 3x3, padding 1) -> relu -> flatten -> linear (to
+    10). SR plans relu's output (8 x 16 x 16 floats, 8192 bytes: the slab);
+    conv2d has no out variant, so its output (8192 bytes) is allocated on
+    each run, and while it is made 1.13's CPU convolution (thnn_conv2d,
+    im2col) holds its column buffer, 3*3*3 x 16*16 floats, 27648 bytes: the
+    peak above the slab is 35840. The linear's output is returned, so not
+    counted."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+                            torch.nn.Linear(8 * 16 * 16, 10)).eval()
+    x = torch.randn(1, 3, 16, 16)
+    with torch.no_grad():
+        got = sr_memory(torch.jit.trace(m, (x,)), (x,), 2)
+    want = (8192, 1, 8192 + 27648)
+    print("conv2d -> relu -> linear: managed %d bytes in %d tensors, unmanaged peak %d bytes" % got)
+    if got != want:
+        raise SystemExit("make_pt_testdata.py --check-peak: got %s, want %s" % (got, want))
 
 
 def err_line(e):
@@ -323,7 +430,9 @@ def make(name, builder, large, outdir):
         builds = SR_BUILDS_LARGE if large else SR_BUILDS
         try:
             with torch.no_grad():
-                e["pt_managed_bytes"], e["pt_managed_tensors"] = sr_memory(loaded, inputs, builds)
+                managed, e["pt_managed_tensors"], unmanaged = sr_memory(loaded, inputs, builds)
+            e["pt_managed_bytes"], e["pt_unmanaged_peak_bytes"] = managed, unmanaged
+            e["pt_peak_bytes"] = managed + unmanaged
             if name in SR_NOTES:
                 notes.append(SR_NOTES[name])
         except Exception as err:  # noqa: BLE001 - recorded, not fatal
@@ -356,12 +465,19 @@ def one(name, outdir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("outdir")
+    ap.add_argument("outdir", nargs="?")
     ap.add_argument("--large", action="store_true", help="also write the large torchvision models")
     ap.add_argument("--large-only", action="store_true", help="write only the large torchvision models")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="write only these models")
+    ap.add_argument("--check-peak", action="store_true",
+                    help="check the pt_unmanaged_peak_bytes method on a model whose figure is known, and exit")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: the per-model child process
     args = ap.parse_args()
+    if args.check_peak:
+        check_peak()
+        return
+    if not args.outdir:
+        ap.error("OUTDIR is required")
     outdir = os.path.abspath(args.outdir)
     if args.one:
         one(args.one, outdir)

@@ -20,8 +20,12 @@ func TestCommittedPTManaged(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.Name(), func(t *testing.T) {
 			assert.NotContains(t, c.Note, "cannot run", "PyTorch's Static Runtime failed on it")
+			assert.GreaterOrEqual(t, c.PTPeakBytes, c.PTManagedBytes, "pt_peak_bytes")
+			assert.Equal(t, c.PTManagedBytes+c.PTUnmanagedPeakBytes, c.PTPeakBytes, "pt_peak_bytes")
 			if c.Model == "fork_ensemble" {
 				assert.Zero(t, c.PTManagedBytes)
+				// The forked calls' own plans and outputs are all per run.
+				assert.Positive(t, c.PTUnmanagedPeakBytes, "pt_unmanaged_peak_bytes")
 				assert.Contains(t, c.Note, "forked call")
 				return
 			}
@@ -126,4 +130,40 @@ func flatten(v ivalue.IValue) []*ivalue.Tensor {
 		}
 	}
 	return out
+}
+
+// Where PyTorch's Static Runtime allocates beyond its plan on each run:
+// ops without an out variant in 1.13 (convolutions, embedding) and the
+// blocks it plans separately; an MLP's ops all have one.
+func TestCommittedPTUnmanaged(t *testing.T) {
+	cases, err := Manifest(Committed())
+	require.NoError(t, err)
+	tests := []struct {
+		model string
+		none  bool // everything intermediate is in the plan
+	}{
+		{"mlp", true},
+		{"small_cnn", false},       // conv2d, max_pool2d
+		{"text_classifier", false}, // embedding
+		{"control_flow", false},    // prim::If / prim::Loop bodies (scripted); aten::cat
+		{"fork_ensemble", false},   // forked calls
+	}
+	for _, tc := range tests {
+		t.Run(tc.model, func(t *testing.T) {
+			n := 0
+			for _, c := range cases {
+				if c.Model != tc.model {
+					continue
+				}
+				n++
+				if tc.none {
+					assert.Zero(t, c.PTUnmanagedPeakBytes, c.Name())
+					assert.Equal(t, c.PTManagedBytes, c.PTPeakBytes, c.Name())
+				} else {
+					assert.Positive(t, c.PTUnmanagedPeakBytes, c.Name())
+				}
+			}
+			assert.Positive(t, n, "no cases of %s", tc.model)
+		})
+	}
 }

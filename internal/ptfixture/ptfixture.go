@@ -10,7 +10,8 @@
 // batch dimension also have NAME.shapes.pt (Case.Shapes): the same model's
 // inputs and outputs at several batch sizes, for dynamic-shape runs. Each
 // case records what PyTorch's own Static Runtime made of it
-// (Case.PTManagedBytes, Case.PTManagedTensors).
+// (Case.PTManagedBytes, Case.PTManagedTensors) and the peak of
+// intermediate memory it really used (Case.PTPeakBytes).
 package ptfixture
 
 import (
@@ -49,6 +50,18 @@ type Case struct {
 	// calls). Both are 0 when it could not run the archive (Note says why).
 	PTManagedBytes   int64
 	PTManagedTensors int
+	// PTUnmanagedPeakBytes is the peak of the memory one steady-state run
+	// of that Static Runtime held beyond its plan's slab, less the outputs
+	// it returned: what ops without an out variant in 1.13 (convolutions,
+	// max_pool2d, embedding, ...) allocate afresh on each run, their
+	// scratch included, and the plans of prim::If/prim::Loop bodies and of
+	// forked calls. PTPeakBytes = PTManagedBytes + PTUnmanagedPeakBytes,
+	// the intermediate memory PyTorch's Static Runtime really uses: the
+	// figure to compare with a gosr plan that covers every intermediate.
+	// Both are from torch.profiler's allocation events; 0 with
+	// PTManagedBytes.
+	PTUnmanagedPeakBytes int64
+	PTPeakBytes          int64
 
 	// Shapes is NAME.shapes.pt, absolute: torch.save of a list of
 	// (inputs, expected) tuples, one per ShapeBatches entry, inputs
@@ -80,10 +93,12 @@ type manifestFile struct {
 		Ops      []string `json:"ops"`
 		Note     string   `json:"note"`
 
-		PTManagedBytes   int64  `json:"pt_managed_bytes"`
-		PTManagedTensors int    `json:"pt_managed_tensors"`
-		Shapes           string `json:"shapes"`
-		ShapeBatches     []int  `json:"shape_batches"`
+		PTManagedBytes       int64  `json:"pt_managed_bytes"`
+		PTManagedTensors     int    `json:"pt_managed_tensors"`
+		PTUnmanagedPeakBytes int64  `json:"pt_unmanaged_peak_bytes"`
+		PTPeakBytes          int64  `json:"pt_peak_bytes"`
+		Shapes               string `json:"shapes"`
+		ShapeBatches         []int  `json:"shape_batches"`
 	} `json:"cases"`
 }
 
@@ -146,12 +161,16 @@ func Manifest(dir string) ([]Case, error) {
 			return nil, fmt.Errorf("%s: pt_managed_bytes %d and pt_managed_tensors %d must not be negative",
 				where, e.PTManagedBytes, e.PTManagedTensors)
 		}
+		if e.PTUnmanagedPeakBytes < 0 || e.PTPeakBytes != e.PTManagedBytes+e.PTUnmanagedPeakBytes {
+			return nil, fmt.Errorf("%s: pt_peak_bytes %d must be pt_managed_bytes %d + pt_unmanaged_peak_bytes %d (not negative)",
+				where, e.PTPeakBytes, e.PTManagedBytes, e.PTUnmanagedPeakBytes)
+		}
 		if (e.Shapes == "") != (len(e.ShapeBatches) == 0) {
 			return nil, fmt.Errorf("%s: shapes %q and shape_batches %v go together", where, e.Shapes, e.ShapeBatches)
 		}
 		c := Case{Model: e.Model, Variant: e.Variant, RTol: *e.RTol, ATol: *e.ATol, Large: e.Large,
 			Ops: e.Ops, Note: e.Note, PTManagedBytes: e.PTManagedBytes, PTManagedTensors: e.PTManagedTensors,
-			ShapeBatches: e.ShapeBatches}
+			PTUnmanagedPeakBytes: e.PTUnmanagedPeakBytes, PTPeakBytes: e.PTPeakBytes, ShapeBatches: e.ShapeBatches}
 		for _, f := range []struct {
 			name string
 			rel  string

@@ -138,8 +138,11 @@ func TestManifestErrors(t *testing.T) {
 		{"negative tolerance", `{"cases":[` + strings.Replace(good, `1e-4`, `-1`, 1) + `}]}`, "rtol and atol"},
 		{"outside dir", `{"cases":[` + strings.Replace(good, `"m.traced.pt"`, `"../m.traced.pt"`, 1) + `}]}`, `path "../m.traced.pt" must be a file name inside`},
 		{"absent file", `{"cases":[` + strings.Replace(good, `"m.expected.pt"`, `"gone.pt"`, 1) + `}]}`, "expected: stat"},
-		{"figures and shapes", `{"cases":[` + good + `,"pt_managed_bytes":1024,"pt_managed_tensors":4,"shapes":"m.shapes.pt","shape_batches":[1,4,1]}]}`, ""},
+		{"figures and shapes", `{"cases":[` + good + `,"pt_managed_bytes":1024,"pt_managed_tensors":4,"pt_unmanaged_peak_bytes":512,"pt_peak_bytes":1536,"shapes":"m.shapes.pt","shape_batches":[1,4,1]}]}`, ""},
 		{"negative figure", `{"cases":[` + good + `,"pt_managed_bytes":-1}]}`, "pt_managed_bytes -1 and pt_managed_tensors 0 must not be negative"},
+		{"peak not the sum", `{"cases":[` + good + `,"pt_managed_bytes":1024,"pt_unmanaged_peak_bytes":512,"pt_peak_bytes":1024}]}`, "pt_peak_bytes 1024 must be pt_managed_bytes 1024 + pt_unmanaged_peak_bytes 512"},
+		{"peak missing", `{"cases":[` + good + `,"pt_managed_bytes":1024}]}`, "pt_peak_bytes 0 must be pt_managed_bytes 1024 + pt_unmanaged_peak_bytes 0"},
+		{"negative peak", `{"cases":[` + good + `,"pt_managed_bytes":1024,"pt_unmanaged_peak_bytes":-64,"pt_peak_bytes":960}]}`, "(not negative)"},
 		{"shapes without batches", `{"cases":[` + good + `,"shapes":"m.shapes.pt"}]}`, "go together"},
 		{"batches without shapes", `{"cases":[` + good + `,"shape_batches":[1]}]}`, "go together"},
 		{"absent shapes", `{"cases":[` + good + `,"shapes":"gone.pt","shape_batches":[1]}]}`, "shapes: stat"},
@@ -168,10 +171,13 @@ func TestManifestErrors(t *testing.T) {
 			if tc.name == "figures and shapes" {
 				assert.Equal(t, int64(1024), cases[0].PTManagedBytes)
 				assert.Equal(t, 4, cases[0].PTManagedTensors)
+				assert.Equal(t, int64(512), cases[0].PTUnmanagedPeakBytes)
+				assert.Equal(t, int64(1536), cases[0].PTPeakBytes)
 				assert.Equal(t, filepath.Join(dir, "m.shapes.pt"), cases[0].Shapes)
 				assert.Equal(t, []int{1, 4, 1}, cases[0].ShapeBatches)
 			} else {
 				assert.Zero(t, cases[0].PTManagedBytes)
+				assert.Zero(t, cases[0].PTPeakBytes)
 				assert.Empty(t, cases[0].Shapes)
 			}
 		})
@@ -190,6 +196,10 @@ func TestLargeDir(t *testing.T) {
 		assert.True(t, c.Large, c.Name())
 		assert.Equal(t, wantPT[c.Model], c.PTManagedBytes, "%s: pt_managed_bytes", c.Name())
 		assert.Positive(t, c.PTManagedTensors, c.Name())
+		// Their convolutions have no out variant in 1.13: each run
+		// allocates their outputs outside the plan.
+		assert.Greater(t, c.PTUnmanagedPeakBytes, int64(0), "%s: pt_unmanaged_peak_bytes", c.Name())
+		assert.Equal(t, c.PTManagedBytes+c.PTUnmanagedPeakBytes, c.PTPeakBytes, "%s: pt_peak_bytes", c.Name())
 		assert.Empty(t, c.Shapes, c.Name())
 	}
 	assert.Len(t, cases, 8)
