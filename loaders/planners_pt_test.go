@@ -129,11 +129,21 @@ func TestPlannersShapes(t *testing.T) {
 // the figures are only logged. PyTorch's figure leaves out the bodies of
 // prim::If/prim::Loop and forked calls: only cases it managed memory for
 // are compared.
+// knownPeakGaps are the cases where gosr's intermediate memory is above
+// PyTorch's real peak, with gosr's figure: control_flow traced unrolls a
+// loop into five results that all live until one cat (7 tensors of 64
+// bytes alive at once); writing each result straight into the cat's
+// output would remove it.
+var knownPeakGaps = map[string]int64{
+	"control_flow.traced":        448,
+	"control_flow.traced_frozen": 448,
+}
+
 func TestPlannersAgainstPyTorchFigure(t *testing.T) {
 	cases, err := ptfixture.Manifest(ptfixture.Committed())
 	require.NoError(t, err)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-40s %8s %8s %10s %10s %10s %10s\n", "case", "pt n", "gosr n", "pytorch", "groups", "greedy", "lower")
+	fmt.Fprintf(&b, "\n%-40s %8s %8s %10s %10s %10s %10s %10s %10s\n", "case", "pt n", "gosr n", "pytorch", "groups", "greedy", "lower", "pt peak", "gosr all")
 	for _, c := range cases {
 		if c.PTManagedBytes == 0 {
 			continue
@@ -157,8 +167,16 @@ func TestPlannersAgainstPyTorchFigure(t *testing.T) {
 				}
 				got[i] = r.MemoryStats()
 			}
-			fmt.Fprintf(&b, "%-40s %8d %8d %10d %10d %10d %10d\n", c.Name(), c.PTManagedTensors, got[1].ManagedTensors,
-				c.PTManagedBytes, got[0].ManagedBytes, got[1].ManagedBytes, got[1].LowerBound)
+			all := got[1].ManagedBytes + got[1].UnmanagedBytes
+			fmt.Fprintf(&b, "%-40s %8d %8d %10d %10d %10d %10d %10d %10d\n", c.Name(), c.PTManagedTensors, got[1].ManagedTensors,
+				c.PTManagedBytes, got[0].ManagedBytes, got[1].ManagedBytes, got[1].LowerBound, c.PTPeakBytes, all)
+			// Like for like: all the intermediate memory of a run, planned or
+			// not, against the peak PyTorch's Static Runtime really reaches.
+			if gap, ok := knownPeakGaps[c.Name()]; ok {
+				assert.Equal(t, gap, all, "a known gap changed: update knownPeakGaps")
+			} else if c.PTPeakBytes > 0 {
+				assert.LessOrEqual(t, all, c.PTPeakBytes, "gosr's intermediate memory above PyTorch's real peak")
+			}
 			if got[1].ManagedTensors > c.PTManagedTensors {
 				return // different sets of tensors: logged only
 			}
