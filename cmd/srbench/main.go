@@ -626,7 +626,8 @@ func cmdCompare(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(results)
 	}
-	fmt.Printf("%-22s %10s %14s %9s %14s %9s %12s %12s %s\n", "model", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
+	mw := modelWidth(results)
+	fmt.Printf("%-*s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
 		prep := ""
 		if c.TorchPrepareMs > 0 {
@@ -636,12 +637,21 @@ func cmdCompare(f flags) error {
 		if c.HasAgree {
 			ag = strconv.FormatBool(c.Agree)
 		}
-		fmt.Printf("%-22s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
+		fmt.Printf("%-*s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", mw, c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
 	}
 	fmt.Printf("(gosr timed with planner %s; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
 	fmt.Println()
 	printMemoryTable(os.Stdout, results)
 	return nil
+}
+
+// modelWidth is the width of the tables' model column: the longest name.
+func modelWidth(results []compareResult) int {
+	w := len("managed bytes")
+	for _, c := range results {
+		w = max(w, len(c.Model))
+	}
+	return w
 }
 
 func plannerLabel(results []compareResult) string {
@@ -654,14 +664,15 @@ func plannerLabel(results []compareResult) string {
 // printMemoryTable writes compare's memory table: gosr's managed bytes with
 // each planner and the lower bound, beside PyTorch Static Runtime's.
 func printMemoryTable(w io.Writer, results []compareResult) {
-	fmt.Fprintf(w, "%-22s", "managed bytes")
+	mw := modelWidth(results)
+	fmt.Fprintf(w, "%-*s", mw, "managed bytes")
 	for _, p := range memplan.Planners {
 		fmt.Fprintf(w, " %14s", p.Name())
 	}
 	fmt.Fprintf(w, " %12s %9s %14s %14s %14s\n", "lower bound", "greedy/lb", "PyTorch SR", "greedy/PyTorch", "tensors gosr/PT")
 	greedy := memplan.GreedyBySize{}.Name()
 	for _, c := range results {
-		fmt.Fprintf(w, "%-22s", c.Model)
+		fmt.Fprintf(w, "%-*s", mw, c.Model)
 		for _, p := range memplan.Planners {
 			fmt.Fprintf(w, " %14d", c.PlannerBytes[p.Name()])
 		}

@@ -224,3 +224,17 @@ func TestMeasureScriptArchive(t *testing.T) {
 	_, err := loadModel(dir+"/mlp.scripted.pt", flags{inputs: dir + "/deep_and_wide.inputs.pt"})
 	require.ErrorContains(t, err, "forward takes 1")
 }
+
+func TestIsDataFile(t *testing.T) {
+	// compare DIR skips the torch.save files kept beside the archives.
+	for p, want := range map[string]bool{
+		"testdata/pt/mlp.scripted.pt":      false,
+		"testdata/pt/mlp.traced_frozen.pt": false,
+		"testdata/pt/mlp.inputs.pt":        true,
+		"testdata/pt/mlp.expected.pt":      true,
+		"testdata/pt/dlrm_like.shapes.pt":  true,
+		"testdata/pt/shapes.scripted.pt":   false,
+	} {
+		assert.Equal(t, want, isDataFile(p), p)
+	}
+}
