@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
+	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
 	gorgonia.org/tensor v0.9.24
 )

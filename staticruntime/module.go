@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gosr/gosr/fork"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 	"github.com/gosr/gosr/graph/passes"
@@ -33,6 +34,9 @@ type StaticModule struct {
 	// placed in the output arena, with ManageOutputTensors.
 	managedOut []managedInfo
 	steps      int // top-level node count (lifetime steps)
+	// launcher is where forks go when a run names none: the shared
+	// inter-op pool of Options.InterOpThreads workers (nil without forks).
+	launcher fork.Launcher
 }
 
 type constSlot struct {
@@ -62,6 +66,9 @@ type nodeInfo struct {
 	fresh  bool
 	inLoop bool
 	step   int // index of the top-level node this node runs under
+	// sub is the forked subgraph of a prim::fork, prepared as its own
+	// module with the same options.
+	sub *StaticModule
 }
 
 // managedInfo is one tensor the memory planner may place: the slot an
@@ -170,6 +177,16 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			}
 			ni.kernel, ni.kind = k, kind
 			ni.fresh = kind == ops.Fallback
+			if n.Kind == "prim::fork" {
+				sub, err := prepareFork(n, o)
+				if err != nil {
+					return nil, err
+				}
+				ni.sub = sub
+				if m.launcher == nil {
+					m.launcher = fork.Shared(o.InterOpThreads)
+				}
+			}
 			for _, sb := range n.Blocks {
 				sbi, err := prepare(sb, inLoop || n.Kind == "prim::Loop", step)
 				if err != nil {
@@ -197,6 +214,27 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	m.outputs = top.outputs
 	m.analyze()
 	return m, nil
+}
+
+// prepareFork prepares the subgraph of a prim::fork node as a module of
+// its own (Static Runtime's fork handling): its outputs are read by the
+// forking run after aten::wait, so they are never managed.
+func prepareFork(n *graph.Node, o Options) (*StaticModule, error) {
+	sg := graph.Subgraph(n)
+	if sg == nil {
+		return nil, fmt.Errorf("staticruntime: %s has no subgraph", describe(n))
+	}
+	if len(sg.Inputs()) != len(n.Inputs) || len(sg.Outputs()) != 1 {
+		return nil, fmt.Errorf("staticruntime: %s: the subgraph takes %d inputs and returns %d values; the node passes %d and its future holds 1",
+			describe(n), len(sg.Inputs()), len(sg.Outputs()), len(n.Inputs))
+	}
+	so := o
+	so.ManageOutputTensors = false
+	sub, err := NewStaticModule(sg, &so)
+	if err != nil {
+		return nil, fmt.Errorf("staticruntime: the subgraph of %s: %w", describe(n), err)
+	}
+	return sub, nil
 }
 
 // analyze marks loop nodes whose outputs outlive an iteration and

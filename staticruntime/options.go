@@ -36,6 +36,10 @@ type Options struct {
 	DisablePasses []string
 	// VerifyPasses checks the graph after every pass (slower preparation).
 	VerifyPasses bool
+	// InterOpThreads sizes the inter-op pool that runs the tasks of
+	// prim::fork when a run names no launcher (at::launch's pool in
+	// PyTorch); 0 means GOMAXPROCS. Modules of the same size share a pool.
+	InterOpThreads int
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).
 	CheckPlan bool

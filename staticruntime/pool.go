@@ -82,7 +82,7 @@ func (p *Pool) Do(ctx context.Context, f func(r *StaticRuntime) error) error {
 func (p *Pool) Run(ctx context.Context, args ...ivalue.IValue) ([]ivalue.IValue, error) {
 	var outs []ivalue.IValue
 	err := p.Do(ctx, func(r *StaticRuntime) error {
-		o, err := r.Run(args...)
+		o, err := r.RunContext(ctx, args...)
 		if err != nil {
 			return err
 		}

@@ -2,10 +2,12 @@ package staticruntime
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/gosr/gosr/fork"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
@@ -29,11 +31,26 @@ type StaticRuntime struct {
 	// is true while the pool has lent it out.
 	pool *Pool
 	lent atomic.Bool
+
+	// The current run: its context (done is ctx.Done(), nil when it
+	// cannot end), where its forks go, and whether it is itself a forked
+	// task (whose waits may run queued tasks, see fork.Future.Reset).
+	ctx      context.Context
+	done     <-chan struct{}
+	launcher fork.Launcher
+	inTask   bool
+	// sites are the runtime's prim::fork nodes.
+	sites []*forkSite
+	// RunAsync's reused future and arguments.
+	async         *fork.Future
+	asyncArgs     []ivalue.IValue
+	asyncLauncher fork.Launcher
 }
 
 // BlockRunner runs the nodes of one block (the graph's top block or a
 // sub-block of prim::If / prim::Loop) against the shared values array.
 type BlockRunner struct {
+	rt    *StaticRuntime
 	info  *blockInfo
 	nodes []ops.ProcessedNode
 	// check, in the CheckPlan debug mode, verifies the memory plan after
@@ -49,7 +66,7 @@ func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
 
 // Run implements ops.BlockRunner.
 func (b *BlockRunner) Run() error {
-	if b.check != nil {
+	if b.check != nil || b.rt.done != nil {
 		return b.runChecked()
 	}
 	nodes := b.nodes
@@ -61,16 +78,27 @@ func (b *BlockRunner) Run() error {
 	return nil
 }
 
-// runChecked is Run with the memory plan checked after every node (the
-// CheckPlan debug mode, top block only).
+// runChecked is Run with the context checked before every node (a run
+// that can be cancelled) and the memory plan after it (the CheckPlan
+// debug mode, top block only).
 func (b *BlockRunner) runChecked() error {
 	nodes := b.nodes
+	done := b.rt.done
 	for i := range nodes {
+		if done != nil {
+			select {
+			case <-done:
+				return b.nodeError(i, fmt.Errorf("run stopped before this node: %w", b.rt.ctx.Err()))
+			default:
+			}
+		}
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
 			return b.nodeError(i, err)
 		}
-		if err := b.check(b.info.nodes[i].step); err != nil {
-			return b.nodeError(i, err)
+		if b.check != nil {
+			if err := b.check(b.info.nodes[i].step); err != nil {
+				return b.nodeError(i, err)
+			}
 		}
 	}
 	return nil
@@ -149,6 +177,15 @@ func (r *StaticRuntime) detachOutputs() {
 		rc.Forget()
 	}
 	clear(r.outputs)
+	// An output may be a forked subgraph's result (through aten::wait),
+	// written by the task's runtime: detach those too.
+	for _, s := range r.sites {
+		for _, t := range s.tasks {
+			if t.rt != nil {
+				t.rt.detachOutputs()
+			}
+		}
+	}
 }
 
 // heldSet is what a caller holds: tensors, their memory and containers.
@@ -216,7 +253,7 @@ func (r *StaticRuntime) resetValues() {
 }
 
 func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunner {
-	b := &BlockRunner{info: bi, nodes: make([]ops.ProcessedNode, len(bi.nodes))}
+	b := &BlockRunner{rt: r, info: bi, nodes: make([]ops.ProcessedNode, len(bi.nodes))}
 	for i, ni := range bi.nodes {
 		p := &b.nodes[i]
 		*p = ops.ProcessedNode{
@@ -225,6 +262,11 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 		}
 		if ni.inLoop {
 			p.Spares = make([]*ivalue.Tensor, len(ni.out))
+		}
+		if ni.sub != nil {
+			s := &forkSite{r: r, sub: ni.sub, desc: describe(ni.node)}
+			r.sites = append(r.sites, s)
+			p.State = s
 		}
 		if ni.fresh && ni.kind != ops.Fallback {
 			p.Recycle = ops.NewRecycler(len(ni.out))
@@ -246,22 +288,42 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 // and are overwritten by the next Run: Clone what you keep. Inputs are
 // read, never written; they must stay unchanged during the run.
 func (r *StaticRuntime) Run(args ...ivalue.IValue) ([]ivalue.IValue, error) {
-	return r.run(args, nil)
+	return r.runWith(nil, nil, false, args, nil)
 }
 
 // RunKw runs with positional args followed by keyword args, named as the
 // graph's inputs (x for a value printed %x.1).
 func (r *StaticRuntime) RunKw(args []ivalue.IValue, kwargs map[string]ivalue.IValue) ([]ivalue.IValue, error) {
-	return r.run(args, kwargs)
+	return r.runWith(nil, nil, false, args, kwargs)
 }
 
-func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
+// runWith runs under ctx (nil: a run that cannot be cancelled) with forks
+// on launcher (nil: the module's inter-op pool); inTask marks a forked
+// subgraph's run.
+func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	} else if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("staticruntime: run not started: %w", err)
+	}
+	if launcher == nil {
+		launcher = r.m.launcher
+	}
+	r.ctx, r.done, r.launcher, r.inTask = ctx, ctx.Done(), launcher, inTask
 	defer func() {
 		if p := recover(); p != nil {
 			r.broken = true
 			outs, err = nil, fmt.Errorf("staticruntime: internal error during run: %v\n%s", p, debug.Stack())
 		}
+		if r.sites != nil {
+			r.drainForks()
+		}
+		r.ctx, r.done, r.launcher = nil, nil, nil
 	}()
+	return r.run(args, kwargs)
+}
+
+func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if r.broken {
 		r.resetValues()
 		r.planner.reset()
@@ -482,11 +544,11 @@ func (r *StaticRuntime) RunTensors(ts ...*ivalue.Tensor) ([]ivalue.IValue, error
 		for i, t := range ts {
 			args[i] = ivalue.FromTensor(t)
 		}
-		return r.run(args, nil)
+		return r.Run(args...)
 	}
 	var buf [16]ivalue.IValue
 	for i, t := range ts {
 		buf[i] = ivalue.FromTensor(t)
 	}
-	return r.run(buf[:len(ts)], nil)
+	return r.Run(buf[:len(ts)]...)
 }

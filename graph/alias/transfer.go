@@ -15,6 +15,20 @@ func (d *DB) transfer(n *graph.Node) {
 		return locSet{}
 	}
 	switch n.Kind {
+	case "prim::fork":
+		// The task reads (and may write) its inputs until it is waited
+		// on, on another goroutine: they escape, as into an unknown op.
+		d.unknown(n)
+		return
+	case "aten::wait":
+		// The result may be any input of the fork, anything they hold,
+		// or new memory of the task's runtime.
+		for _, o := range n.Outputs {
+			d.pointSet(o, in(0))
+			d.pointSet(o, d.contentsOf(in(0)))
+			d.point(o, wildcard)
+		}
+		return
 	case "prim::Constant", "prim::Uninitialized":
 		for _, o := range n.Outputs {
 			d.freshLoc(o)

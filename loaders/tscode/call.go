@@ -221,9 +221,11 @@ func (c *compiler) inlineIn(x *Call, def *FuncDef, file *fileInfo, outer *env, s
 	return ret, err
 }
 
-// forkWait compiles fork(fn, args...) by running the call in place and
-// wait(future) by taking its value: the outputs are those of the forked
-// code, computed in program order.
+// forkWait compiles fork(fn, args...) into a prim::fork node whose
+// Subgraph attribute holds the forked call, compiled (and frozen) as a
+// graph of its own, and wait(future) into aten::wait, as TorchScript does.
+// The subgraph takes the values it reads from the caller as inputs, in
+// order of first use; constants are copied into it.
 func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
 	name string
 	v    sv
@@ -232,12 +234,33 @@ func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
 		return nil, c.errf(x, "%s needs an argument", name)
 	}
 	if name == "wait" {
-		f, ok := args[0].(*futureSV)
-		if !ok {
+		f, ok := args[0].(*graph.Value)
+		if !ok || f.Type.Kind != graph.FutureType {
 			return nil, c.errf(x, "wait takes a future from fork")
 		}
-		return f.v, nil
+		return c.emit("aten::wait", []*graph.Value{f}, f.Type.Elem()).Outputs[0], nil
 	}
+	sg := graph.New()
+	g, block := c.g, c.block
+	c.g, c.block = sg, sg.Block
+	out, err := c.forkBody(x, args, kws)
+	c.g, c.block = g, block
+	if err != nil {
+		return nil, err
+	}
+	sg.AddOutput(out)
+	ins := liftFree(sg)
+	n := c.emit("prim::fork", ins, graph.FutureOf(out.Type))
+	n.Attrs = append(n.Attrs, graph.Attr{Name: "Subgraph", Value: ivalue.Object(sg)})
+	return n.Outputs[0], nil
+}
+
+// forkBody compiles the forked call into the current (sub)graph and
+// returns its one result.
+func (c *compiler) forkBody(x *Call, args []sv, kws []struct {
+	name string
+	v    sv
+}) (*graph.Value, error) {
 	var v sv
 	var err error
 	switch f := args[0].(type) {
@@ -263,7 +286,49 @@ func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
 	if err != nil {
 		return nil, err
 	}
-	return &futureSV{v: v}, nil
+	return c.value(x, v)
+}
+
+// liftFree makes sg self-contained: every value of another graph that a
+// node or a block return of sg reads becomes an input of sg (or, for a
+// constant, a copy inside sg). It returns the outer values, which the
+// prim::fork node passes.
+func liftFree(sg *graph.Graph) []*graph.Value {
+	var outer []*graph.Value
+	mapped := map[*graph.Value]*graph.Value{}
+	lift := func(v *graph.Value) *graph.Value {
+		if v.Node.Graph() == sg {
+			return nil
+		}
+		if w, ok := mapped[v]; ok {
+			return w
+		}
+		var w *graph.Value
+		if cv, ok := graph.ConstantValue(v); ok && v.Node.Kind == "prim::Constant" {
+			w = sg.Constant(cv, v.Type, nil)
+			w.Name = v.Name
+		} else {
+			w = sg.AddInput(v.Name, v.Type)
+			outer = append(outer, v)
+		}
+		mapped[v] = w
+		return w
+	}
+	var fix func(b *graph.Block)
+	fix = func(b *graph.Block) {
+		for _, n := range append(append([]*graph.Node(nil), b.Nodes...), b.Return) {
+			for i, in := range n.Inputs {
+				if w := lift(in); w != nil {
+					n.ReplaceInput(i, w)
+				}
+			}
+			for _, sb := range n.Blocks {
+				fix(sb)
+			}
+		}
+	}
+	fix(sg.Block)
+	return outer
 }
 
 func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) {

@@ -144,11 +144,6 @@ type closureSV struct {
 	env *env
 }
 
-// futureSV is the result of fork: gosr runs the forked call in place, in
-// order (the results are the same; running it concurrently is the async
-// runtime's job), and wait returns its value.
-type futureSV struct{ v sv }
-
 // builtinSV is a Python builtin (int, len, annotate, ...).
 type builtinSV struct{ name string }
 
@@ -429,8 +424,6 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 		return nil, c.errf(at, "builtin %s used as a value", s.name)
 	case *closureSV:
 		return nil, c.errf(at, "function %s used as a value", s.def.Name)
-	case *futureSV:
-		return nil, c.errf(at, "a future from fork used as a value (only wait can take it)")
 	}
 	return nil, c.errf(at, "unsupported value %T", s)
 }
