@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/gosr/gosr/fork"
 	"github.com/gosr/gosr/ivalue"
@@ -12,9 +13,11 @@ import (
 
 // forkSite is one prim::fork node of one runtime: it implements
 // ops.Forker. Each execution of the node in a run takes the next task;
-// tasks, their futures and the runtimes of the forked subgraph are made
-// on first need and reused by later runs, so a steady run allocates
-// nothing (PyTorch builds a StaticRuntime per fork execution).
+// tasks and their futures are made on first need and reused by later
+// runs. A task takes a runtime of the forked subgraph from the
+// subgraph's pool, shared by all runtimes of the module, and gives it back
+// when the run ends (PyTorch builds a StaticRuntime per fork execution):
+// a steady run allocates nothing, and idle forking runtimes hold none.
 type forkSite struct {
 	r     *StaticRuntime // the forking runtime
 	sub   *StaticModule  // the subgraph, prepared once with the module
@@ -45,6 +48,9 @@ func (s *forkSite) Fork(p *ops.ProcessedNode) (*fork.Future, error) {
 		t.args[i] = p.Values[in]
 	}
 	r := s.r
+	if t.rt == nil {
+		t.rt = s.sub.taskRuntimes.take(s.sub)
+	}
 	t.launcher = r.launcher
 	// Reset after the arguments are set: a stale entry of this future
 	// left in a launcher's queue by an earlier run may run it from here on.
@@ -64,9 +70,6 @@ func (s *forkSite) Fork(p *ops.ProcessedNode) (*fork.Future, error) {
 // run is the future's work: the subgraph on the task's own runtime, which
 // nothing else uses while the task is in flight.
 func (t *forkTask) run(ctx context.Context) ([]ivalue.IValue, error) {
-	if t.rt == nil {
-		t.rt = t.site.sub.NewRuntime()
-	}
 	outs, err := t.rt.runWith(ctx, t.launcher, true, t.args, nil)
 	if err != nil {
 		return nil, fmt.Errorf("in the task forked by %s: %w", t.site.desc, err)
@@ -78,12 +81,43 @@ func (t *forkTask) run(ctx context.Context) ([]ivalue.IValue, error) {
 // reads the run's values once it returns (a task not yet started is
 // cancelled). It is called on every way out of a run.
 func (r *StaticRuntime) drainForks() {
+	keep := r.m.forkResultsEscape
 	for _, s := range r.sites {
 		for _, t := range s.tasks[:s.used] {
 			t.fut.Drain()
+			if !keep {
+				s.sub.taskRuntimes.put(t.rt)
+				t.rt = nil
+			}
 		}
 		s.used = 0
 	}
+}
+
+// runtimeStack is a forked subgraph's pool of idle runtimes. It grows to
+// the most tasks of the subgraph ever in flight at once.
+type runtimeStack struct {
+	mu  sync.Mutex
+	rts []*StaticRuntime
+}
+
+func (p *runtimeStack) take(m *StaticModule) *StaticRuntime {
+	p.mu.Lock()
+	if n := len(p.rts); n > 0 {
+		r := p.rts[n-1]
+		p.rts[n-1] = nil
+		p.rts = p.rts[:n-1]
+		p.mu.Unlock()
+		return r
+	}
+	p.mu.Unlock()
+	return m.NewRuntime()
+}
+
+func (p *runtimeStack) put(r *StaticRuntime) {
+	p.mu.Lock()
+	p.rts = append(p.rts, r)
+	p.mu.Unlock()
 }
 
 // RunContext is Run under ctx: forks go to the module's inter-op pool,

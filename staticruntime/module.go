@@ -37,6 +37,13 @@ type StaticModule struct {
 	// launcher is where forks go when a run names none: the shared
 	// inter-op pool of Options.InterOpThreads workers (nil without forks).
 	launcher fork.Launcher
+	// forkResultsEscape: a forked task's result may reach this graph's
+	// outputs, so the runtimes of its tasks stay with the forking runtime
+	// until its next run instead of going back to the subgraph's pool.
+	forkResultsEscape bool
+	// taskRuntimes are the idle runtimes of this module when it is a
+	// forked subgraph, shared by every runtime of the forking module.
+	taskRuntimes runtimeStack
 }
 
 type constSlot struct {
@@ -263,6 +270,12 @@ func (m *StaticModule) analyze() {
 		}
 	}
 	index(m.top)
+
+	for _, ni := range m.nodes {
+		if ni.node.Kind == "aten::wait" && db.MayAliasGraphOutput(ni.node.Outputs[0]) {
+			m.forkResultsEscape = true
+		}
+	}
 
 	// Loop bodies: a result stored in a container, or reaching a loop's
 	// returns other than directly, may live past the iteration: its node

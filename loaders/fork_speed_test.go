@@ -1,0 +1,129 @@
+package loaders_test
+
+import (
+	"context"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/ptfixture"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// TestForkSpeed measures issue 6's figures on this machine, runs
+// interleaved, medians of 21 batches:
+//   - the two-branch CNN block with 1 and 2 inter-op workers;
+//   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
+//     resnet18).
+//
+// Set GOSR_FORK_SPEED=1 to run it; nothing else should use the CPU.
+func TestForkSpeed(t *testing.T) {
+	if os.Getenv("GOSR_FORK_SPEED") == "" {
+		t.Skip("set GOSR_FORK_SPEED=1")
+	}
+	cases, err := ptfixture.Manifest(ptfixture.Committed())
+	require.NoError(t, err)
+	large, err := ptfixture.Manifest(ptfixture.LargeDir(t))
+	require.NoError(t, err)
+	cases = append(cases, large...)
+	find := func(name string) ptfixture.Case {
+		for _, c := range cases {
+			if c.Name() == name {
+				return c
+			}
+		}
+		t.Fatalf("no fixture %s", name)
+		return ptfixture.Case{}
+	}
+	prep := func(c ptfixture.Case, interop int) (*staticruntime.StaticModule, []ivalue.IValue) {
+		m, err := loaders.Load(c.Path)
+		require.NoError(t, err)
+		t.Cleanup(func() { m.Close() })
+		o := staticruntime.DefaultOptions()
+		o.InterOpThreads = interop
+		sm, err := staticruntime.NewStaticModule(m.Graph, &o)
+		require.NoError(t, err)
+		in, _ := caseInputs(t, c)
+		return sm, in
+	}
+
+	// Inter-op parallelism inside one request.
+	for _, name := range []string{"fork_cnn.scripted_frozen", "fork_cnn.traced_frozen"} {
+		c := find(name)
+		var rs [2]*staticruntime.StaticRuntime
+		var in []ivalue.IValue
+		for i := range rs {
+			var sm *staticruntime.StaticModule
+			sm, in = prep(c, i+1)
+			rs[i] = sm.NewRuntime()
+			for range 5 {
+				_, err := rs[i].Run(in...)
+				require.NoError(t, err)
+			}
+		}
+		t0 := time.Now()
+		rs[0].Run(in...)
+		per := max(1, int(20*time.Millisecond/time.Since(t0)))
+		var samples [2][]float64
+		for range 21 {
+			for i, r := range rs {
+				t0 := time.Now()
+				for range per {
+					r.Run(in...)
+				}
+				samples[i] = append(samples[i], float64(time.Since(t0).Microseconds())/float64(per))
+			}
+		}
+		m1, m2 := medianOf(samples[0]), medianOf(samples[1])
+		t.Logf("%-26s interop 1: %8.1f us   interop 2: %8.1f us   speedup %.2fx", name, m1, m2, m1/m2)
+	}
+
+	// Many requests at once through a pool.
+	for _, name := range []string{"dlrm_like.scripted_frozen", "resnet18.scripted_frozen"} {
+		c := find(name)
+		sm, in := prep(c, 1)
+		pool := staticruntime.NewPool(sm, 2)
+		run := func(r *staticruntime.StaticRuntime) error { _, err := r.Run(in...); return err }
+		t0 := time.Now()
+		require.NoError(t, pool.Do(context.Background(), run))
+		// About 0.2 s per sample and goroutine count.
+		per := max(2, int(200*time.Millisecond/time.Since(t0)))
+		throughput := func(g int) float64 {
+			var wg sync.WaitGroup
+			t0 := time.Now()
+			for range g {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range per {
+						pool.Do(context.Background(), run)
+					}
+				}()
+			}
+			wg.Wait()
+			return float64(g*per) / time.Since(t0).Seconds()
+		}
+		throughput(2) // makes the second runtime
+		var s1, s2 []float64
+		for range 11 {
+			s1 = append(s1, throughput(1))
+			s2 = append(s2, throughput(2))
+		}
+		a, b := medianOf(s1), medianOf(s2)
+		t.Logf("%-26s 1 goroutine: %9.1f runs/s   2 goroutines: %9.1f runs/s   ratio %.2fx", name, a, b, b/a)
+		allocs := testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) })
+		t.Logf("%-26s allocations per pooled request: %v", name, allocs)
+	}
+}
