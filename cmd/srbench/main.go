@@ -1,10 +1,19 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
-//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-json] [-v]
+//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-interop N] [-json] [-v]
 //	srbench ops     MODEL    per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL    the graph gosr runs, after its passes
-//	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-json]
+//	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-pt-timeout D] [-json]
 //	srbench list             the built-in models
+//
+// -threads N drives N goroutines through one staticruntime.Pool of N
+// runtimes over the shared StaticModule (take, run, give back) and
+// reports throughput and per-request latency percentiles (p50, p90, p99).
+// -interop N sizes the inter-op pool that runs prim::fork tasks
+// (Options.InterOpThreads; 0: GOMAXPROCS), and PyTorch's
+// (torch.set_num_interop_threads) in compare; intra-op threads stay 1.
+// compare gives up on a PyTorch child that reports no progress for
+// -pt-timeout, notes "PyTorch timed out" for that model and goes on.
 //
 // -planner none|storage-groups|greedy (default greedy) chooses the memory
 // planner for run, ops and compare; -manage-outputs places output tensors
@@ -21,9 +30,9 @@
 package main
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,11 +40,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/gosr/gosr/builtin"
@@ -50,10 +58,16 @@ import (
 var pytorchBench string
 
 type flags struct {
-	model        string
-	iters        int
-	warmup       int
-	threads      int
+	model   string
+	iters   int
+	warmup  int
+	threads int
+	// interop is Options.InterOpThreads and PyTorch's inter-op threads;
+	// 0 means GOMAXPROCS (interopThreads resolves it).
+	interop int
+	// ptTimeout is how long compare's PyTorch child may go without
+	// reporting progress before it is killed (0: the default).
+	ptTimeout    time.Duration
 	repeats      int
 	json         bool
 	python       string
@@ -73,43 +87,14 @@ func main() {
 		usage()
 	}
 	cmd := os.Args[1]
-	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
-	var f flags
-	fs.StringVar(&f.model, "model", "mlp", "built-in model name, FILE.ir, or all (compare)")
-	fs.IntVar(&f.iters, "iters", 0, "timed runs per repeat (0: about 0.2 s worth)")
-	fs.IntVar(&f.warmup, "warmup", 100, "untimed runs first")
-	fs.IntVar(&f.threads, "threads", 1, "goroutines running at once, each with its own runtime")
-	fs.IntVar(&f.repeats, "repeats", 7, "timed repeats; the median is reported")
-	fs.BoolVar(&f.json, "json", false, "print one JSON object")
-	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
-	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
-	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
-	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
-	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
-	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
-	fs.StringVar(&f.planner, "planner", memplan.GreedyBySize{}.Name(), "memory planner: "+plannerNames()+
-		" (none: one slab, no tensor shares memory; storage-groups: PyTorch Static Runtime's; greedy: greedy-by-size offsets)")
-	fs.BoolVar(&f.manageOutputs, "manage-outputs", false, "place output tensors in an arena of their own (manage_output_tensors); "+
-		"the timing loops call ReleaseOutputs after each run, so the arena is reused")
-	fs.BoolVar(&f.verbose, "v", false, "run: print the memory plan in full (storage groups, or each tensor's offset, size and lifetime)")
-	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
-	args := os.Args[2:]
-	for {
-		if err := fs.Parse(args); err != nil {
-			os.Exit(2)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		f.model = fs.Arg(0)
-		args = fs.Args()[1:]
+	f, err := parseFlags(cmd, os.Args[2:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
 	}
-	// An unknown planner fails before any model is loaded, naming the valid ones.
-	if _, err := f.plannerOpt(); err != nil {
-		fmt.Fprintln(os.Stderr, "srbench: -planner:", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "srbench:", err)
 		os.Exit(2)
 	}
-	var err error
 	switch cmd {
 	case "run":
 		err = cmdRun(f)
@@ -128,6 +113,58 @@ func main() {
 		fmt.Fprintln(os.Stderr, "srbench:", err)
 		os.Exit(1)
 	}
+}
+
+// parseFlags reads cmd's flags and model from args; usage and flag
+// errors go to errOut.
+func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	var f flags
+	fs.StringVar(&f.model, "model", "mlp", "built-in model name, FILE.ir, or all (compare)")
+	fs.IntVar(&f.iters, "iters", 0, "timed runs per repeat (0: about 0.2 s worth)")
+	fs.IntVar(&f.warmup, "warmup", 100, "untimed runs first")
+	fs.IntVar(&f.threads, "threads", 1, "goroutines sending requests at once, through one pool of as many runtimes")
+	fs.IntVar(&f.interop, "interop", 1, "inter-op threads that run prim::fork tasks, gosr's (Options.InterOpThreads) and PyTorch's (set_num_interop_threads); 0: GOMAXPROCS")
+	fs.DurationVar(&f.ptTimeout, "pt-timeout", defaultPTTimeout, "compare: kill PyTorch's child process for a model once it has gone this long without progress (a timed repeat done), and go on")
+	fs.IntVar(&f.repeats, "repeats", 7, "timed repeats; the median is reported")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object")
+	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
+	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
+	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
+	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
+	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
+	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
+	fs.StringVar(&f.planner, "planner", memplan.GreedyBySize{}.Name(), "memory planner: "+plannerNames()+
+		" (none: one slab, no tensor shares memory; storage-groups: PyTorch Static Runtime's; greedy: greedy-by-size offsets)")
+	fs.BoolVar(&f.manageOutputs, "manage-outputs", false, "place output tensors in an arena of their own (manage_output_tensors); "+
+		"the timing loops call ReleaseOutputs after each run, so the arena is reused")
+	fs.BoolVar(&f.verbose, "v", false, "run: print the memory plan in full (storage groups, or each tensor's offset, size and lifetime)")
+	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
+	for {
+		if err := fs.Parse(args); err != nil {
+			return f, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		f.model = fs.Arg(0)
+		args = fs.Args()[1:]
+	}
+	// Bad values fail before any model is loaded, naming what is valid.
+	if _, err := f.plannerOpt(); err != nil {
+		return f, fmt.Errorf("-planner: %w", err)
+	}
+	if f.threads < 1 {
+		return f, fmt.Errorf("-threads %d: want at least 1 goroutine", f.threads)
+	}
+	if f.interop < 0 {
+		return f, fmt.Errorf("-interop %d: want at least 1 inter-op thread, or 0 for GOMAXPROCS", f.interop)
+	}
+	if f.ptTimeout <= 0 {
+		return f, fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
+	}
+	return f, nil
 }
 
 func usage() {
@@ -220,12 +257,22 @@ func (f flags) options() (*staticruntime.Options, error) {
 	o.EnableOutVariant = !f.noOutVariant
 	o.OptimizeMemory = !f.noOptimize
 	o.ManageOutputTensors = f.manageOutputs
+	o.InterOpThreads = f.interopThreads()
 	pl, err := f.plannerOpt()
 	if err != nil {
 		return nil, err
 	}
 	o.Planner = pl
 	return &o, nil
+}
+
+// interopThreads is -interop with 0 resolved to GOMAXPROCS, so that gosr
+// and PyTorch get the same number and reports show it.
+func (f flags) interopThreads() int {
+	if f.interop <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return f.interop
 }
 
 func prepare(m *model, f flags) (*staticruntime.StaticModule, error) {
@@ -256,6 +303,14 @@ type runResult struct {
 	FallbackNodes   int     `json:"fallback_nodes"`
 	AllocsPerRun    float64 `json:"allocs_per_run"`
 	Threads         int     `json:"threads"`
+	Interop         int     `json:"interop"`
+	// Per-request latency over every timed request of every goroutine
+	// and repeat (Requests of them), in microseconds.
+	P50Us    float64 `json:"p50_us"`
+	P90Us    float64 `json:"p90_us"`
+	P99Us    float64 `json:"p99_us"`
+	MeanUs   float64 `json:"mean_us"`
+	Requests int     `json:"requests"`
 	// The memory plan after the timed runs (MemoryStats).
 	Planner         string `json:"planner"`
 	ManagedTensors  int    `json:"managed_tensors"`
@@ -279,99 +334,6 @@ func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool
 	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
 }
 
-func measure(m *model, f flags) (*runResult, error) {
-	sm, err := prepare(m, f)
-	if err != nil {
-		return nil, err
-	}
-	r := sm.NewRuntime()
-	outs, err := r.Run(m.Inputs...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", m.Name, err)
-	}
-	res := &runResult{Model: m.Name, Threads: f.threads}
-	res.MaxAbsDiff = -1 // no expected outputs
-	if len(m.Expected) > 0 {
-		res.MaxAbsDiff = fixture.MaxAbsDiff(fixture.Flatten(outs), m.Expected)
-	}
-	if f.save != "" {
-		if err := saveOutputs(f.save, outs); err != nil {
-			return nil, err
-		}
-	}
-	res.OutVariantNodes, res.NativeNodes, res.FallbackNodes = sm.KindCounts()
-	res.Nodes = res.OutVariantNodes + res.NativeNodes + res.FallbackNodes
-	// With -manage-outputs every run is followed by ReleaseOutputs, as a
-	// caller done with the outputs would: the output arena is then reused
-	// (without it each run would leave its arena to the caller and allocate).
-	release := func(rt *staticruntime.StaticRuntime) {
-		if f.manageOutputs {
-			rt.ReleaseOutputs()
-		}
-	}
-	release(r)
-	for i := 0; i < f.warmup; i++ {
-		if _, err := r.Run(m.Inputs...); err != nil {
-			return nil, err
-		}
-		release(r)
-	}
-	res.AllocsPerRun = testing.AllocsPerRun(200, func() { r.Run(m.Inputs...); release(r) })
-
-	iters := f.iters
-	if iters <= 0 { // calibrate to about 0.2 s per repeat
-		t0 := time.Now()
-		n := 0
-		for time.Since(t0) < 20*time.Millisecond {
-			r.Run(m.Inputs...)
-			release(r)
-			n++
-		}
-		iters = max(10, n*10)
-	}
-	runtimes := make([]*staticruntime.StaticRuntime, f.threads)
-	runtimes[0] = r
-	for i := 1; i < f.threads; i++ {
-		runtimes[i] = r.Clone()
-		runtimes[i].Run(m.Inputs...)
-		release(runtimes[i])
-	}
-	var per []float64
-	var tput []float64
-	for rep := 0; rep < f.repeats; rep++ {
-		var wg sync.WaitGroup
-		errs := make([]error, f.threads)
-		t0 := time.Now()
-		for t := 0; t < f.threads; t++ {
-			wg.Add(1)
-			go func(t int) {
-				defer wg.Done()
-				rt := runtimes[t]
-				for i := 0; i < iters; i++ {
-					if _, err := rt.Run(m.Inputs...); err != nil {
-						errs[t] = err
-						return
-					}
-					release(rt)
-				}
-			}(t)
-		}
-		wg.Wait()
-		el := time.Since(t0)
-		for _, e := range errs {
-			if e != nil {
-				return nil, e
-			}
-		}
-		per = append(per, float64(el.Nanoseconds())/1e3/float64(iters))
-		tput = append(tput, float64(iters*f.threads)/el.Seconds())
-	}
-	res.UsPerIter = median(per)
-	res.Throughput = median(tput)
-	res.setMemory(r.MemoryStats(), f.manageOutputs)
-	return res, nil
-}
-
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
@@ -393,9 +355,10 @@ func cmdRun(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(res)
 	}
-	fmt.Printf("model %s (%d threads)\n", res.Model, res.Threads)
-	fmt.Printf("  median time per run: %.3f us\n", res.UsPerIter)
-	fmt.Printf("  throughput: %.0f runs/s\n", res.Throughput)
+	fmt.Printf("model %s (threads %d through one pool of %d runtimes, interop %d)\n", res.Model, res.Threads, res.Threads, res.Interop)
+	fmt.Printf("  median time per run: %.3f us (wall time of a repeat / runs per goroutine)\n", res.UsPerIter)
+	fmt.Printf("  throughput: %.0f runs/s (median of %d repeats)\n", res.Throughput, max(f.repeats, 1))
+	fmt.Printf("  latency: p50 %.3f us, p90 %.3f us, p99 %.3f us, mean %.3f us (%d requests)\n", res.P50Us, res.P90Us, res.P99Us, res.MeanUs, res.Requests)
 	if res.MaxAbsDiff < 0 {
 		fmt.Printf("  max abs diff from PyTorch's outputs: n/a (no expected outputs given)\n")
 	} else {
@@ -497,9 +460,19 @@ func cmdGraph(f flags) error {
 
 // compareResult is one model through gosr and PyTorch.
 type compareResult struct {
-	Model     string  `json:"model"`
-	GosrUs    float64 `json:"gosr_us"`
-	TorchSRUs float64 `json:"pytorch_static_runtime_us,omitempty"`
+	Model  string  `json:"model"`
+	GosrUs float64 `json:"gosr_us"`
+	// gosr's side with -threads: goroutines through one pool, their
+	// throughput and latency percentiles (PyTorch is timed on one thread).
+	Threads        int     `json:"threads"`
+	Interop        int     `json:"interop"`
+	GosrThroughput float64 `json:"gosr_throughput"`
+	GosrP50Us      float64 `json:"gosr_p50_us"`
+	GosrP90Us      float64 `json:"gosr_p90_us"`
+	GosrP99Us      float64 `json:"gosr_p99_us"`
+	// TorchTimedOut: the PyTorch child made no progress for -pt-timeout.
+	TorchTimedOut bool    `json:"pytorch_timed_out,omitempty"`
+	TorchSRUs     float64 `json:"pytorch_static_runtime_us,omitempty"`
 	// InterpUs is the TorchScript interpreter: timed inside a TorchScript
 	// loop for .pt models (InterpNoPython), in a Python loop for IR models.
 	InterpUs       float64 `json:"pytorch_interpreter_us,omitempty"`
@@ -517,7 +490,9 @@ type compareResult struct {
 	GosrPrepareMs  float64 `json:"gosr_load_prepare_ms,omitempty"`
 	TorchPrepareMs float64 `json:"pytorch_load_prepare_ms,omitempty"`
 	Torch          string  `json:"torch,omitempty"`
-	Note           string  `json:"note,omitempty"`
+	// TorchInterop is the inter-op thread count PyTorch's child reported.
+	TorchInterop int    `json:"pytorch_interop,omitempty"`
+	Note         string `json:"note,omitempty"`
 	// Memory: Planner timed gosr (its managed bytes and tensors);
 	// PlannerBytes are gosr's managed bytes with every planner, each
 	// prepared and run once; the lower bound is the planners'.
@@ -605,6 +580,8 @@ func cmdCompare(f flags) error {
 			return err
 		}
 		cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, GosrDiff: res.MaxAbsDiff,
+			Threads: res.Threads, Interop: res.Interop, GosrThroughput: res.Throughput,
+			GosrP50Us: res.P50Us, GosrP90Us: res.P90Us, GosrP99Us: res.P99Us,
 			Planner: res.Planner, ManagedBytes: res.ManagedBytes, ManagedTensors: res.ManagedTensors}
 		if err := planMemory(m, f, &cr); err != nil {
 			return err
@@ -613,10 +590,10 @@ func cmdCompare(f flags) error {
 			cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
 		} else if m.script != nil {
 			if err := runPyTorchScript(py, m, f, res, &cr); err != nil {
-				cr.Note = "PyTorch failed: " + err.Error()
+				cr.noteTorchError(err)
 			}
 		} else if err := runPyTorch(py, m, f, res, &cr); err != nil {
-			cr.Note = "PyTorch failed: " + err.Error()
+			cr.noteTorchError(err)
 		} else {
 			// IR fixtures: both match the expected outputs PyTorch wrote.
 			cr.Agree, cr.HasAgree = cr.TorchSRDiff <= 1e-4 && cr.GosrDiff <= 1e-4, true
@@ -626,6 +603,7 @@ func cmdCompare(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(results)
 	}
+	printCompareHeader(os.Stdout, f, py != "")
 	mw := modelWidth(results)
 	fmt.Printf("%-*s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
@@ -643,6 +621,32 @@ func cmdCompare(f flags) error {
 	fmt.Println()
 	printMemoryTable(os.Stdout, results)
 	return nil
+}
+
+// noteTorchError records why PyTorch's side of a model is missing; the
+// comparison goes on with the next model.
+func (cr *compareResult) noteTorchError(err error) {
+	if errors.Is(err, errPTTimeout) {
+		cr.TorchTimedOut = true
+		cr.Note = err.Error()
+		return
+	}
+	cr.Note = "PyTorch failed: " + err.Error()
+}
+
+// printCompareHeader says how each side was run: gosr's goroutines, pool
+// and inter-op threads, PyTorch's threads.
+func printCompareHeader(w io.Writer, f flags, torch bool) {
+	threads, interop := max(f.threads, 1), f.interopThreads()
+	fmt.Fprintf(w, "gosr: %d goroutine(s) through one pool of %d runtime(s), %d inter-op thread(s)\n", threads, threads, interop)
+	if !torch {
+		return
+	}
+	fmt.Fprintf(w, "PyTorch: one caller thread, 1 intra-op thread, %d inter-op thread(s)", interop)
+	if threads > 1 {
+		fmt.Fprintf(w, " (single-threaded: gosr's us below are per run on each of its %d goroutines, not comparable one to one; see -json gosr_throughput)", threads)
+	}
+	fmt.Fprintln(w)
 }
 
 // modelWidth is the width of the tables' model column: the longest name.
@@ -715,29 +719,27 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	script.Close()
 	// As many iterations as gosr ran in about the same time budget.
 	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, script.Name(), ir, st, strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(f.repeats))
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1")
-	out, err := cmd.CombinedOutput()
+	args := append([]string{script.Name(), ir, st}, ptArgs(f, iters)...)
+	out, err := runChild(f.ptTimeout, py, append(args, strconv.Itoa(f.interopThreads()))...)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, lastLines(string(out), 5))
+		return err
 	}
 	var srs []float64
-	for _, mm := range srLine.FindAllStringSubmatch(string(out), -1) {
+	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
 		v, _ := strconv.ParseFloat(mm[1], 64)
 		srs = append(srs, v*1000)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var tail struct {
 		Torch          string  `json:"torch"`
+		Interop        int     `json:"interop_threads"`
 		Interp         float64 `json:"interp_us_python_loop"`
 		Diff           float64 `json:"sr_max_abs_diff"`
 		ManagedBytes   *int64  `json:"sr_managed_bytes"`
 		ManagedTensors *int    `json:"sr_managed_tensors"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tail); err != nil {
-		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(string(out), 5))
+		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
 	}
 	cr.TorchSRUs = median(srs)
 	cr.InterpUs = tail.Interp
@@ -745,7 +747,7 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 		cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
 	}
 	cr.TorchSRDiff = tail.Diff
-	cr.Torch = tail.Torch
+	cr.Torch, cr.TorchInterop = tail.Torch, tail.Interop
 	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tail.ManagedBytes, tail.ManagedTensors
 	if cr.GosrUs > 0 {
 		cr.Speedup = cr.TorchSRUs / cr.GosrUs

@@ -2,9 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/internal/ptfixture"
@@ -236,5 +242,227 @@ func TestIsDataFile(t *testing.T) {
 		"testdata/pt/shapes.scripted.pt":   false,
 	} {
 		assert.Equal(t, want, isDataFile(p), p)
+	}
+}
+
+func TestMeasurePoolPercentiles(t *testing.T) {
+	for _, tc := range []struct {
+		model         string
+		threads       int
+		manageOutputs bool
+	}{
+		{"mlp", 1, false},
+		{"mlp", 2, false},
+		// ReleaseOutputs runs inside Do, before the runtime goes back.
+		{"dlrm_like", 2, true},
+	} {
+		name := fmt.Sprintf("%s -threads %d -manage-outputs=%v", tc.model, tc.threads, tc.manageOutputs)
+		m, err := loadModel(tc.model, flags{})
+		require.NoError(t, err, name)
+		f := quick(flags{manageOutputs: tc.manageOutputs})
+		f.threads = tc.threads
+		res, err := measure(m, f)
+		require.NoError(t, err, name)
+		assert.Less(t, res.MaxAbsDiff, 1e-5, name)
+		// Through the pool too, a steady request allocates nothing.
+		assert.Zero(t, res.AllocsPerRun, "%s: allocations per run", name)
+		assert.Equal(t, tc.threads, res.Threads, name)
+		assert.Equal(t, runtime.GOMAXPROCS(0), res.Interop, "%s: interop 0 (flags{}) is GOMAXPROCS", name)
+		assert.Equal(t, f.iters*f.repeats*tc.threads, res.Requests, "%s: every request timed", name)
+		assert.Greater(t, res.P50Us, 0.0, name)
+		assert.LessOrEqual(t, res.P50Us, res.P90Us, name)
+		assert.LessOrEqual(t, res.P90Us, res.P99Us, name)
+		assert.Greater(t, res.MeanUs, 0.0, name)
+		assert.Greater(t, res.Throughput, 0.0, name)
+		if tc.manageOutputs {
+			assert.Zero(t, res.Mem.AbandonedArenas, "%s: every run's outputs were released", name)
+		}
+
+		b, err := json.Marshal(res)
+		require.NoError(t, err)
+		var keys map[string]any
+		require.NoError(t, json.Unmarshal(b, &keys))
+		for _, k := range []string{"p50_us", "p90_us", "p99_us", "mean_us", "interop", "threads", "throughput", "allocs_per_run"} {
+			assert.Contains(t, keys, k, name)
+		}
+		assert.EqualValues(t, res.P99Us, keys["p99_us"], name)
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	seq := func(n int) []int64 { // 1..n µs, shuffled order
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = int64((i*7919)%n+1) * 1000
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		ns   []int64
+		want latencyStats
+	}{
+		{"empty", nil, latencyStats{}},
+		{"one", []int64{2500}, latencyStats{2.5, 2.5, 2.5, 2.5}},
+		// Nearest rank: the smallest value with at least p% at or below it.
+		{"1..100", seq(100), latencyStats{50, 90, 99, 50.5}},
+		{"1..10", seq(10), latencyStats{5, 9, 10, 5.5}},
+		{"tail", []int64{1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 100000}, latencyStats{1, 1, 100, 10.9}},
+	} {
+		got := percentiles(tc.ns)
+		assert.InDelta(t, tc.want.P50, got.P50, 1e-9, tc.name)
+		assert.InDelta(t, tc.want.P90, got.P90, 1e-9, tc.name)
+		assert.InDelta(t, tc.want.P99, got.P99, 1e-9, tc.name)
+		assert.InDelta(t, tc.want.Mean, got.Mean, 1e-9, tc.name)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		model   string
+		threads int
+		interop int
+		timeout time.Duration
+		err     string
+	}{
+		{[]string{"mlp"}, "mlp", 1, 1, defaultPTTimeout, ""},
+		{[]string{"m.pt", "-threads", "2", "-interop", "2"}, "m.pt", 2, 2, defaultPTTimeout, ""},
+		{[]string{"-interop", "3", "m.pt", "-pt-timeout", "5s"}, "m.pt", 1, 3, 5 * time.Second, ""},
+		{[]string{"-interop", "0"}, "mlp", 1, 0, defaultPTTimeout, ""},
+		{[]string{"-interop", "-1"}, "", 0, 0, 0, "-interop -1: want at least 1"},
+		{[]string{"-interop", "two"}, "", 0, 0, 0, `invalid value "two" for flag -interop`},
+		{[]string{"-threads", "0"}, "", 0, 0, 0, "-threads 0: want at least 1"},
+		{[]string{"-pt-timeout", "0s"}, "", 0, 0, 0, "-pt-timeout 0s: want a positive duration"},
+		{[]string{"-planner", "best-fit"}, "", 0, 0, 0, `-planner: memplan: unknown planner "best-fit"`},
+	} {
+		name := strings.Join(tc.args, " ")
+		f, err := parseFlags("run", tc.args, io.Discard)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.model, f.model, name)
+		assert.Equal(t, tc.threads, f.threads, name)
+		assert.Equal(t, tc.interop, f.interop, name)
+		assert.Equal(t, tc.timeout, f.ptTimeout, name)
+		opts, err := f.options()
+		require.NoError(t, err, name)
+		assert.Equal(t, f.interopThreads(), opts.InterOpThreads, "%s: -interop sizes Options.InterOpThreads", name)
+		if tc.interop == 0 {
+			assert.Equal(t, runtime.GOMAXPROCS(0), f.interopThreads(), "%s: 0 is GOMAXPROCS", name)
+		}
+	}
+}
+
+// TestForkEnsembleInterop runs a model whose two branches are
+// torch.jit.fork tasks on 2 inter-op workers, from 1 and 2 goroutines,
+// and checks its outputs against PyTorch's.
+func TestForkEnsembleInterop(t *testing.T) {
+	spec := ptfixture.Committed() + "/fork_ensemble.scripted_frozen.pt"
+	for _, threads := range []int{1, 2} {
+		m, err := loadModel(spec, flags{})
+		require.NoError(t, err, spec)
+		f := quick(flags{interop: 2})
+		f.threads = threads
+		res, err := measure(m, f)
+		require.NoError(t, err, "%s -threads %d", spec, threads)
+		assert.Equal(t, 2, res.Interop)
+		assert.GreaterOrEqual(t, res.MaxAbsDiff, 0.0, "%s: expected outputs found", spec)
+		assert.Less(t, res.MaxAbsDiff, 1e-5, "%s -threads %d", spec, threads)
+		// Tasks, futures and the forks' runtimes are reused across runs.
+		assert.Zero(t, res.AllocsPerRun, "%s -threads %d: allocations per run", spec, threads)
+		assert.LessOrEqual(t, res.P50Us, res.P99Us)
+	}
+
+	// PyTorch's child runs with 2 inter-op threads (it reports them) and
+	// agrees with gosr.
+	py := findPython("")
+	if py == "" {
+		t.Skip("no python3 with torch")
+	}
+	m, err := loadModel(spec, flags{})
+	require.NoError(t, err)
+	f := quick(flags{interop: 2})
+	res, err := measure(m, f)
+	require.NoError(t, err)
+	f.repeats = 1
+	var cr compareResult
+	require.NoError(t, runPyTorchScript(py, m, f, res, &cr), spec)
+	assert.Equal(t, 2, cr.TorchInterop, "torch.get_num_interop_threads() in the child")
+	assert.True(t, cr.Agree, "%s: gosr against PyTorch's Static Runtime", spec)
+	assert.Less(t, cr.GosrVsTorch, 1e-5, spec)
+}
+
+// fakePython writes an executable shell script standing in for python3.
+func fakePython(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "python3")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+	return p
+}
+
+func TestRunChildTimeout(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	for _, tc := range []struct {
+		name, body string
+		timedOut   bool
+		err        string
+	}{
+		// Silent: killed once the timeout passes (exec: the kill reaches sleep).
+		{"hang", "echo loading; exec sleep 30", true, ""},
+		// Progress keeps it alive past the timeout: only silence counts.
+		{"slow but progressing", "for i in 1 2 3 4 5 6 7 8; do echo repeat $i; sleep 0.1; done; echo '{}'", false, ""},
+		{"fails", "echo boom >&2; exit 3", false, "exit status 3: boom"},
+	} {
+		py := fakePython(t, tc.body)
+		t0 := time.Now()
+		out, err := runChild(400*time.Millisecond, py, "script.py")
+		el := time.Since(t0)
+		assert.Less(t, el, 10*time.Second, "%s: runChild returned late", tc.name)
+		var cr compareResult
+		switch {
+		case tc.timedOut:
+			require.ErrorIs(t, err, errPTTimeout, tc.name)
+			assert.Contains(t, out, "loading", "%s: output before the kill is kept", tc.name)
+			cr.noteTorchError(err)
+			assert.True(t, cr.TorchTimedOut, tc.name)
+			assert.True(t, strings.HasPrefix(cr.Note, "PyTorch timed out"), "%s: note %q", tc.name, cr.Note)
+		case tc.err != "":
+			require.ErrorContains(t, err, tc.err, tc.name)
+			assert.NotErrorIs(t, err, errPTTimeout, tc.name)
+			cr.noteTorchError(err)
+			assert.False(t, cr.TorchTimedOut, tc.name)
+			assert.Contains(t, cr.Note, "PyTorch failed: ", tc.name)
+		default:
+			require.NoError(t, err, tc.name)
+			assert.Greater(t, el, 400*time.Millisecond, "%s: ran past the timeout", tc.name)
+			assert.Contains(t, out, "repeat 8", tc.name)
+		}
+	}
+}
+
+func TestCompareHeader(t *testing.T) {
+	for _, tc := range []struct {
+		f         flags
+		torch     bool
+		want, not []string
+	}{
+		{flags{threads: 1, interop: 2}, true,
+			[]string{"gosr: 1 goroutine(s) through one pool of 1 runtime(s), 2 inter-op thread(s)", "PyTorch: one caller thread, 1 intra-op thread, 2 inter-op thread(s)"},
+			[]string{"single-threaded"}},
+		{flags{threads: 2, interop: 1}, true, []string{"pool of 2 runtime(s)", "PyTorch: one caller thread", "single-threaded"}, nil},
+		{flags{threads: 2, interop: 1}, false, []string{"gosr: 2 goroutine(s)"}, []string{"PyTorch"}},
+	} {
+		var b strings.Builder
+		printCompareHeader(&b, tc.f, tc.torch)
+		for _, w := range tc.want {
+			assert.Contains(t, b.String(), w)
+		}
+		for _, w := range tc.not {
+			assert.NotContains(t, b.String(), w)
+		}
 	}
 }

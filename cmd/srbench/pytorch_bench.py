@@ -1,12 +1,15 @@
 """Runs a gosr fixture (graph IR + safetensors) through PyTorch, for srbench compare.
 
-Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS
+Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS [INTEROP]
+
+One intra-op thread and INTEROP inter-op threads (default 1).
 
 The graph text is the one gosr runs; tensor constants are bound in order of
 appearance from the c0, c1, ... entries, inputs are in0, in1, ...  PyTorch's
 Static Runtime is timed with StaticModule.benchmark (its own C++ loop, no
 Python per call); it prints "Static runtime ms per iter", which srbench
-reads. The TorchScript interpreter is timed in a Python loop. The last line
+reads. The TorchScript interpreter is timed in a Python loop, with a line
+"interpreter repeat I: X us" after each repeat (progress). The last line
 is a JSON object with the results, among them sr_managed_bytes and
 sr_managed_tensors from the last benchmark report ("Total memory managed:
 N bytes", "Total number of managed tensors: N"; null when missing).
@@ -76,9 +79,13 @@ def sr_benchmark(sm, inputs, warmup, iters):
 
 
 def main():
+    if len(sys.argv) not in (6, 7):
+        raise SystemExit(__doc__)
     ir_path, st_path, warmup, iters, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+    interop = int(sys.argv[6]) if len(sys.argv) == 7 else 1
+    # Before any parallel work: the inter-op pool's size is fixed when it starts.
+    torch.set_num_interop_threads(interop)
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
     text = open(ir_path).read()
     # PyTorch's parser reads <Tensor> placeholders, not the inline values it prints.
     text = re.sub(r"value=[^\]\n]*\[ \w+Type\{[^}]*\} \]\]", "value=<Tensor>]", text)
@@ -107,13 +114,14 @@ def main():
     managed_bytes = SR_MANAGED_BYTES.search(report)
     managed_tensors = SR_MANAGED_TENSORS.search(report)
     interp = []
-    for _ in range(repeats):
+    for rep in range(repeats):
         for _ in range(warmup):
             fn(*inputs)
         t0 = time.perf_counter()
         for _ in range(iters):
             fn(*inputs)
         interp.append((time.perf_counter() - t0) / iters * 1e6)
+        print("interpreter repeat %d: %.3f us" % (rep, interp[-1]), flush=True)
     interp.sort()
 
     def flat(v):
@@ -131,7 +139,8 @@ def main():
     for a, b in zip(flat(out_sr), exp):
         if a.numel():
             diff = max(diff, (a.double() - b.double()).abs().max().item())
-    print(json.dumps({"torch": torch.__version__, "interp_us_python_loop": interp[len(interp) // 2],
+    print(json.dumps({"torch": torch.__version__, "interop_threads": torch.get_num_interop_threads(),
+                      "interp_us_python_loop": interp[len(interp) // 2],
                       "sr_max_abs_diff": diff,
                       "sr_managed_bytes": int(managed_bytes.group(1)) if managed_bytes else None,
                       "sr_managed_tensors": int(managed_tensors.group(1)) if managed_tensors else None}))

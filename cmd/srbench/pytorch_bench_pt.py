@@ -1,17 +1,20 @@
 """Runs a TorchScript archive through PyTorch, for `srbench compare MODEL.pt`.
 
-Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt
+Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt [INTEROP]
 
 MODEL.pt is what torch.jit.save wrote; INPUTS.pt is torch.save of the tuple
-(or list) of positional inputs. One thread. The model is frozen unless it
-already is, then:
+(or list) of positional inputs. One intra-op thread and INTEROP inter-op
+threads (default 1): forks (torch.jit.fork, prim::fork) run on the inter-op
+pool (at::launch), in the Static Runtime and the interpreter alike. The
+model is frozen unless it already is, then:
   - PyTorch's Static Runtime (torch._C._jit_to_static_module) is timed with
     StaticModule.benchmark, its own C++ loop, REPEATS times; its report
     (with "Static runtime ms per iter: X") goes to stdout, flushed per
     repeat, for srbench to parse;
   - the TorchScript interpreter is timed without Python per call: a method
     added to the frozen module runs forward ITERS times in a TorchScript
-    loop, REPEATS times. The graph executor's optimizations are off for it:
+    loop, REPEATS times, printing "interpreter repeat I: X us" after each
+    (srbench reads any output as progress). The graph executor's optimizations are off for it:
     they would unroll that loop and merge its identical iterations (CSE),
     timing nothing; the frozen graph is already optimized by freezing.
 OUT.pt gets torch.save((sr_out, interp_out)). The last line of stdout is a
@@ -129,15 +132,18 @@ def sr_benchmark(sm, inputs, warmup, iters):
 
 
 def main():
-    if len(sys.argv) != 7:
+    if len(sys.argv) not in (7, 8):
         raise SystemExit(__doc__)
     model_path, inputs_path = sys.argv[1], sys.argv[2]
     warmup, iters, repeats = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     out_path = sys.argv[6]
-    if iters < 1 or repeats < 1 or warmup < 0:
-        raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1")
+    interop = int(sys.argv[7]) if len(sys.argv) == 8 else 1
+    if iters < 1 or repeats < 1 or warmup < 0 or interop < 1:
+        raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1, INTEROP >= 1")
+    # Before any parallel work: PyTorch fixes the inter-op pool's size
+    # when it first starts it, and refuses to change it after.
+    torch.set_num_interop_threads(interop)
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
     torch.set_grad_enabled(False)
 
     inputs = torch.load(inputs_path)
@@ -171,7 +177,7 @@ def main():
 
     interp_us = []
     calls = 3  # Python calls per repeat; the median is kept
-    for _ in range(repeats):
+    for rep in range(repeats):
         if warmup:
             loop(warmup, *inputs)
         per = []
@@ -180,6 +186,7 @@ def main():
             loop(iters, *inputs)
             per.append((time.perf_counter() - s) / iters * 1e6)
         interp_us.append(statistics.median(per))
+        print("interpreter repeat %d: %.3f us" % (rep, interp_us[-1]), flush=True)
 
     torch.save((sr_out, interp_out), out_path)
     print(json.dumps({
@@ -192,6 +199,8 @@ def main():
         "outputs_agree": bool(agree(sr_out, interp_out)),
         "already_frozen": frozen is model,
         "torch_version": torch.__version__,
+        "interop_threads": torch.get_num_interop_threads(),
+        "intraop_threads": torch.get_num_threads(),
         "sr_managed_bytes": sr_bytes,
         "sr_managed_tensors": sr_tensors,
     }), flush=True)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,6 +124,7 @@ type torchResult struct {
 	PrepareMs       float64   `json:"prepare_ms"`
 	OutputsAgree    bool      `json:"outputs_agree"`
 	TorchVersion    string    `json:"torch_version"`
+	InteropThreads  int       `json:"interop_threads"`
 	AlreadyFrozen   bool      `json:"already_frozen"`
 	InterpreterNote string    `json:"interp_note"`
 	// From the last benchmark report; nil when it lacks the line.
@@ -147,23 +146,20 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 	}
 	outPath := filepath.Join(dir, "out.pt")
 	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, script, m.ptPath, m.inputsPath, strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(f.repeats), outPath)
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1")
-	out, err := cmd.CombinedOutput()
+	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f, iters)...)
+	out, err := runChild(f.ptTimeout, py, append(args, outPath, strconv.Itoa(f.interopThreads()))...)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, lastLines(string(out), 5))
+		return err
 	}
 	var srs []float64
-	for _, mm := range srLine.FindAllStringSubmatch(string(out), -1) {
+	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
 		v, _ := strconv.ParseFloat(mm[1], 64)
 		srs = append(srs, v*1000)
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var tr torchResult
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tr); err != nil {
-		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(string(out), 5))
+		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
 	}
 	if len(srs) == 0 {
 		srs = tr.SRUs
@@ -171,7 +167,7 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 	cr.TorchSRUs = median(srs)
 	cr.InterpUs = median(tr.InterpUs)
 	cr.InterpNoPython = true
-	cr.Torch = tr.TorchVersion
+	cr.Torch, cr.TorchInterop = tr.TorchVersion, tr.InteropThreads
 	cr.TorchPrepareMs = tr.PrepareMs
 	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tr.SRManagedBytes, tr.SRManagedTensors
 	if !tr.OutputsAgree {

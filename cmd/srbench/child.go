@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// defaultPTTimeout is -pt-timeout's default. The scripts report progress
+// after every timed repeat, the slowest of which (mobilenet_v2's 300
+// interpreter runs) takes well under it on the 2-core machine.
+const defaultPTTimeout = 120 * time.Second
+
+// errPTTimeout is what runChild returns for a child it killed.
+var errPTTimeout = errors.New("PyTorch timed out")
+
+// progressBuffer collects a child's stdout and stderr and notes when it
+// last wrote anything.
+type progressBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	last atomic.Int64 // unix ns of the last write
+}
+
+func (b *progressBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last.Store(time.Now().UnixNano())
+	return b.buf.Write(p)
+}
+
+func (b *progressBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runChild runs a PyTorch script with one intra-op thread and returns its
+// combined output. A child silent for timeout (0: defaultPTTimeout) is
+// killed and errPTTimeout returned: PyTorch's benchmark loops have hung
+// (fork_ensemble.traced_frozen.pt once never returned), and one model
+// must not stop a whole compare. Progress, not the whole run, is timed,
+// so that large models (minutes in all) are not cut short.
+func runChild(timeout time.Duration, py string, args ...string) (string, error) {
+	if timeout <= 0 {
+		timeout = defaultPTTimeout
+	}
+	cmd := exec.Command(py, args...)
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1")
+	var out progressBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// A grandchild holding the pipe must not keep Wait from returning.
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	out.last.Store(start.UnixNano())
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	var timedOut atomic.Bool
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(min(timeout/10, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if time.Since(time.Unix(0, out.last.Load())) >= timeout {
+					timedOut.Store(true)
+					cmd.Process.Kill() //nolint:errcheck // it may have just exited
+					return
+				}
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	<-watched
+	if timedOut.Load() {
+		return out.String(), fmt.Errorf("%w (no progress for %v, killed after %v)", errPTTimeout, timeout, time.Since(start).Round(time.Second))
+	}
+	if err != nil {
+		return out.String(), fmt.Errorf("%v: %s", err, lastLines(out.String(), 5))
+	}
+	return out.String(), nil
+}
+
+// ptArgs are the arguments the scripts share after their model files.
+func ptArgs(f flags, iters int) []string {
+	return []string{strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(max(f.repeats, 1))}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// latencyStats are percentiles of per-request latencies, in microseconds.
+type latencyStats struct {
+	P50, P90, P99, Mean float64
+}
+
+// percentiles sorts ns (request latencies in nanoseconds) in place and
+// returns the nearest-rank p50, p90 and p99 and the mean.
+func percentiles(ns []int64) latencyStats {
+	if len(ns) == 0 {
+		return latencyStats{}
+	}
+	slices.Sort(ns)
+	rank := func(p float64) float64 {
+		i := int(math.Ceil(p/100*float64(len(ns)))) - 1
+		return float64(ns[min(max(i, 0), len(ns)-1)]) / 1e3
+	}
+	var sum float64
+	for _, v := range ns {
+		sum += float64(v)
+	}
+	return latencyStats{P50: rank(50), P90: rank(90), P99: rank(99), Mean: sum / float64(len(ns)) / 1e3}
+}
+
+// measure runs m the way a server would: f.threads goroutines send
+// requests through one staticruntime.Pool of f.threads runtimes over one
+// shared StaticModule (take, run, give back), timing every request.
+func measure(m *model, f flags) (*runResult, error) {
+	threads := max(f.threads, 1)
+	sm, err := prepare(m, f)
+	if err != nil {
+		return nil, err
+	}
+	pool := staticruntime.NewPool(sm, threads)
+	ctx := context.Background()
+	res := &runResult{Model: m.Name, Threads: threads, Interop: f.interopThreads()}
+	res.OutVariantNodes, res.NativeNodes, res.FallbackNodes = sm.KindCounts()
+	res.Nodes = res.OutVariantNodes + res.NativeNodes + res.FallbackNodes
+
+	// With -manage-outputs every run is followed by ReleaseOutputs before
+	// the runtime goes back, as a caller done with the outputs would: the
+	// output arena is then reused (without it each run would leave its
+	// arena to the caller and allocate).
+	run := func(r *staticruntime.StaticRuntime) error {
+		_, err := r.Run(m.Inputs...)
+		if f.manageOutputs {
+			r.ReleaseOutputs()
+		}
+		return err
+	}
+
+	// The first run checks the outputs (valid only inside Do).
+	res.MaxAbsDiff = -1 // no expected outputs
+	err = pool.Do(ctx, func(r *staticruntime.StaticRuntime) error {
+		outs, err := r.Run(m.Inputs...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+		if len(m.Expected) > 0 {
+			res.MaxAbsDiff = fixture.MaxAbsDiff(fixture.Flatten(outs), m.Expected)
+		}
+		if f.save != "" {
+			if err := saveOutputs(f.save, outs); err != nil {
+				return err
+			}
+		}
+		if f.manageOutputs {
+			r.ReleaseOutputs()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Take every runtime the pool may make at once, so all of them exist
+	// and are warm (their plans made) before anything is timed.
+	rts := make([]*staticruntime.StaticRuntime, threads)
+	for i := range rts {
+		if rts[i], err = pool.Get(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range rts {
+		for range max(f.warmup, 1) {
+			if err := run(r); err != nil {
+				return nil, fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}
+	}
+	for _, r := range rts {
+		if err := pool.Put(r); err != nil {
+			return nil, err
+		}
+	}
+
+	// Through the pool, as the timed loops run: 0 for static shapes.
+	var allocErr error
+	res.AllocsPerRun = testing.AllocsPerRun(200, func() {
+		if err := pool.Do(ctx, run); err != nil && allocErr == nil {
+			allocErr = err
+		}
+	})
+	if allocErr != nil {
+		return nil, allocErr
+	}
+
+	iters := f.iters
+	if iters <= 0 { // calibrate to about 0.2 s per repeat
+		t0 := time.Now()
+		n := 0
+		for time.Since(t0) < 20*time.Millisecond {
+			if err := pool.Do(ctx, run); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		iters = max(10, n*10)
+	}
+	repeats := max(f.repeats, 1)
+	// Every request's latency, per goroutine, allocated before timing.
+	lat := make([][]int64, threads)
+	for t := range lat {
+		lat[t] = make([]int64, iters*repeats)
+	}
+	var per, tput []float64
+	errs := make([]error, threads)
+	for rep := range repeats {
+		var wg sync.WaitGroup
+		t0 := time.Now()
+		for t := range threads {
+			wg.Add(1)
+			go func(l []int64) {
+				defer wg.Done()
+				// One clock read per request: a request's latency is the
+				// time from the end of the one before (the loop's own
+				// overhead is a few ns).
+				prev := time.Since(t0)
+				for i := range l {
+					if err := pool.Do(ctx, run); err != nil {
+						errs[t] = err
+						return
+					}
+					now := time.Since(t0)
+					l[i] = int64(now - prev)
+					prev = now
+				}
+			}(lat[t][rep*iters : (rep+1)*iters])
+		}
+		wg.Wait()
+		el := time.Since(t0)
+		for _, e := range errs {
+			if e != nil {
+				return nil, fmt.Errorf("%s: %w", m.Name, e)
+			}
+		}
+		per = append(per, float64(el.Nanoseconds())/1e3/float64(iters))
+		tput = append(tput, float64(iters*threads)/el.Seconds())
+	}
+	res.UsPerIter = median(per)
+	res.Throughput = median(tput)
+	all := slices.Concat(lat...)
+	ls := percentiles(all)
+	res.P50Us, res.P90Us, res.P99Us, res.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean
+	res.Requests = len(all)
+
+	r, err := pool.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.setMemory(r.MemoryStats(), f.manageOutputs)
+	return res, pool.Put(r)
+}
