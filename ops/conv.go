@@ -261,7 +261,7 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(&g, x, pre.a, gemmMat{}, pointwise, beta, c)
+		convGemm(p.Scratch, &g, x, pre.a, gemmMat{}, pointwise, beta, c)
 		return nil
 	}
 	// Weight as [o, cg*kh*kw] rows, copied only if not contiguous.
@@ -281,14 +281,14 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		}
 		return nil
 	}
-	convGemm(&g, x, nil, gemmMat{wd, woff, kdim, 1}, pointwise, beta, c)
+	convGemm(p.Scratch, &g, x, nil, gemmMat{wd, woff, kdim, 1}, pointwise, beta, c)
 	return nil
 }
 
 // convGemm runs the convolution as one gemm per image and group, with A
 // the group's weight rows: packed in advance (pre, one per group) or
 // read from w ([o, cg*kh*kw] rows).
-func convGemm(g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA, w gemmMat, pointwise bool, beta float32, c []float32) {
+func convGemm(sc *Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA, w gemmMat, pointwise bool, beta float32, c []float32) {
 	cg, og := g.c/g.groups, g.o/g.groups
 	kdim := w.rs
 	if pre != nil {
@@ -311,12 +311,12 @@ func convGemm(g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA, w gemmMat, p
 				src = &cv
 			}
 			if pre != nil {
-				gemmWithPrepackedA(plane, pre[gr], b, src, beta, c, coff, plane)
+				gemmWithPrepackedA(sc, plane, pre[gr], b, src, beta, c, coff, plane)
 				continue
 			}
 			a := w
 			a.off += gr * og * kdim
-			gemm(og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
+			gemm(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
 		}
 	}
 }

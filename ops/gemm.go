@@ -57,6 +57,32 @@ const gemmPackKeep = 64
 
 var gemmPacks = make(chan *gemmPack, gemmPackKeep)
 
+// Scratch is memory one runtime's kernels share: one goroutine runs them
+// at a time, so a gemm takes its packing buffers here without touching
+// state other runtimes use (the shared free list is contended when many
+// goroutines run small gemms at once).
+type Scratch struct {
+	pack *gemmPack
+}
+
+// gemmPack returns the scratch's packing buffers (from the free list on
+// first use, then kept), or one from the free list for a nil scratch.
+func (sc *Scratch) gemmPack() *gemmPack {
+	if sc == nil {
+		return gemmGetPack()
+	}
+	if sc.pack == nil {
+		sc.pack = gemmGetPack()
+	}
+	return sc.pack
+}
+
+func (sc *Scratch) gemmDone(pk *gemmPack) {
+	if sc == nil {
+		gemmPutPack(pk)
+	}
+}
+
 func gemmGetPack() *gemmPack {
 	select {
 	case pk := <-gemmPacks:
@@ -77,7 +103,7 @@ func gemmPutPack(pk *gemmPack) {
 // with rows of stride ldc starting at c[coff]. With beta == 0, C is
 // overwritten (NaNs in it do not propagate), as BLAS and PyTorch do.
 // conv, when non-nil, replaces b.
-func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
+func gemm(sc *Scratch, m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -95,14 +121,14 @@ func gemm(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, beta floa
 			return
 		}
 	}
-	gemmBlocked(m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc)
+	gemmBlocked(sc, m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc)
 }
 
 // gemmBlocked is the packed path; C is already scaled by beta. B comes
 // from b, conv, or blocks packed in advance (pre); A from a, or from
 // blocks packed in advance (preA, then alpha is 1).
-func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, preA *gemmPrepackedA, c []float32, coff, ldc int) {
-	pk := gemmGetPack()
+func gemmBlocked(sc *Scratch, m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pre *gemmPrepacked, preA *gemmPrepackedA, c []float32, coff, ldc int) {
+	pk := sc.gemmPack()
 	nc := min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
 	if need := min(k, gemmKC) * nc; pre == nil && cap(pk.b) < need {
 		pk.b = make([]float32, need)
@@ -134,7 +160,7 @@ func gemmBlocked(m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvSrc, pr
 			}
 		}
 	}
-	gemmPutPack(pk)
+	sc.gemmDone(pk)
 }
 
 // gemmPrepacked is a k x n B (a constant weight) packed once, at
@@ -160,7 +186,7 @@ func gemmPrepack(n, k int, b gemmMat) *gemmPrepacked {
 }
 
 // gemmWithPrepacked is gemm with B from pre (m x pre.k times pre.k x pre.n).
-func gemmWithPrepacked(m int, alpha float32, a gemmMat, pre *gemmPrepacked, beta float32, c []float32, coff, ldc int) {
+func gemmWithPrepacked(sc *Scratch, m int, alpha float32, a gemmMat, pre *gemmPrepacked, beta float32, c []float32, coff, ldc int) {
 	if m <= 0 || pre.n <= 0 {
 		return
 	}
@@ -168,7 +194,7 @@ func gemmWithPrepacked(m int, alpha float32, a gemmMat, pre *gemmPrepacked, beta
 	if pre.k <= 0 || alpha == 0 {
 		return
 	}
-	gemmBlocked(m, pre.n, pre.k, alpha, a, gemmMat{}, nil, pre, nil, c, coff, ldc)
+	gemmBlocked(sc, m, pre.n, pre.k, alpha, a, gemmMat{}, nil, pre, nil, c, coff, ldc)
 }
 
 // gemmPrepackedA is an m x k A (a constant conv weight) packed once, at
@@ -196,7 +222,7 @@ func gemmPrepackA(m, k int, a gemmMat) *gemmPrepackedA {
 
 // gemmWithPrepackedA is gemm with alpha 1 and A from preA (preA.m x
 // preA.k times preA.k x n); B comes from b, or conv when non-nil.
-func gemmWithPrepackedA(n int, preA *gemmPrepackedA, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
+func gemmWithPrepackedA(sc *Scratch, n int, preA *gemmPrepackedA, b gemmMat, conv *gemmConvSrc, beta float32, c []float32, coff, ldc int) {
 	m, k := preA.m, preA.k
 	if m <= 0 || n <= 0 {
 		return
@@ -205,7 +231,7 @@ func gemmWithPrepackedA(n int, preA *gemmPrepackedA, b gemmMat, conv *gemmConvSr
 	if k <= 0 {
 		return
 	}
-	gemmBlocked(m, n, k, 1, gemmMat{}, b, conv, nil, preA, c, coff, ldc)
+	gemmBlocked(sc, m, n, k, 1, gemmMat{}, b, conv, nil, preA, c, coff, ldc)
 }
 
 func gemmScaleC(m, n int, beta float32, c []float32, coff, ldc int) {

@@ -67,7 +67,7 @@ func TestGemmShapes(t *testing.T) {
 							c[0] = float32(math.NaN()) // beta 0 must ignore it
 						}
 						want := gemmRef(m, n, k, ab[0], a, b, ab[1], c, ldc)
-						gemm(m, n, k, ab[0], a, b, nil, ab[1], c, 0, ldc)
+						gemm(nil, m, n, k, ab[0], a, b, nil, ab[1], c, 0, ldc)
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
 								require.InDelta(t, want[i*n+j], c[i*ldc+j], 1e-3*(1+math.Sqrt(float64(k))),
@@ -123,7 +123,7 @@ func BenchmarkGemm(b *testing.B) {
 				c := make([]float32, m*n)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					gemm(m, n, k, 1, a, bm, nil, 0, c, 0, n)
+					gemm(nil, m, n, k, 1, a, bm, nil, 0, c, 0, n)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -154,7 +154,7 @@ func TestGemmPrepacked(t *testing.T) {
 			c[i] = float32(r.NormFloat64())
 		}
 		want := gemmRef(m, n, k, 2, a, b, 0.5, c, n)
-		gemmWithPrepacked(m, 2, a, gemmPrepack(n, k, b), 0.5, c, 0, n)
+		gemmWithPrepacked(nil, m, 2, a, gemmPrepack(n, k, b), 0.5, c, 0, n)
 		for i := range want {
 			require.InDelta(t, want[i], c[i], 1e-3*(1+math.Sqrt(float64(k))), "tb=%v element %d", tb, i)
 		}

@@ -241,10 +241,10 @@ func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) err
 		beta = 1
 	}
 	if pre != nil && w == preW && m > 1 {
-		gemmWithPrepacked(m, 1, a, pre, beta, c, 0, nOut)
+		gemmWithPrepacked(p.Scratch, m, 1, a, pre, beta, c, 0, nOut)
 		return nil
 	}
-	gemm(m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
+	gemm(p.Scratch, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
 	return nil
 }
 
@@ -284,10 +284,10 @@ func addmmKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) erro
 	s1, s2 := m1.Strides(), m2.Strides()
 	a := gemmMat{m1.F32(), m1.Offset(), s1[0], s1[1]}
 	if pre != nil && m2 == preW && m > 1 {
-		gemmWithPrepacked(m, alpha, a, pre, beta, c, 0, n)
+		gemmWithPrepacked(p.Scratch, m, alpha, a, pre, beta, c, 0, n)
 		return nil
 	}
 	b := gemmMat{m2.F32(), m2.Offset(), s2[0], s2[1]}
-	gemm(m, n, k, alpha, a, b, nil, beta, c, 0, n)
+	gemm(p.Scratch, m, n, k, alpha, a, b, nil, beta, c, 0, n)
 	return nil
 }

@@ -51,7 +51,7 @@ func mmKernel(p *ProcessedNode) error {
 	if a.Dim() != 2 || b.Dim() != 2 {
 		return Errorf("mm: expected 2-d tensors, got sizes %v and %v", a.Sizes(), b.Sizes())
 	}
-	return matmulRun(a, b, p.OutTensor(0), gemmStateOf(p))
+	return matmulRun(p.Scratch, a, b, p.OutTensor(0), gemmStateOf(p))
 }
 
 func bmmKernel(p *ProcessedNode) error {
@@ -65,7 +65,7 @@ func bmmKernel(p *ProcessedNode) error {
 	if a.Size(0) != b.Size(0) {
 		return Errorf("bmm: batch sizes differ: %v and %v", a.Sizes(), b.Sizes())
 	}
-	return matmulRun(a, b, p.OutTensor(0), gemmStateOf(p))
+	return matmulRun(p.Scratch, a, b, p.OutTensor(0), gemmStateOf(p))
 }
 
 func matmulKernel(p *ProcessedNode) error {
@@ -73,11 +73,11 @@ func matmulKernel(p *ProcessedNode) error {
 	if err != nil {
 		return err
 	}
-	return matmulRun(a, b, p.OutTensor(0), gemmStateOf(p))
+	return matmulRun(p.Scratch, a, b, p.OutTensor(0), gemmStateOf(p))
 }
 
 // matmulRun computes torch.matmul(a, b) into out.
-func matmulRun(a, b, out *ivalue.Tensor, st *gemmState) error {
+func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 	da, db := a.Dim(), b.Dim()
 	if da == 0 || db == 0 {
 		return Errorf("matmul: both arguments need at least 1 dim, got sizes %v and %v", a.Sizes(), b.Sizes())
@@ -104,7 +104,7 @@ func matmulRun(a, b, out *ivalue.Tensor, st *gemmState) error {
 		}
 		out.Resize(ivalue.Float32, st.shape)
 		am := gemmMat{a.F32(), a.Offset(), 0, as[0]}
-		gemm(1, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
+		gemm(sc, 1, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
 		return nil
 	case db <= 2:
 		// Fold a's batch dims into rows.
@@ -118,7 +118,7 @@ func matmulRun(a, b, out *ivalue.Tensor, st *gemmState) error {
 			m *= s
 		}
 		am := gemmMatrixOf(a, da-1, st)
-		gemm(m, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
+		gemm(sc, m, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
 		return nil
 	}
 	// Batched, broadcasting the batch dims.
@@ -154,7 +154,7 @@ func matmulRun(a, b, out *ivalue.Tensor, st *gemmState) error {
 	offA, offB := a.Offset(), b.Offset()
 	for bi := 0; bi < nb; bi++ {
 		am.off, bm.off = offA, offB
-		gemm(m, n, k, 1, am, bm, nil, 0, c, bi*m*n, n)
+		gemm(sc, m, n, k, 1, am, bm, nil, 0, c, bi*m*n, n)
 		for d := nd - 1; d >= 0; d-- {
 			st.idx[d]++
 			offA += st.sa[d]

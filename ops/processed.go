@@ -47,6 +47,9 @@ type ProcessedNode struct {
 	// overwrite: the parameters of the enclosing loop bodies, which may
 	// hold results of the previous iteration.
 	Guard []int32
+	// Scratch is shared by all nodes of one runtime (nil: kernels use
+	// shared free lists).
+	Scratch *Scratch
 	// Recycle, for a Fresh node, hands out a new tensor object per
 	// execution within a run, reusing the objects of the previous run
 	// (dead by then: outputs live until the next run). Nil means allocate.

@@ -39,6 +39,8 @@ type StaticRuntime struct {
 	done     <-chan struct{}
 	launcher fork.Launcher
 	inTask   bool
+	// scratch is the kernels' per-runtime memory (gemm packing buffers).
+	scratch *ops.Scratch
 	// sites are the runtime's prim::fork nodes.
 	sites []*forkSite
 	// RunAsync's reused future and arguments.
@@ -125,7 +127,7 @@ func (b *BlockRunner) nodeError(i int, err error) error {
 // NewRuntime makes a runtime for m. Runtimes are independent; make one
 // per goroutine.
 func (m *StaticModule) NewRuntime() *StaticRuntime {
-	r := &StaticRuntime{m: m, values: make([]ivalue.IValue, m.numValues)}
+	r := &StaticRuntime{m: m, values: make([]ivalue.IValue, m.numValues), scratch: &ops.Scratch{}}
 	r.resetValues()
 	r.top = r.newBlockRunner(m.top, nil)
 	r.outputs = make([]ivalue.IValue, len(m.outputs))
@@ -259,6 +261,7 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 		*p = ops.ProcessedNode{
 			Node: ni.node, Kind: ni.kind, Kernel: ni.kernel,
 			Values: r.values, In: ni.in, Out: ni.out, Fresh: ni.fresh, Guard: guard,
+			Scratch: r.scratch,
 		}
 		if ni.inLoop {
 			p.Spares = make([]*ivalue.Tensor, len(ni.out))
