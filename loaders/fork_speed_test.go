@@ -23,7 +23,7 @@ func medianOf(xs []float64) float64 {
 }
 
 // TestForkSpeed measures issue 6's figures on this machine, runs
-// interleaved, medians of 21 batches:
+// interleaved, medians:
 //   - the two-branch CNN block with 1 and 2 inter-op workers;
 //   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
 //     resnet18).
@@ -96,24 +96,34 @@ func TestForkSpeed(t *testing.T) {
 		sm, in := prep(c, 1)
 		pool := staticruntime.NewPool(sm, 2)
 		run := func(r *staticruntime.StaticRuntime) error { _, err := r.Run(in...); return err }
-		t0 := time.Now()
 		require.NoError(t, pool.Do(context.Background(), run))
-		// About 0.2 s per sample and goroutine count.
-		per := max(2, int(200*time.Millisecond/time.Since(t0)))
+		// Each goroutine runs for about 0.3 s and its own rate is
+		// requests over its own elapsed time; the rates add up. (Timing
+		// a fixed number of requests per goroutine instead counts the
+		// slower goroutine's tail as idle time of the other.)
+		const span = 300 * time.Millisecond
 		throughput := func(g int) float64 {
 			var wg sync.WaitGroup
-			t0 := time.Now()
-			for range g {
+			rates := make([]float64, g)
+			for i := range g {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					for range per {
+					t0 := time.Now()
+					n := 0
+					for time.Since(t0) < span {
 						pool.Do(context.Background(), run)
+						n++
 					}
+					rates[i] = float64(n) / time.Since(t0).Seconds()
 				}()
 			}
 			wg.Wait()
-			return float64(g*per) / time.Since(t0).Seconds()
+			sum := 0.0
+			for _, r := range rates {
+				sum += r
+			}
+			return sum
 		}
 		throughput(2) // makes the second runtime
 		var s1, s2 []float64

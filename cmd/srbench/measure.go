@@ -139,6 +139,10 @@ func measure(m *model, f flags) (*runResult, error) {
 	}
 	var per, tput []float64
 	errs := make([]error, threads)
+	// Each goroutine's own elapsed time: throughput is the sum of their
+	// rates, so one goroutine's tail does not count as the others' idle
+	// time (timing the whole repeat would).
+	ends := make([]time.Duration, threads)
 	for rep := range repeats {
 		var wg sync.WaitGroup
 		t0 := time.Now()
@@ -159,6 +163,7 @@ func measure(m *model, f flags) (*runResult, error) {
 					l[i] = int64(now - prev)
 					prev = now
 				}
+				ends[t] = prev
 			}(lat[t][rep*iters : (rep+1)*iters])
 		}
 		wg.Wait()
@@ -169,7 +174,11 @@ func measure(m *model, f flags) (*runResult, error) {
 			}
 		}
 		per = append(per, float64(el.Nanoseconds())/1e3/float64(iters))
-		tput = append(tput, float64(iters*threads)/el.Seconds())
+		rate := 0.0
+		for _, e := range ends {
+			rate += float64(iters) / e.Seconds()
+		}
+		tput = append(tput, rate)
 	}
 	res.UsPerIter = median(per)
 	res.Throughput = median(tput)
