@@ -454,3 +454,21 @@ with prim::fork_0 = graph(%x : Tensor):
 	assert.Equal(t, []float32{10, 12, 14, 16}, f32(t, outs[0]))
 	assert.Equal(t, []float32{2, 4, 6, 8}, f32(t, kept))
 }
+
+// The per-op benchmark runs forks too (on the inter-op pool), and times
+// the waits.
+func TestBenchmarkIndividualOpsWithForks(t *testing.T) {
+	for _, manage := range []bool{false, true} {
+		opts := staticruntime.DefaultOptions()
+		opts.ManageOutputTensors = manage
+		r := prepare(t, forkIR, &opts).NewRuntime()
+		x, w := tensor2x2(1, -2, 0.5, 3), tensor2x2(-1, 2, 4, -0.25)
+		met, err := r.BenchmarkIndividualOps([]ivalue.IValue{x, w}, 2, 5)
+		require.NoError(t, err)
+		assert.Equal(t, 2, met.InstancesPerOp["prim::fork"])
+		assert.Equal(t, 2, met.InstancesPerOp["aten::wait"])
+		outs, err := r.Run(x, w)
+		require.NoError(t, err)
+		assert.InDeltaSlice(t, forkWant([]float32{1, -2, 0.5, 3}, []float32{-1, 2, 4, -0.25}), f32(t, outs[0]), 1e-6)
+	}
+}

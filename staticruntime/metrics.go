@@ -1,6 +1,7 @@
 package staticruntime
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -41,11 +42,27 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 		return nil, err
 	}
 	met := &IndividualMetrics{Iters: iters, FirstIterTime: time.Since(t0)}
+	release := func() {
+		if r.m.opts.ManageOutputTensors {
+			r.ReleaseOutputs() // as a caller done with each run's outputs
+		}
+	}
+	release()
 	for i := 0; i < warmup; i++ {
 		if _, err := r.Run(args...); err != nil {
 			return nil, err
 		}
+		release()
 	}
+	// The nodes run one by one below, as in a run: forks go to the
+	// module's inter-op pool and are drained after every iteration.
+	r.ctx, r.done, r.launcher, r.inTask = context.Background(), nil, r.m.launcher, false
+	defer func() {
+		if r.sites != nil {
+			r.drainForks()
+		}
+		r.ctx, r.launcher = nil, nil
+	}()
 	nodes := r.top.nodes
 	per := make([]time.Duration, len(nodes))
 	var plan time.Duration
@@ -72,6 +89,10 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 			return nil, err
 		}
 		plan += time.Since(ts)
+		if r.sites != nil {
+			r.drainForks()
+		}
+		release()
 	}
 	met.PlannerTime = plan / time.Duration(iters)
 	met.TimePerOp = map[string]time.Duration{}
