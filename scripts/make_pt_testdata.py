@@ -27,7 +27,9 @@ of the frozen module, run by StaticModule.benchmark(inputs, {}, 1, 1), whose
 report gives pt_managed_bytes ("Total memory managed: N bytes", the
 top-level block's plan; the smallest of SR_BUILDS builds, as it varies) and
 pt_managed_tensors ("Total number of managed tensors: N"). Both are left out,
-and the note says why, when the Static Runtime cannot run the variant.
+and the note says why, when the Static Runtime cannot run the variant. Every
+call of that StaticModule (its forks run on PyTorch's inter-op pool, of
+INTEROP_THREADS threads) must agree with the eager output within 1e-5.
 
 That plan is not all the intermediate memory PyTorch's Static Runtime uses:
 ops without an out variant in 1.13 (convolutions, max_pool2d, embedding,
@@ -85,6 +87,7 @@ TOLS = {
     "transformer_block": (1e-4, 1e-4, "layer norms and softmax over sums of 64-128 products"),
     "transformer_encoder_layer": (1e-4, 1e-4, "layer norms and softmax over sums of 64-128 products"),
     "small_cnn": (1e-4, 1e-4, "3x3 convolutions summed in another order (im2col, folding)"),
+    "fork_cnn": (1e-4, 1e-4, "3x3 and 5x5 convolutions summed in another order (im2col)"),
     "resnet18": (1e-4, 1e-3, "20 convolution layers of random weights: accumulation order differences grow"),
     "mobilenet_v2": (1e-4, 1e-3, "50 convolution layers of random weights: accumulation order differences grow"),
 }
@@ -106,7 +109,32 @@ SR_NOTES = {
                     "prim::If and prim::Loop bodies separately and does not report them",
     "fork_ensemble": "pt_managed_bytes is 0: PyTorch's Static Runtime runs each forked call in a "
                      "runtime of its own, whose plan it does not report",
+    "fork_cnn": "pt_managed_bytes is the caller's plan: PyTorch's Static Runtime runs each forked call "
+                "in a runtime of its own, whose plan it does not report",
+    "fork_nested": "pt_managed_bytes is the caller's plan: PyTorch's Static Runtime runs each forked call "
+                   "(and the calls it forks) in a runtime of its own, whose plan it does not report",
+    "fork_loop": "pt_managed_bytes is the caller's plan: PyTorch's Static Runtime runs each forked call "
+                 "in a runtime of its own, whose plan it does not report",
 }
+
+# PyTorch's inter-op pool size (torch.set_num_interop_threads) per model; 1
+# otherwise (PyTorch's default on the 2-core development machine). The
+# Static Runtime's aten::wait blocks its thread, so a forked call that forks
+# and waits holds one of the pool's threads while its own forks need
+# another: with 1 thread fork_nested deadlocks (the TorchScript interpreter
+# suspends a waiting call instead, so it does not).
+INTEROP_THREADS = {"fork_nested": 2}
+
+# What TorchScript's interpreter and the Static Runtime ran a model with
+# forks on (the loaded modules, the interpreter's outputs, the StaticModules
+# and what they were built from), kept until the child process exits with
+# os._exit. The interpreter resumes a caller after its wait on the inter-op
+# thread, which may then drop the last reference to an output that Python
+# has wrapped and dropped; freeing a wrapped tensor takes the GIL. If the
+# main thread holds it then, in a StaticModule call (its binding keeps the
+# GIL) waiting for a fork on that thread, both wait forever: without HOLD,
+# 4 of 6 generations of the fork models hung so on a loaded machine.
+HOLD = []
 
 
 # Variants left out, and why.
@@ -177,9 +205,8 @@ def check(name, variant, got, want):
 
 
 def op_kinds(module):
-    """Sorted node kinds of forward's graph with every call inlined."""
-    g = module.graph.copy()
-    torch._C._jit_pass_inline(g)
+    """Sorted node kinds of forward's graph with every call inlined, those
+    of prim::fork's subgraphs (the forked calls, inlined too) included."""
     kinds = set()
 
     def walk(block):
@@ -187,7 +214,14 @@ def op_kinds(module):
             kinds.add(n.kind())
             for b in n.blocks():
                 walk(b)
-    walk(g)
+            if n.kind() == "prim::fork":
+                walk_graph(n.g("Subgraph"))
+
+    def walk_graph(graph):
+        g = graph.copy()
+        torch._C._jit_pass_inline(g)
+        walk(g.block())
+    walk_graph(module.graph)
     return sorted(kinds)
 
 
@@ -303,16 +337,25 @@ def peak_above_slab(events, outputs, slab):
     return peak - slab
 
 
-def sr_memory(module, inputs, builds):
+def sr_memory(module, inputs, builds, check_output=None, hold=None):
     """Returns (managed bytes, managed tensors, unmanaged peak bytes) from
     PyTorch's Static Runtime (default options) on module, frozen first
     unless it is, as cmd/srbench/pytorch_bench_pt.py builds and benchmarks
     it: the smallest of that many builds, and the smallest peak above the
-    slab of SR_PEAK_RUNS calls of each."""
+    slab of SR_PEAK_RUNS calls of each. check_output(output), if given, is
+    called on the output of every call. (Not on runAsync's: a generation
+    that checked it too hung once, in StaticModule.benchmark, which holds
+    the GIL, waiting for a fork while the only inter-op thread waited for
+    the GIL to free a tensor that Python had wrapped.) hold, if given, is
+    called on the frozen module and each StaticModule (see HOLD)."""
     frozen = module if is_frozen(module) else torch.jit.freeze(module)
+    if hold:
+        hold(frozen)
     best, unmanaged = None, None
     for _ in range(builds):
         text, sm = sr_report(frozen, inputs)
+        if hold:
+            hold(sm)
         b, t = SR_MANAGED_BYTES.search(text), SR_MANAGED_TENSORS.search(text)
         if not b or not t:
             raise RuntimeError("StaticModule.benchmark printed no 'Total memory managed' / "
@@ -321,6 +364,8 @@ def sr_memory(module, inputs, builds):
         best = got if best is None or got[0] < best[0] else best
         for _ in range(SR_PEAK_RUNS):
             events, out = allocations(sm, inputs)
+            if check_output:
+                check_output(out)
             u = peak_above_slab(events, out, got[0])
             del out  # freed before the next call, as a caller would
             unmanaged = u if unmanaged is None else min(unmanaged, u)
@@ -385,12 +430,14 @@ def make_shapes(name, module, batched):
     return pairs
 
 
-def check_shapes(name, variant, module, pairs):
-    """None if module reproduces every pair, else why not."""
+def check_shapes(name, variant, module, pairs, hold):
+    """None if module reproduces every pair, else why not. hold is called
+    on each output (see HOLD)."""
     try:
         with torch.no_grad():
             for i, (inputs, want) in enumerate(pairs):
                 got = module(*inputs)
+                hold(got)
                 if not same_structure(got, want):
                     return "pair %d: output structure differs" % i
                 for g, w in zip(flatten(got), flatten(want)):
@@ -419,18 +466,24 @@ def make(name, builder, large, outdir):
         full = os.path.join(outdir, path)
         torch.jit.save(variants[variant], full)
         loaded = torch.jit.load(full)
+        ops = op_kinds(loaded)
+        hold = HOLD.append if "prim::fork" in ops else (lambda _: None)
+        hold(loaded)
         with torch.no_grad():
-            check(name, variant, loaded(*inputs), expected)
+            got = loaded(*inputs)
+            hold(got)
+            check(name, variant, got, expected)
         e = {"model": name, "variant": variant, "path": path,
              "inputs": name + ".inputs.pt", "expected": name + ".expected.pt",
-             "rtol": rtol, "atol": atol, "large": large, "ops": op_kinds(loaded)}
+             "rtol": rtol, "atol": atol, "large": large, "ops": ops}
         if reason:
             e["tolerance_reason"] = reason
         notes = [NOTES[(name, variant)]] if (name, variant) in NOTES else []
         builds = SR_BUILDS_LARGE if large else SR_BUILDS
         try:
             with torch.no_grad():
-                managed, e["pt_managed_tensors"], unmanaged = sr_memory(loaded, inputs, builds)
+                managed, e["pt_managed_tensors"], unmanaged = sr_memory(
+                    loaded, inputs, builds, lambda out: check(name, variant + " (StaticModule)", out, expected), hold)
             e["pt_managed_bytes"], e["pt_unmanaged_peak_bytes"] = managed, unmanaged
             e["pt_peak_bytes"] = managed + unmanaged
             if name in SR_NOTES:
@@ -438,7 +491,7 @@ def make(name, builder, large, outdir):
         except Exception as err:  # noqa: BLE001 - recorded, not fatal
             notes.append("PyTorch's Static Runtime cannot run it (%s)" % err_line(err))
         if pairs is not None:
-            why = check_shapes(name, variant, loaded, pairs)
+            why = check_shapes(name, variant, loaded, pairs, hold)
             if why is None:
                 e["shapes"] = shapes_path
                 e["shape_batches"] = list(SHAPE_BATCHES)
@@ -458,9 +511,14 @@ def one(name, outdir):
     """Child process: writes one model, prints its manifest entries as JSON."""
     models = load_models()
     torch.set_num_threads(1)
+    torch.set_num_interop_threads(INTEROP_THREADS.get(name, 1))
     builder, large = models[name]
     entries = make(name, builder, large, outdir)
     print(json.dumps(entries))
+    sys.stdout.flush()
+    # No interpreter shutdown: HOLD's tensors are not freed, and no inter-op
+    # thread can wait for the GIL at exit.
+    os._exit(0)
 
 
 def main():

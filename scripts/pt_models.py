@@ -189,6 +189,97 @@ class ForkEnsemble(nn.Module):
         return torch.jit.wait(fa) + torch.jit.wait(fb)
 
 
+
+class ForkCNNBranch1(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        out = F.relu(self.conv1(x))
+        out = F.relu(self.conv2(out))
+        return F.max_pool2d(out, 2)
+
+
+class ForkCNNBranch2(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv3 = nn.Conv2d(8, 16, 5, padding=2)
+
+    def forward(self, x):
+        return F.max_pool2d(F.relu(self.conv3(x)), 2)
+
+
+class ForkCNN(nn.Module):
+    """The two-branch CNN block of the Static Runtime design note (prim::fork
+    section): branch1 = conv1 -> conv2 -> max_pool, branch2 = conv3 (5x5) ->
+    max_pool, forked, then conv4 (1x1) on their sum. The branches cost about
+    the same (3456 and 3200 multiply-adds per pixel) and conv4 little, so two
+    inter-op workers can approach 2x; 8 and 16 channels keep the archives
+    small."""
+
+    def __init__(self):
+        super().__init__()
+        self.branch1 = ForkCNNBranch1()
+        self.branch2 = ForkCNNBranch2()
+        self.conv4 = nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        fut_1 = torch.jit.fork(self.branch1, x)
+        fut_2 = torch.jit.fork(self.branch2, x)
+        return self.conv4(torch.jit.wait(fut_1) + torch.jit.wait(fut_2))
+
+
+class ForkNested(nn.Module):
+    """A forked function that forks: forward forks pair, which forks the two
+    heads, waits for both and concatenates them, while the caller runs its
+    own linear. The forked callables are methods: PyTorch 1.13 freezes a
+    module whose forked function forks a submodule into an archive that
+    torch.jit.load rejects (the submodule's attribute is gone)."""
+
+    def __init__(self):
+        super().__init__()
+        self.h1 = nn.Sequential(nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 16))
+        self.h2 = nn.Sequential(nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 16))
+        self.side = nn.Linear(32, 32)
+        self.out = nn.Linear(32, 8)
+
+    def head1(self, x):
+        return self.h1(x)
+
+    def head2(self, x):
+        return self.h2(x)
+
+    def pair(self, x):
+        f1 = torch.jit.fork(self.head1, x)
+        f2 = torch.jit.fork(self.head2, x)
+        return torch.cat([torch.jit.wait(f1), torch.jit.wait(f2)], 1)
+
+    def forward(self, x):
+        f = torch.jit.fork(self.pair, x)
+        y = torch.relu(self.side(x))
+        return self.out(torch.jit.wait(f) + y)
+
+
+class ForkLoop(nn.Module):
+    """Futures in a list: one fork per head of a ModuleList, then a wait on
+    each in a second loop, stacked."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Sequential(nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 8))
+                                    for _ in range(4)])
+
+    def forward(self, x):
+        futs: List[torch.jit.Future[Tensor]] = []
+        for h in self.heads:
+            futs.append(torch.jit.fork(h, x))
+        outs: List[Tensor] = []
+        for f in futs:
+            outs.append(torch.jit.wait(f))
+        return torch.stack(outs)
+
 # name -> (builder returning (module, inputs), large). Builders run after the
 # per-model seed is set, so weights and inputs are reproducible.
 def _torchvision(name):
@@ -243,6 +334,10 @@ SHAPES = {
     "small_cnn": lambda b: (torch.randn(b, 3, 16, 16),),
     "text_classifier": lambda b: (token_rows(b),),
     "fork_ensemble": lambda b: (torch.randn(b, 32),),
+    # 4x4 images, not 32x32 (the block is all convolutions; pooled to 2x2).
+    "fork_cnn": lambda b: (torch.randn(b, 8, 4, 4),),
+    "fork_nested": lambda b: (torch.randn(b, 32),),
+    "fork_loop": lambda b: (torch.randn(b, 32),),
 }
 
 MODELS = {
@@ -260,6 +355,9 @@ MODELS = {
     "text_classifier": (lambda: (TextClassifier(), (torch.tensor([[5, 17, 42, 99, 3, 0, 0, 0],
                                                                   [8, 1, 2, 0, 0, 0, 0, 0]]),)), False),
     "fork_ensemble": (lambda: (ForkEnsemble(), (torch.randn(2, 32),)), False),
+    "fork_cnn": (lambda: (ForkCNN(), (torch.randn(1, 8, 32, 32),)), False),
+    "fork_nested": (lambda: (ForkNested(), (torch.randn(4, 32),)), False),
+    "fork_loop": (lambda: (ForkLoop(), (torch.randn(4, 32),)), False),
     "resnet18": (_torchvision("resnet18"), True),
     "mobilenet_v2": (_torchvision("mobilenet_v2"), True),
 }

@@ -131,6 +131,22 @@ def sr_benchmark(sm, inputs, warmup, iters):
     return float(m.group(1)), text
 
 
+# Everything TorchScript's interpreter and the Static Runtime returned, kept
+# until the process leaves with os._exit. On a model with forks, the
+# interpreter may resume on an inter-op thread and drop the last reference
+# to an output Python wrapped, which takes the GIL, while the main thread
+# holds the GIL in a StaticModule call waiting on that thread: a deadlock
+# (it is what hung fork_ensemble once; see scripts/make_pt_testdata.py).
+HOLD = []
+
+
+def nested_forks(graph):
+    """Whether a forked subgraph of graph forks again."""
+    def forks(g):
+        return [n for n in g.nodes() if n.kind() == "prim::fork"]
+    return any(forks(n.g("Subgraph")) for n in forks(graph))
+
+
 def main():
     if len(sys.argv) not in (7, 8):
         raise SystemExit(__doc__)
@@ -157,15 +173,24 @@ def main():
     model.eval()
     frozen = model if is_frozen(model) else torch.jit.freeze(model)
     t2 = time.perf_counter()
+    if interop == 1 and nested_forks(frozen.graph):
+        # Its aten::wait blocks the only inter-op thread, which the outer
+        # forked call holds while its own fork waits in the queue.
+        raise SystemExit("pytorch_bench_pt.py: PyTorch's Static Runtime deadlocks on nested forks "
+                         "with 1 inter-op thread; use -interop 2 or more")
     sm = torch._C._jit_to_static_module(frozen._c)
     t3 = time.perf_counter()
     load_ms, freeze_ms, sm_ms = (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
 
-    sr_out = detach(sm(*inputs))
+    raw = sm(*inputs)
+    HOLD.append(raw)
+    sr_out = detach(raw)
     # Read when the loop's execution plan is first made; see the docstring.
     torch._C._set_graph_executor_optimize(False)
     loop = make_loop(frozen)
-    interp_out = detach(loop(1, *inputs))
+    raw = loop(1, *inputs)
+    HOLD.append(raw)
+    interp_out = detach(raw)
 
     sr_us = []
     report = ""
@@ -179,11 +204,11 @@ def main():
     calls = 3  # Python calls per repeat; the median is kept
     for rep in range(repeats):
         if warmup:
-            loop(warmup, *inputs)
+            HOLD.append(loop(warmup, *inputs))
         per = []
         for _ in range(calls):
             s = time.perf_counter()
-            loop(iters, *inputs)
+            HOLD.append(loop(iters, *inputs))
             per.append((time.perf_counter() - s) / iters * 1e6)
         interp_us.append(statistics.median(per))
         print("interpreter repeat %d: %.3f us" % (rep, interp_us[-1]), flush=True)
@@ -204,6 +229,9 @@ def main():
         "sr_managed_bytes": sr_bytes,
         "sr_managed_tensors": sr_tensors,
     }), flush=True)
+    sys.stderr.flush()
+    # No interpreter shutdown: it would free HOLD (see above).
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ func TestCommittedManifest(t *testing.T) {
 		"transformer_block":         all,
 		"transformer_encoder_layer": {"traced", "traced_frozen"},
 		"fork_ensemble":             all,
+		"fork_cnn":                  all,
+		"fork_nested":               all,
+		"fork_loop":                 all,
 		"control_flow":              all,
 		"small_cnn":                 all,
 		"text_classifier":           all,
@@ -61,6 +64,19 @@ func TestCommittedOps(t *testing.T) {
 		{"small_cnn.traced", []string{"aten::_convolution"}, nil},
 		{"transformer_encoder_layer.traced", []string{"aten::softmax", "aten::layer_norm"},
 			[]string{"aten::_transformer_encoder_layer_fwd", "aten::_native_multi_head_attention"}},
+		// The forks are real prim::fork nodes (ops lists walk their
+		// subgraphs): neither scripting, tracing nor freezing inlines them.
+		{"fork_ensemble.traced_frozen", []string{"prim::fork", "aten::wait", "aten::linear", "aten::tanh"}, nil},
+		{"fork_cnn.scripted_frozen", []string{"prim::fork", "aten::wait", "aten::conv2d", "aten::max_pool2d"},
+			[]string{"prim::GetAttr"}},
+		{"fork_cnn.traced_frozen", []string{"prim::fork", "aten::wait", "aten::_convolution", "aten::max_pool2d"}, nil},
+		{"fork_nested.scripted_frozen", []string{"prim::fork", "aten::wait", "aten::cat", "aten::tanh"},
+			[]string{"prim::GetAttr"}},
+		{"fork_nested.traced_frozen", []string{"prim::fork", "aten::wait", "aten::cat"}, nil},
+		// Scripted, the waits run in a prim::Loop over a list of futures;
+		// traced, the Python loops are unrolled.
+		{"fork_loop.scripted_frozen", []string{"prim::fork", "aten::wait", "prim::Loop", "aten::append", "aten::__getitem__"}, nil},
+		{"fork_loop.traced_frozen", []string{"prim::fork", "aten::wait", "aten::stack"}, []string{"prim::Loop"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
