@@ -3,6 +3,8 @@ package staticruntime
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/gosr/gosr/ivalue"
 )
@@ -11,9 +13,20 @@ import (
 // used by one goroutine at a time (the synchronized stack of Static
 // Runtime's "Mode 2").
 type Pool struct {
-	m    *StaticModule
-	free chan *StaticRuntime
-	sem  chan struct{} // one token per runtime that exists
+	m *StaticModule
+	// slots hold idle runtimes for the fast path: a Get and a Put are one
+	// atomic swap each on a cache line of its own, so goroutines serving
+	// at once do not contend on one lock (a channel's). Waiters, when all
+	// runtimes are lent, are served through free.
+	slots   []poolSlot
+	waiters atomic.Int32
+	free    chan *StaticRuntime
+	sem     chan struct{} // one token per runtime that exists
+}
+
+type poolSlot struct {
+	r atomic.Pointer[StaticRuntime]
+	_ [56]byte // one slot per cache line
 }
 
 // NewPool makes a pool of at most max runtimes (max < 1 means 1), created
@@ -22,12 +35,34 @@ func NewPool(m *StaticModule, max int) *Pool {
 	if max < 1 {
 		max = 1
 	}
-	return &Pool{m: m, free: make(chan *StaticRuntime, max), sem: make(chan struct{}, max)}
+	return &Pool{m: m, slots: make([]poolSlot, max), free: make(chan *StaticRuntime, max), sem: make(chan struct{}, max)}
+}
+
+// takeSlot takes an idle runtime from the slots, scanning from a random
+// slot so goroutines spread over them.
+func (p *Pool) takeSlot() *StaticRuntime {
+	n := len(p.slots)
+	i := rand.IntN(n)
+	for range n {
+		if p.slots[i].r.Load() != nil {
+			if r := p.slots[i].r.Swap(nil); r != nil {
+				return r
+			}
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+	return nil
 }
 
 // Get returns a free runtime, making one if fewer than max exist, or
 // waits for one to be put back until ctx is done.
 func (p *Pool) Get(ctx context.Context) (*StaticRuntime, error) {
+	if r := p.takeSlot(); r != nil {
+		r.lent.Store(true)
+		return r, nil
+	}
 	select {
 	case r := <-p.free:
 		r.lent.Store(true)
@@ -41,6 +76,20 @@ func (p *Pool) Get(ctx context.Context) (*StaticRuntime, error) {
 	case p.sem <- struct{}{}:
 		r := p.m.NewRuntime()
 		r.pool = p
+		r.lent.Store(true)
+		return r, nil
+	default:
+	}
+	// Every runtime is lent: wait on free. Put sees waiters and hands
+	// runtimes over there; one put in a slot just before is taken here.
+	p.waiters.Add(1)
+	defer p.waiters.Add(-1)
+	if r := p.takeSlot(); r != nil {
+		r.lent.Store(true)
+		return r, nil
+	}
+	select {
+	case r := <-p.free:
 		r.lent.Store(true)
 		return r, nil
 	case <-ctx.Done():
@@ -57,6 +106,23 @@ func (p *Pool) Put(r *StaticRuntime) error {
 	}
 	if !r.lent.CompareAndSwap(true, false) {
 		return fmt.Errorf("staticruntime: Put of a runtime already put back")
+	}
+	if p.waiters.Load() == 0 {
+		n := len(p.slots)
+		i := rand.IntN(n)
+		for range n {
+			if p.slots[i].r.CompareAndSwap(nil, r) {
+				// A Get that began to wait meanwhile may have missed it:
+				// take it back for the channel unless someone has it.
+				if p.waiters.Load() == 0 || !p.slots[i].r.CompareAndSwap(r, nil) {
+					return nil
+				}
+				break
+			}
+			if i++; i == n {
+				i = 0
+			}
+		}
 	}
 	select {
 	case p.free <- r:

@@ -3,6 +3,7 @@ package staticruntime_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,5 +54,39 @@ func TestPoolPutChecks(t *testing.T) {
 			require.NoError(t, p.Put(r1))
 			require.NoError(t, p.Put(r2))
 		})
+	}
+}
+
+// TestPoolHandOff: with every runtime lent, a waiting Get gets the next
+// one put back, whichever path (slot or channel) the Put takes; no wake-up
+// is lost (each round would otherwise hang until its deadline).
+func TestPoolHandOff(t *testing.T) {
+	m := prepare(t, mulReluChain(1), nil)
+	for _, size := range []int{1, 2} {
+		p := staticruntime.NewPool(m, size)
+		ctx := context.Background()
+		held := make([]*staticruntime.StaticRuntime, size)
+		for i := range held {
+			r, err := p.Get(ctx)
+			require.NoError(t, err)
+			held[i] = r
+		}
+		for round := range 500 {
+			got := make(chan *staticruntime.StaticRuntime)
+			go func() {
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				r, err := p.Get(wctx)
+				assert.NoError(t, err, "round %d", round)
+				got <- r
+			}()
+			k := round % size
+			require.NoError(t, p.Put(held[k]))
+			held[k] = <-got
+			require.NotNil(t, held[k])
+		}
+		for _, r := range held {
+			require.NoError(t, p.Put(r))
+		}
 	}
 }
