@@ -127,7 +127,7 @@ func TestForkSpeed(t *testing.T) {
 		}
 		throughput(2) // makes the second runtime
 		var s1, s2 []float64
-		for range 11 {
+		for range 15 {
 			s1 = append(s1, throughput(1))
 			s2 = append(s2, throughput(2))
 		}
