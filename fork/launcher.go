@@ -145,5 +145,7 @@ var Inline Launcher = LauncherFunc(func(task func()) error { task(); return nil 
 // RefusedError is the error of a fork whose launcher refused the task.
 type RefusedError struct{ Err error }
 
-func (e *RefusedError) Error() string { return fmt.Sprintf("fork: the launcher refused the task: %v", e.Err) }
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("fork: the launcher refused the task: %v", e.Err)
+}
 func (e *RefusedError) Unwrap() error { return e.Err }
