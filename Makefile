@@ -25,6 +25,8 @@ testdata:
 	$(PYTHON) scripts/make_pt_testdata.py testdata/pt
 	$(PYTHON) scripts/make_tscode_samples.py
 	$(PYTHON) scripts/make_pickle_testdata.py
+	$(PYTHON) scripts/make_pyfallback_testdata.py
+	$(PYTHON) scripts/make_package_testdata.py
 	$(PYTHON) loaders/tscode/gen_schemas.py
 	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
 	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go

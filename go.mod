@@ -3,6 +3,7 @@ module github.com/gosr/gosr
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
 	go.uber.org/goleak v1.3.0

@@ -13,7 +13,10 @@
 // Run allocate nothing). Clone an output (IValue.Clone) to keep it.
 package staticruntime
 
-import "github.com/gosr/gosr/memplan"
+import (
+	"github.com/gosr/gosr/memplan"
+	"github.com/gosr/gosr/ops"
+)
 
 // Options mirror PyTorch's StaticModuleOptions.
 type Options struct {
@@ -43,6 +46,10 @@ type Options struct {
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).
 	CheckPlan bool
+	// Python runs the graph's gosr::python_call nodes (calls of packaged
+	// Python functions); pyfallback.Package is one. Nil: such nodes fail
+	// with an error saying so.
+	Python ops.PythonBackend
 }
 
 // DefaultOptions are PyTorch's defaults: out variants on, memory

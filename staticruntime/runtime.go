@@ -238,6 +238,14 @@ func (m *StaticModule) slotName(slot int32) string {
 // Clone returns a new runtime of the same module.
 func (r *StaticRuntime) Clone() *StaticRuntime { return r.m.NewRuntime() }
 
+// context is the current run's context (Background between runs).
+func (r *StaticRuntime) context() context.Context {
+	if r.ctx == nil {
+		return context.Background()
+	}
+	return r.ctx
+}
+
 // Module returns the runtime's module.
 func (r *StaticRuntime) Module() *StaticModule { return r.m }
 
@@ -270,6 +278,14 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 			s := &forkSite{r: r, sub: ni.sub, desc: describe(ni.node)}
 			r.sites = append(r.sites, s)
 			p.State = s
+		}
+		if r.m.opts.Python != nil && ops.IsPythonCall(ni.node) {
+			c, err := r.m.opts.Python.NewPythonCaller(ni.node, r.context)
+			if err != nil {
+				p.State = ops.PythonCallerError{Err: err}
+			} else {
+				p.State = c
+			}
 		}
 		if ni.fresh && ni.kind != ops.Fallback {
 			p.Recycle = ops.NewRecycler(len(ni.out))

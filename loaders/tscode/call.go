@@ -678,7 +678,7 @@ func (c *compiler) callOp(at Node, op string, args []*graph.Value, kws []kwVal) 
 	}
 	cands := overloads(op)
 	if len(cands) == 0 {
-		return nil, c.errf(at, "unknown operator %s", op)
+		return nil, c.errf(at, "%s", unknownOpMessage(op))
 	}
 	for pass := 0; pass < 2; pass++ {
 		for _, s := range cands {
@@ -947,6 +947,9 @@ func parseFloat(s string) (float64, error) {
 func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
 	if len(n.Outputs) != 1 || strings.HasPrefix(n.Kind, "prim::") && n.Kind != "prim::min" && n.Kind != "prim::max" && n.Kind != "prim::abs" {
 		return nil, false
+	}
+	if isCustom(n.Kind) {
+		return nil, false // custom ops (Python fallbacks) run at run time only
 	}
 	switch n.Outputs[0].Type.Kind {
 	case graph.IntType, graph.FloatType, graph.BoolType, graph.StringType:

@@ -1,0 +1,155 @@
+package pyfallback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+const fixtures = "../testdata/pyfallback"
+
+// shared is one manager for the package's tests: a process holds few
+// interpreters (see MaxInterpreters).
+var shared *Manager
+
+func manager(t testing.TB) *Manager {
+	t.Helper()
+	if shared == nil {
+		m, err := NewManager(2)
+		if errors.Is(err, ErrNoLibPython) {
+			t.Skip(err)
+		}
+		require.NoError(t, err)
+		shared = m
+	}
+	return shared
+}
+
+func expected(t testing.TB, name string) *ivalue.Dict {
+	v, err := loaders.ReadTorchSave(filepath.Join(fixtures, name+".expected.pt"))
+	require.NoError(t, err)
+	return v.Dict()
+}
+
+func get(d *ivalue.Dict, k string) ivalue.IValue {
+	v, _ := d.Get(ivalue.FromString(k))
+	return v
+}
+
+// sameValue compares a gosr result with PyTorch's, floats to 1e-5.
+func sameValue(want, got ivalue.IValue) error {
+	if want.Kind() != got.Kind() {
+		return fmt.Errorf("kind %s, want %s", got.Kind(), want.Kind())
+	}
+	switch want.Kind() {
+	case ivalue.KindTensor:
+		w, g := want.Tensor(), got.Tensor()
+		if w.DType() != g.DType() || fmt.Sprint(w.Sizes()) != fmt.Sprint(g.Sizes()) {
+			return fmt.Errorf("tensor %s%v, want %s%v", g.DType(), g.Sizes(), w.DType(), w.Sizes())
+		}
+		wf, gf := w.Float64s(), g.Float64s()
+		for i := range wf {
+			if math.Abs(wf[i]-gf[i]) > 1e-5*(1+math.Abs(wf[i])) {
+				return fmt.Errorf("element %d: %v, want %v", i, gf[i], wf[i])
+			}
+		}
+		return nil
+	case ivalue.KindList, ivalue.KindTuple:
+		w, g := want.List().Items, got.List().Items
+		if len(w) != len(g) {
+			return fmt.Errorf("%d items, want %d", len(g), len(w))
+		}
+		for i := range w {
+			if err := sameValue(w[i], g[i]); err != nil {
+				return fmt.Errorf("item %d: %w", i, err)
+			}
+		}
+		return nil
+	case ivalue.KindDouble:
+		if math.Abs(want.Double()-got.Double()) > 1e-9 {
+			return fmt.Errorf("%v, want %v", got.Double(), want.Double())
+		}
+		return nil
+	}
+	if want.String() != got.String() {
+		return fmt.Errorf("%s, want %s", got, want)
+	}
+	return nil
+}
+
+// TestFixturesAgainstPyTorch runs every archive's model in gosr, graph
+// nodes in Go and python_call nodes in the interpreters, and compares
+// with what PyTorch got running the same archive.
+func TestFixturesAgainstPyTorch(t *testing.T) {
+	m := manager(t)
+	for _, name := range []string{"tokenizer", "numpy_feat", "clash_a", "clash_b", "objects", "errors"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := m.LoadPackage(filepath.Join(fixtures, name+".pt"))
+			require.NoError(t, err)
+			sm, _, err := p.Module("model", "model.pkl", nil)
+			require.NoError(t, err)
+			exp := expected(t, name)
+			ins, outs := get(exp, "inputs").List().Items, get(exp, "outputs").List().Items
+			// Two runtimes: each has its own interpreter affinity.
+			for k := 0; k < 2; k++ {
+				rt := sm.NewRuntime()
+				for i := range ins {
+					got, err := rt.Run(ins[i].List().Items...)
+					require.NoError(t, err, "case %d", i)
+					want := outs[i]
+					var g ivalue.IValue
+					if len(got) == 1 {
+						g = got[0]
+					} else {
+						g = ivalue.NewTuple(got...)
+					}
+					require.NoError(t, sameValue(want, g), "case %d", i)
+				}
+			}
+			for i, e := range get(exp, "errors").List().Items {
+				d := e.Dict()
+				rt := sm.NewRuntime()
+				_, err := rt.Run(get(d, "inputs").List().Items...)
+				require.Error(t, err, "error case %d", i)
+				assert.Contains(t, err.Error(), get(d, "message").Str())
+				assert.Contains(t, err.Error(), "python_call", "the error names the node")
+				assert.Contains(t, err.Error(), "errpkg/bad.py", "the traceback shows the packaged file")
+			}
+		})
+	}
+}
+
+// TestInterruptFallback stops a fallback that runs too long with a
+// context deadline; its interpreter stays usable.
+func TestInterruptFallback(t *testing.T) {
+	m := manager(t)
+	p, err := m.LoadPackage(filepath.Join(fixtures, "errors.pt"))
+	require.NoError(t, err)
+	sm, _, err := p.Module("model", "model.pkl", nil)
+	require.NoError(t, err)
+	rt := sm.NewRuntime()
+	x := ivalue.FromTensor(ivalue.F32Tensor([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = rt.RunContext(ctx, x, ivalue.FromInt(1))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(t0), 5*time.Second)
+	out, err := rt.Run(x, ivalue.FromInt(0))
+	require.NoError(t, err)
+	assert.Equal(t, []float32{4, 6, 8, 10, 12, 14}, out[0].Tensor().F32())
+}
+
+var _ = staticruntime.DefaultOptions

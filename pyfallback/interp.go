@@ -1,0 +1,454 @@
+package pyfallback
+
+import (
+	"context"
+	"embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// The Python half of gosr, loaded into every interpreter from the binary
+// (tests beside the sources are not).
+//
+//go:embed py/_gosr.py py/gosr_package.py
+var pySources embed.FS
+
+// ErrClosed is returned for an interpreter, session or object that is
+// gone (its manager was closed).
+var ErrClosed = errors.New("pyfallback: interpreter closed")
+
+const (
+	pyFileInput = 257
+	pyEvalInput = 258
+)
+
+// interp is one private CPython: a libpython copy in its own dlmopen
+// namespace, driven by one locked OS thread. Every C call into the copy
+// happens on that thread: the copy's libc keeps per-thread state (ctype
+// tables, pthread keys) that only the thread which loaded it has set up,
+// and pthread keys of different copies collide in a thread's key slots.
+// The thread takes the GIL for each job and drops it between jobs, so
+// Python threads the package starts still run.
+type interp struct {
+	id   int
+	path string
+	c    *capi
+	jobs chan *job
+
+	// PyObject*s of the _gosr module, valid while the interpreter lives.
+	glb, gosr                                             uintptr
+	fInvoke, fTensor, fRun, fEval, fGuard, fView, fFormat uintptr
+	fOpenPackage, fDumps, fLoads, fConverter              uintptr
+	outType, errType                                      uintptr
+	fGetattr                                              uintptr
+
+	// lease counts Manager leases; a handle made under an older lease is stale.
+	lease atomic.Uint64
+	// load is the number of sessions holding the interpreter (the balancer's measure).
+	load atomic.Int32
+	// interrupt is set while a job must stop.
+	interrupt atomic.Bool
+	// running is the generation of the job holding the GIL (0 between
+	// jobs); the watchdog reads it through ctypes. jobGen counts jobs.
+	running int64
+	jobGen  uint64
+	wdWrite int
+	ident   uintptr // the thread ident Python knows the main thread by
+	startup time.Duration
+	dead    atomic.Bool
+	deadErr error
+}
+
+type job struct {
+	fn          func(in *interp) error
+	err         error
+	done        chan struct{}
+	gen         uint64
+	interrupted atomic.Bool
+}
+
+func newJob() *job { return &job{done: make(chan struct{}, 1)} }
+
+// The process's interpreters. glibc gives a process at most 16 link-map
+// namespaces and reserves static TLS for glibc.rtld.nns of them (4 by
+// default), so interpreters are a process resource: started once, lent
+// to managers, cleaned and lent again.
+var procs struct {
+	mu   sync.Mutex
+	all  []*interp
+	free []*interp
+}
+
+// MaxInterpreters is how many private interpreters this process can
+// load: glibc's glibc.rtld.nns tunable (4 unless GLIBC_TUNABLES sets it
+// before the process starts; at most 16), less the base namespace.
+func MaxInterpreters() int {
+	nns := 4
+	for _, kv := range strings.Split(os.Getenv("GLIBC_TUNABLES"), ":") {
+		if v, ok := strings.CutPrefix(kv, "glibc.rtld.nns="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n >= 1 {
+				nns = min(n, 16)
+			}
+		}
+	}
+	// The base namespace counts against nns's static TLS reservation only
+	// when more libraries with TLS are loaded; measured on Debian 12:
+	// 4 copies load with the default of 4.
+	return max(nns, 1)
+}
+
+func startInterp(path string) (*interp, error) {
+	in := &interp{id: len(procs.all), path: path, jobs: make(chan *job)}
+	ready := make(chan error, 1)
+	go in.loop(ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	procs.all = append(procs.all, in)
+	return in, nil
+}
+
+func (in *interp) loop(ready chan<- error) {
+	// The thread stays locked for good: it is the copy's main thread.
+	runtime.LockOSThread()
+	t0 := time.Now()
+	ts, err := in.boot()
+	if err != nil {
+		ready <- fmt.Errorf("pyfallback: starting interpreter %d from %s: %w", in.id, in.path, err)
+		return
+	}
+	in.startup = time.Since(t0)
+	ready <- nil
+	c := in.c
+	for j := range in.jobs {
+		call(c.PyEval_RestoreThread, ts)
+		atomic.StoreInt64(&in.running, int64(j.gen))
+		j.err = in.runJob(j)
+		atomic.StoreInt64(&in.running, 0)
+		if j.interrupted.Load() {
+			// An interrupt that came too late for the job must not hit the next one.
+			call(c.PyThreadState_SetAsyncExc, in.ident, 0)
+		}
+		ts = call(c.PyEval_SaveThread)
+		j.done <- struct{}{}
+	}
+}
+
+func (in *interp) runJob(j *job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("pyfallback: internal error in interpreter %d: %v", in.id, r)
+		}
+	}()
+	return j.fn(in)
+}
+
+func (in *interp) boot() (uintptr, error) {
+	h, err := dlmopenNew(in.path)
+	if err != nil {
+		return 0, err
+	}
+	c, err := loadCAPI(h)
+	if err != nil {
+		return 0, err
+	}
+	in.c = c
+	call(c.ctypeInit)
+	call(c.Py_InitializeEx, 0) // 0: leave the process's signal handlers to Go
+	c.ExcTimeoutError = derefPtr(c.ExcTimeoutError)
+	c.ExcRuntimeError = derefPtr(c.ExcRuntimeError)
+	if err := in.bootstrap(); err != nil {
+		call(c.PyEval_SaveThread)
+		return 0, err
+	}
+	return call(c.PyEval_SaveThread), nil
+}
+
+// bootstrap loads _gosr and gosr_package from the sources embedded in
+// the binary.
+func (in *interp) bootstrap() error {
+	c := in.c
+	mainName := cString("__main__")
+	main := call(c.PyImport_AddModule, uintptr(unsafe.Pointer(&mainName[0])))
+	if main == 0 {
+		return fmt.Errorf("no __main__ module")
+	}
+	glb := call(c.PyModule_GetDict, main)
+	srcs := call(c.PyDict_New)
+	for _, name := range []string{"_gosr", "gosr_package"} {
+		src, err := pySources.ReadFile("py/" + name + ".py")
+		if err != nil {
+			in.decref(srcs)
+			return err
+		}
+		k := in.str(name)
+		v := in.str(string(src))
+		call(c.PyDict_SetItem, srcs, k, v)
+		in.decref(k)
+		in.decref(v)
+	}
+	key := cString("_gosr_sources")
+	call(c.PyDict_SetItemString, glb, uintptr(unsafe.Pointer(&key[0])), srcs)
+	in.decref(srcs)
+	boot := `
+import sys, types, linecache
+for _n, _s in _gosr_sources.items():
+    _m = types.ModuleType(_n)
+    _f = "<gosr>/" + _n + ".py"
+    _m.__file__ = _f
+    linecache.cache[_f] = (len(_s), None, _s.splitlines(True), _f)
+    sys.modules[_n] = _m
+    exec(compile(_s, _f, "exec"), _m.__dict__)
+del _n, _s, _m, _f, _gosr_sources
+import _gosr
+`
+	if r := in.runString(boot, pyFileInput, glb); r == 0 {
+		return fmt.Errorf("bootstrap: %w", in.fetchErr())
+	} else {
+		in.decref(r)
+	}
+	in.glb = glb
+	in.gosr = in.getItem(glb, "_gosr")
+	get := func(name string) uintptr {
+		n := cString(name)
+		return call(c.PyObject_GetAttrString, in.gosr, uintptr(unsafe.Pointer(&n[0])))
+	}
+	for _, f := range []struct {
+		p    *uintptr
+		name string
+	}{
+		{&in.fInvoke, "invoke"}, {&in.fTensor, "tensor"}, {&in.fRun, "run"}, {&in.fEval, "evaluate"},
+		{&in.fGuard, "guard"}, {&in.fView, "view"}, {&in.fFormat, "format_exc"}, {&in.fOpenPackage, "open_package"},
+		{&in.fDumps, "dumps"}, {&in.fLoads, "loads"}, {&in.fConverter, "converter"}, {&in.outType, "Out"}, {&in.errType, "Err"},
+	} {
+		if *f.p = get(f.name); *f.p == 0 {
+			return fmt.Errorf("_gosr has no %s: %w", f.name, in.fetchErr())
+		}
+	}
+	if err := in.startWatchdog(); err != nil {
+		return err
+	}
+	bi := in.getItem(glb, "__builtins__")
+	if bi != 0 {
+		n := cString("getattr")
+		in.fGetattr = call(c.PyObject_GetAttrString, bi, uintptr(unsafe.Pointer(&n[0])))
+		call(c.PyErr_Clear)
+	}
+	return nil
+}
+
+func (in *interp) getItem(d uintptr, name string) uintptr {
+	n := cString(name)
+	return call(in.c.PyDict_GetItemString, d, uintptr(unsafe.Pointer(&n[0]))) // borrowed
+}
+
+func (in *interp) runString(code string, start int, glb uintptr) uintptr {
+	b := cString(code)
+	return call(in.c.PyRun_StringFlags, uintptr(unsafe.Pointer(&b[0])), uintptr(start), glb, glb, 0)
+}
+
+// do runs fn on the interpreter's thread with the GIL held. When ctx is
+// done first, the running Python code is interrupted (a TimeoutError or
+// the context's error is raised at its next bytecode) and do still waits
+// for fn to return: fn may be reading memory the caller owns.
+func (in *interp) do(ctx context.Context, j *job, fn func(*interp) error) error {
+	if in.dead.Load() {
+		return in.deadErr
+	}
+	j.fn = fn
+	j.gen = atomic.AddUint64(&in.jobGen, 1)
+	j.interrupted.Store(false)
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	if done == nil {
+		in.jobs <- j
+		<-j.done
+		j.fn = nil
+		return j.err
+	}
+	select {
+	case in.jobs <- j:
+	case <-done:
+		return ctx.Err()
+	}
+	select {
+	case <-j.done:
+		j.fn = nil
+		return j.err
+	case <-done:
+	}
+	// Interrupt, and again every 20 ms: code that catches the exception
+	// (a bare except) gets it again.
+	in.interrupt.Store(true)
+	j.interrupted.Store(true)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		in.addPendingGen(j.gen)
+		select {
+		case <-j.done:
+			in.interrupt.Store(false)
+			j.fn = nil
+			if j.err != nil {
+				return fmt.Errorf("%w (interrupted: %w)", ctx.Err(), j.err)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// addPending asks the interpreter's watchdog (a Python thread blocked
+// on a pipe) to raise TimeoutError in the job gen. The watchdog takes the
+// GIL, checks the job is still the one running and calls
+// PyThreadState_SetAsyncExc, the supported way to stop another thread:
+// Py_AddPendingCall from a foreign thread does not wake 3.11's eval loop.
+func (in *interp) addPendingGen(gen uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], gen)
+	_, _ = syscall.Write(in.wdWrite, b[:])
+}
+
+// ---- small C API helpers (interpreter thread only) ----
+
+func (in *interp) decref(o uintptr) {
+	if o != 0 {
+		call(in.c.Py_DecRef, o)
+	}
+}
+
+func (in *interp) incref(o uintptr) {
+	if o != 0 {
+		call(in.c.Py_IncRef, o)
+	}
+}
+
+func (in *interp) str(s string) uintptr {
+	if len(s) == 0 {
+		return call(in.c.PyUnicode_FromStringAndSize, 0, 0)
+	}
+	return call(in.c.PyUnicode_FromStringAndSize, uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(len(s)))
+}
+
+//go:nocheckptr
+func (in *interp) goStr(o uintptr) (string, bool) {
+	var n int
+	p := call(in.c.PyUnicode_AsUTF8AndSize, o, uintptr(unsafe.Pointer(&n)))
+	if p == 0 {
+		call(in.c.PyErr_Clear)
+		return "", false
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), p)), n)), true
+}
+
+func (in *interp) long(v int64) uintptr { return call(in.c.PyLong_FromLongLong, uintptr(v)) }
+
+func (in *interp) float(v float64) uintptr {
+	// SyscallN passes each argument in both the integer and the SSE
+	// register of its position, so a lone double arrives in xmm0.
+	return call(in.c.PyFloat_FromDouble, uintptr(math.Float64bits(v)))
+}
+
+func (in *interp) tuple(items ...uintptr) uintptr {
+	t := call(in.c.PyTuple_New, uintptr(len(items)))
+	for i, it := range items {
+		call(in.c.PyTuple_SetItem, t, uintptr(i), it) // steals
+	}
+	return t
+}
+
+// callObj calls f(*args) (args a tuple, borrowed); new reference or 0.
+func (in *interp) callObj(f, args uintptr) uintptr {
+	return call(in.c.PyObject_Call, f, args, 0)
+}
+
+// PyError is a Python exception that reached Go.
+type PyError struct {
+	Type      string // the exception's class name, e.g. ValueError
+	Message   string
+	Traceback string // the formatted traceback, as Python prints it
+}
+
+func (e *PyError) Error() string {
+	tb := strings.TrimRight(e.Traceback, "\n")
+	if tb == "" {
+		return fmt.Sprintf("Python %s: %s", e.Type, e.Message)
+	}
+	return fmt.Sprintf("Python %s: %s\n%s", e.Type, e.Message, tb)
+}
+
+// fetchErr turns the pending Python error into a *PyError.
+func (in *interp) fetchErr() error {
+	c := in.c
+	if call(c.PyErr_Occurred) == 0 {
+		return &PyError{Type: "SystemError", Message: "a C API call failed without an exception"}
+	}
+	var t, v, tb uintptr
+	call(c.PyErr_Fetch, uintptr(unsafe.Pointer(&t)), uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&tb)))
+	call(c.PyErr_NormalizeException, uintptr(unsafe.Pointer(&t)), uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&tb)))
+	defer func() { in.decref(t); in.decref(v); in.decref(tb) }()
+	if v != 0 && tb != 0 {
+		n := cString("__traceback__")
+		call(c.PyObject_SetAttrString, v, uintptr(unsafe.Pointer(&n[0])), tb)
+	}
+	if in.fFormat != 0 && v != 0 {
+		args := in.tuple(v)
+		in.incref(v)
+		r := in.callObj(in.fFormat, args)
+		in.decref(args)
+		if r != 0 {
+			defer in.decref(r)
+			return in.errFrom(r)
+		}
+		call(c.PyErr_Clear)
+	}
+	msg := "unknown"
+	if v != 0 {
+		if s := call(c.PyObject_Str, v); s != 0 {
+			msg, _ = in.goStr(s)
+			in.decref(s)
+		}
+	}
+	return &PyError{Type: "Exception", Message: msg}
+}
+
+// errFrom reads an _gosr.Err tuple.
+func (in *interp) errFrom(r uintptr) error {
+	get := func(i int) string {
+		s, _ := in.goStr(call(in.c.PyTuple_GetItem, r, uintptr(i)))
+		return s
+	}
+	return &PyError{Type: get(0), Message: get(1), Traceback: get(2)}
+}
+
+// isErr reports whether r is an _gosr.Err.
+func (in *interp) isErr(r uintptr) bool { return r != 0 && typeOf(r) == in.errType }
+
+func (in *interp) startWatchdog() error {
+	var fds [2]int
+	if err := syscall.Pipe2(fds[:], syscall.O_CLOEXEC); err != nil {
+		return fmt.Errorf("watchdog pipe: %w", err)
+	}
+	in.wdWrite = fds[1]
+	code := fmt.Sprintf("_gosr.start_watchdog(%d, %d, %q)\n", fds[0], uintptr(unsafe.Pointer(&in.running)), in.path)
+	r := in.runString(code, pyFileInput, in.glb)
+	if r == 0 {
+		return fmt.Errorf("watchdog: %w", in.fetchErr())
+	}
+	in.decref(r)
+	in.ident = call(in.c.PyThread_get_thread_ident)
+	return nil
+}

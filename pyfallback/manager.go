@@ -1,0 +1,425 @@
+package pyfallback
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gosr/gosr/ivalue"
+)
+
+// Manager is a set of private interpreters with a load balancer, the
+// InterpreterManager of torch::deploy. Sessions take an interpreter,
+// run Python on it and give it back. A Manager is safe for concurrent use.
+type Manager struct {
+	interps []*interp
+	leases  []uint64
+	closed  atomic.Bool
+	mu      sync.Mutex
+	pkgs    []*Package
+	next    atomic.Uint32
+}
+
+// NewManager starts (or takes from the process's idle ones) n private
+// interpreters. The system's libpython is found at run time (see
+// FindLibPython); without it the error says what to install.
+func NewManager(n int) (*Manager, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("pyfallback: NewManager(%d): need at least one interpreter", n)
+	}
+	path, err := FindLibPython()
+	if err != nil {
+		return nil, err
+	}
+	procs.mu.Lock()
+	defer procs.mu.Unlock()
+	if limit := MaxInterpreters(); n > len(procs.free)+limit-len(procs.all) {
+		return nil, fmt.Errorf("pyfallback: NewManager(%d): this process can hold %d private interpreters and %d are in use by other managers: glibc reserves static TLS for glibc.rtld.nns namespaces (%d now); start the process with GLIBC_TUNABLES=glibc.rtld.nns=N (at most 16) for more",
+			n, limit, len(procs.all)-len(procs.free), limit)
+	}
+	m := &Manager{}
+	for len(m.interps) < n {
+		var in *interp
+		if k := len(procs.free); k > 0 {
+			in = procs.free[k-1]
+			procs.free = procs.free[:k-1]
+		} else {
+			in, err = startInterp(path)
+			if err != nil {
+				procs.free = append(procs.free, m.interps...)
+				return nil, err
+			}
+		}
+		m.interps = append(m.interps, in)
+		m.leases = append(m.leases, in.lease.Add(1))
+	}
+	return m, nil
+}
+
+// Len is the number of interpreters.
+func (m *Manager) Len() int { return len(m.interps) }
+
+// InterpreterInfo describes one interpreter of a manager.
+type InterpreterInfo struct {
+	ID      int           // the process-wide interpreter number
+	Startup time.Duration // dlmopen + Py_InitializeEx + gosr's modules
+	Load    int           // sessions holding it now
+}
+
+// Interpreters describes the manager's interpreters.
+func (m *Manager) Interpreters() []InterpreterInfo {
+	out := make([]InterpreterInfo, len(m.interps))
+	for i, in := range m.interps {
+		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load())}
+	}
+	return out
+}
+
+// Acquire takes an interpreter for a session: a free one first, then the
+// least busy one (its calls then queue behind the other session's).
+func (m *Manager) Acquire(ctx context.Context) (*Session, error) {
+	return m.AcquireHint(ctx, -1)
+}
+
+// AcquireHint is Acquire preferring interpreter hint (the index of the
+// last one the caller used) when it is free: affinity keeps a caller's
+// imported modules and caches warm, as torch::deploy's balancer does.
+func (m *Manager) AcquireHint(ctx context.Context, hint int) (*Session, error) {
+	s := &Session{m: m, j: newJob()}
+	if err := m.acquire(ctx, hint, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (m *Manager) acquire(ctx context.Context, hint int, s *Session) error {
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	n := len(m.interps)
+	if hint < 0 || hint >= n {
+		hint = int(m.next.Add(1)) % n
+	}
+	for i := 0; i < n; i++ {
+		k := (hint + i) % n
+		if m.interps[k].load.CompareAndSwap(0, 1) {
+			s.idx, s.in, s.lease = k, m.interps[k], m.leases[k]
+			return nil
+		}
+	}
+	best := hint
+	for i := 0; i < n; i++ {
+		k := (hint + i) % n
+		if m.interps[k].load.Load() < m.interps[best].load.Load() {
+			best = k
+		}
+	}
+	m.interps[best].load.Add(1)
+	s.idx, s.in, s.lease = best, m.interps[best], m.leases[best]
+	return nil
+}
+
+// Close releases the manager's interpreters. Objects, packages and
+// sessions of the manager become unusable (ErrClosed); the interpreters
+// drop everything gosr loaded into them and go back to the process for
+// the next manager (glibc cannot give back a namespace safely).
+func (m *Manager) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	m.mu.Lock()
+	pkgs := m.pkgs
+	m.pkgs = nil
+	m.mu.Unlock()
+	for _, p := range pkgs {
+		p.close()
+	}
+	for _, in := range m.interps {
+		in.lease.Add(1) // every handle of this lease is now stale
+		j := newJob()
+		_ = in.do(nil, j, func(in *interp) error {
+			in.runString("import gc\ngc.collect()\n", pyFileInput, in.glb)
+			return nil
+		})
+	}
+	procs.mu.Lock()
+	procs.free = append(procs.free, m.interps...)
+	procs.mu.Unlock()
+	return nil
+}
+
+// Session is one interpreter held by one goroutine (not for concurrent
+// use). Every call runs on the interpreter's thread with its GIL.
+type Session struct {
+	m     *Manager
+	in    *interp
+	idx   int
+	lease uint64
+	j     *job
+	done  bool
+}
+
+// Interpreter is the index (in the manager) of the session's interpreter.
+func (s *Session) Interpreter() int { return s.idx }
+
+// Release gives the interpreter back.
+func (s *Session) Release() {
+	if s == nil || s.done {
+		return
+	}
+	s.done = true
+	s.in.load.Add(-1)
+}
+
+func (s *Session) check() error {
+	if s.done {
+		return fmt.Errorf("pyfallback: session used after Release")
+	}
+	if s.m.closed.Load() || s.in.lease.Load() != s.lease {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Session) do(ctx context.Context, fn func(*interp) error) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.in.do(ctx, s.j, fn)
+}
+
+// Object is a handle to a Python object in one interpreter. Close drops
+// gosr's reference; a handle outlives neither its interpreter's lease
+// (Manager.Close) nor is usable from another interpreter.
+type Object struct {
+	in    *interp
+	lease uint64
+	ptr   uintptr
+}
+
+func (o *Object) String() string {
+	return fmt.Sprintf("pyfallback.Object(interp %d, %#x)", o.in.id, o.ptr)
+}
+
+// Close drops the reference (on the interpreter's thread).
+func (o *Object) Close() {
+	if o == nil || o.ptr == 0 {
+		return
+	}
+	p := o.ptr
+	o.ptr = 0
+	if o.lease != o.in.lease.Load() {
+		return // the interpreter was cleaned; its objects are gone
+	}
+	_ = o.in.do(nil, newJob(), func(in *interp) error { in.decref(p); return nil })
+}
+
+func (s *Session) own(o *Object) error {
+	if o == nil || o.ptr == 0 {
+		return fmt.Errorf("pyfallback: a nil or closed object")
+	}
+	if o.in != s.in {
+		return fmt.Errorf("pyfallback: an object of interpreter %d used in a session on interpreter %d (replicate it with a Movable)", o.in.id, s.in.id)
+	}
+	if o.lease != s.lease {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Session) wrap(p uintptr) *Object { return &Object{in: s.in, lease: s.lease, ptr: p} }
+
+// Exec runs Python statements in the interpreter's __main__.
+func (s *Session) Exec(ctx context.Context, code string) error {
+	return s.do(ctx, func(in *interp) error {
+		args := in.tuple(in.str(code), in.str("<gosr exec>"), in.glbRef())
+		r := in.callObj(in.fRun, args)
+		in.decref(args)
+		if r == 0 {
+			return in.fetchErr()
+		}
+		defer in.decref(r)
+		if in.isErr(r) {
+			return in.errFrom(r)
+		}
+		return nil
+	})
+}
+
+func (in *interp) glbRef() uintptr { in.incref(in.glb); return in.glb }
+
+// Eval evaluates a Python expression in __main__ and converts the result
+// (numbers, strings, containers, tensors; other objects as *Object).
+func (s *Session) Eval(ctx context.Context, expr string) (ivalue.IValue, error) {
+	var out ivalue.IValue
+	err := s.do(ctx, func(in *interp) error {
+		args := in.tuple(in.str(expr), in.glbRef())
+		r := in.callObj(in.fEval, args)
+		in.decref(args)
+		if r == 0 {
+			return in.fetchErr()
+		}
+		defer in.decref(r)
+		if in.isErr(r) {
+			return in.errFrom(r)
+		}
+		v, err := in.fromPy(r, s.lease)
+		out = v
+		return err
+	})
+	return out, err
+}
+
+// Global returns a name from __main__ as an object handle.
+func (s *Session) Global(ctx context.Context, name string) (*Object, error) {
+	var out *Object
+	err := s.do(ctx, func(in *interp) error {
+		p := in.getItem(in.glb, name)
+		if p == 0 {
+			return &PyError{Type: "NameError", Message: fmt.Sprintf("name %q is not defined in __main__", name)}
+		}
+		in.incref(p)
+		out = s.wrap(p)
+		return nil
+	})
+	return out, err
+}
+
+// Import imports a module from the system (not from a package).
+func (s *Session) Import(ctx context.Context, module string) (*Object, error) {
+	var out *Object
+	err := s.do(ctx, func(in *interp) error {
+		n := cString(module)
+		p := call(in.c.PyImport_ImportModule, uintptrOf(n))
+		if p == 0 {
+			return in.fetchErr()
+		}
+		out = s.wrap(p)
+		return nil
+	})
+	return out, err
+}
+
+// Attr returns o.name.
+func (s *Session) Attr(ctx context.Context, o *Object, name string) (*Object, error) {
+	if err := s.own(o); err != nil {
+		return nil, err
+	}
+	var out *Object
+	err := s.do(ctx, func(in *interp) error {
+		n := cString(name)
+		p := call(in.c.PyObject_GetAttrString, o.ptr, uintptrOf(n))
+		if p == 0 {
+			return in.fetchErr()
+		}
+		out = s.wrap(p)
+		return nil
+	})
+	return out, err
+}
+
+// Value converts an object to a gosr value (see Eval).
+func (s *Session) Value(ctx context.Context, o *Object) (ivalue.IValue, error) {
+	if err := s.own(o); err != nil {
+		return ivalue.None(), err
+	}
+	var out ivalue.IValue
+	err := s.do(ctx, func(in *interp) error {
+		args := in.tuple(o.ptr)
+		in.incref(o.ptr)
+		r := in.callObj(in.fEval, in.tuple(in.str("_gosr._any(x)"), in.dictWith("x", o.ptr)))
+		in.decref(args)
+		if r == 0 {
+			return in.fetchErr()
+		}
+		defer in.decref(r)
+		if in.isErr(r) {
+			return in.errFrom(r)
+		}
+		v, err := in.fromPy(r, s.lease)
+		out = v
+		return err
+	})
+	return out, err
+}
+
+func (in *interp) dictWith(name string, o uintptr) uintptr {
+	d := call(in.c.PyDict_New)
+	n := cString(name)
+	call(in.c.PyDict_SetItemString, d, uintptrOf(n), o)
+	g := cString("_gosr")
+	call(in.c.PyDict_SetItemString, d, uintptrOf(g), in.gosr)
+	return d
+}
+
+// FromValue makes a Python object from a gosr value. Tensors are views
+// of gosr's memory: the object is valid while the tensor's memory is.
+func (s *Session) FromValue(ctx context.Context, v ivalue.IValue) (*Object, error) {
+	var out *Object
+	err := s.do(ctx, func(in *interp) error {
+		p, err := in.toPy(v)
+		if err != nil {
+			return err
+		}
+		out = s.wrap(p)
+		return nil
+	})
+	return out, err
+}
+
+// Call calls fn(*args) and converts the result by the TorchScript type
+// ret ("Tensor", "Tuple[Tensor, int]", "List[str]", ...; "" converts
+// what it can and keeps the rest as objects). A Python exception comes
+// back as a *PyError with its traceback; ctx interrupts the call.
+func (s *Session) Call(ctx context.Context, fn *Object, ret string, args ...ivalue.IValue) (ivalue.IValue, error) {
+	if err := s.own(fn); err != nil {
+		return ivalue.None(), err
+	}
+	var out ivalue.IValue
+	err := s.do(ctx, func(in *interp) error {
+		r, err := in.invoke(fn.ptr, ret, args)
+		if err != nil {
+			return err
+		}
+		defer in.decref(r)
+		v, err := in.fromPy(r, s.lease)
+		out = v
+		return err
+	})
+	return out, err
+}
+
+// invoke runs _gosr.invoke(fn, args, ret): a new reference to the
+// converted result, or the Python error.
+func (in *interp) invoke(fn uintptr, ret string, args []ivalue.IValue) (uintptr, error) {
+	c := in.c
+	t := call(c.PyTuple_New, uintptr(len(args)))
+	for i, a := range args {
+		p, err := in.toPy(a)
+		if err != nil {
+			in.decref(t)
+			return 0, fmt.Errorf("argument %d: %w", i, err)
+		}
+		call(c.PyTuple_SetItem, t, uintptr(i), p)
+	}
+	in.incref(fn)
+	ia := in.tuple(fn, t, in.str(ret))
+	r := in.callObj(in.fInvoke, ia)
+	in.decref(ia)
+	if r == 0 {
+		return 0, in.fetchErr()
+	}
+	if in.isErr(r) {
+		err := in.errFrom(r)
+		in.decref(r)
+		return 0, err
+	}
+	return r, nil
+}

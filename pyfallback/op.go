@@ -1,0 +1,167 @@
+package pyfallback
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/ops"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// Module loads the package's scripted model (pickled at pkg/resource,
+// "model"/"model.pkl" for archives from scripts/gosr_fallback.py) and
+// prepares it with opts; its python_call nodes run in the manager's
+// interpreters. The returned model's graph views the archive.
+func (p *Package) Module(pkg, resource string, opts *staticruntime.Options) (*staticruntime.StaticModule, *loaders.Model, error) {
+	model, err := p.arch.LoadScript(pkg, resource)
+	if err != nil {
+		return nil, nil, err
+	}
+	o := staticruntime.DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	o.Python = p
+	sm, err := staticruntime.NewStaticModule(model.Graph, &o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("package %s: %w", p.path, err)
+	}
+	return sm, model, nil
+}
+
+// NewPythonCaller implements ops.PythonBackend: one caller per node per
+// runtime, so a runtime keeps its interpreter (affinity) and reuses its
+// session and job between runs.
+func (p *Package) NewPythonCaller(n *graph.Node, ctx func() context.Context) (ops.PythonCaller, error) {
+	v, ok := graph.ConstantValue(n.Inputs[0])
+	if !ok || v.Kind() != ivalue.KindString {
+		return nil, fmt.Errorf("%s: the first input must be the constant function name", n.Kind)
+	}
+	c := &pyCaller{pkg: p, fn: v.Str(), ctx: ctx, hint: -1, nOut: len(n.Outputs)}
+	if len(n.Outputs) == 1 {
+		c.ret = pyType(n.Outputs[0].Type)
+	} else {
+		parts := make([]string, len(n.Outputs))
+		for i, o := range n.Outputs {
+			parts[i] = pyType(o.Type)
+		}
+		c.ret = "Tuple[" + strings.Join(parts, ", ") + "]"
+	}
+	c.s = Session{m: p.m, j: newJob()}
+	c.run = c.runOn
+	return c, nil
+}
+
+type pyCaller struct {
+	pkg  *Package
+	fn   string
+	ret  string
+	nOut int
+	ctx  func() context.Context
+	hint int
+	s    Session
+	p    *ops.ProcessedNode
+	run  func(*interp) error
+}
+
+func (c *pyCaller) CallPython(p *ops.ProcessedNode) error {
+	m := c.pkg.m
+	ctx := c.ctx()
+	if err := m.acquire(ctx, c.hint, &c.s); err != nil {
+		return fmt.Errorf("python %s: %w", c.fn, err)
+	}
+	c.hint = c.s.idx
+	c.p = p
+	err := c.s.in.do(ctx, c.s.j, c.run)
+	c.s.in.load.Add(-1)
+	c.p = nil
+	if err != nil {
+		return fmt.Errorf("python %s (interpreter %d): %w", c.fn, c.s.idx, err)
+	}
+	return nil
+}
+
+func (c *pyCaller) runOn(in *interp) error {
+	p := c.p
+	f, err := c.pkg.resolve(in, c.fn)
+	if err != nil {
+		return err
+	}
+	n := p.NumInputs() - 1
+	cc := in.c
+	t := call(cc.PyTuple_New, uintptr(n))
+	for i := 0; i < n; i++ {
+		o, err := in.toPy(*p.Input(i + 1))
+		if err != nil {
+			in.decref(t)
+			return fmt.Errorf("argument %d: %w", i+1, err)
+		}
+		call(cc.PyTuple_SetItem, t, uintptr(i), o)
+	}
+	in.incref(f)
+	ia := in.tuple(f, t, in.str(c.ret))
+	r := in.callObj(in.fInvoke, ia)
+	in.decref(ia)
+	if r == 0 {
+		return in.fetchErr()
+	}
+	defer in.decref(r)
+	if in.isErr(r) {
+		return in.errFrom(r)
+	}
+	if c.nOut == 1 {
+		v, err := in.fromPy(r, c.s.lease)
+		if err != nil {
+			return err
+		}
+		p.SetOutput(0, v)
+		return nil
+	}
+	for i := 0; i < c.nOut; i++ {
+		v, err := in.fromPy(call(cc.PyTuple_GetItem, r, uintptr(i)), c.s.lease)
+		if err != nil {
+			return fmt.Errorf("result %d: %w", i, err)
+		}
+		p.SetOutput(i, v)
+	}
+	return nil
+}
+
+// pyType writes a graph type the way _gosr's converters read it
+// (Python's typing spelling).
+func pyType(t *graph.Type) string {
+	if t == nil {
+		return "Any"
+	}
+	switch t.Kind {
+	case graph.TensorType:
+		return "Tensor"
+	case graph.IntType, graph.ScalarTypeType, graph.LayoutType, graph.MemoryFormatType:
+		return "int"
+	case graph.FloatType:
+		return "float"
+	case graph.BoolType:
+		return "bool"
+	case graph.StringType, graph.DeviceType:
+		return "str"
+	case graph.NoneType:
+		return "NoneType"
+	case graph.ListType:
+		return "List[" + pyType(t.Elem()) + "]"
+	case graph.OptionalType:
+		return "Optional[" + pyType(t.Elem()) + "]"
+	case graph.TupleType:
+		parts := make([]string, len(t.Elems))
+		for i, e := range t.Elems {
+			parts[i] = pyType(e)
+		}
+		return "Tuple[" + strings.Join(parts, ", ") + "]"
+	case graph.DictType:
+		return "Dict[" + pyType(t.Elems[0]) + ", " + pyType(t.Elems[1]) + "]"
+	}
+	return "Any"
+}

@@ -1,0 +1,1 @@
+"""Package a's own `models`: another package has a `models` too."""

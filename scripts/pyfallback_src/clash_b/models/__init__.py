@@ -1,0 +1,1 @@
+"""Package b's own `models`: another package has a `models` too."""

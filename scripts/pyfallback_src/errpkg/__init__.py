@@ -1,0 +1,1 @@
+"""Fallbacks that fail: one raises, one runs for a long time."""

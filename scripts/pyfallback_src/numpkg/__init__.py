@@ -1,0 +1,1 @@
+"""Feature code that uses numpy (extern), packaged as a gosr fallback."""

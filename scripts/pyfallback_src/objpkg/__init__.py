@@ -1,0 +1,1 @@
+"""Pickled Python objects holding numpy arrays, and a mocked dependency."""

@@ -1,0 +1,1 @@
+"""A pure-Python wordpiece tokenizer, packaged as a gosr fallback."""
