@@ -3,6 +3,7 @@ package pyfallback
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -226,4 +227,24 @@ func TestClosedManager(t *testing.T) {
 	_, err = m.Acquire(ctx)
 	assert.ErrorIs(t, err, ErrClosed)
 	o.Close()
+}
+
+// TestTorchInsideInterpreters: Debian's PyTorch 1.13 imports and runs in
+// every private interpreter (it crashed the process before gosr made
+// RTLD_GLOBAL loads local; see _gosr._local_dlopen_only).
+func TestTorchInsideInterpreters(t *testing.T) {
+	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() != nil {
+		t.Skip("no PyTorch for the system Python")
+	}
+	m := manager(t)
+	ctx := context.Background()
+	for i := 0; i < m.Len(); i++ {
+		s, err := m.AcquireHint(ctx, i)
+		require.NoError(t, err)
+		require.NoError(t, s.Exec(ctx, "import torch\n_t = torch.ones(3).sum().item()\n"), "interpreter %d", i)
+		v, err := s.Eval(ctx, "_t")
+		require.NoError(t, err)
+		assert.Equal(t, 3.0, v.Double(), "interpreter %d", i)
+		s.Release()
+	}
 }

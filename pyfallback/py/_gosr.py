@@ -549,3 +549,25 @@ def loads(data, importer, views):
 
 class ContextEnded(TimeoutError):
     """Raised in a call whose Go context ended (deadline or cancel)."""
+
+
+def _local_dlopen_only():
+    """glibc crashes the process (SIGSEGV in add_to_global_resize) when an
+    object loaded in a namespace other than the base one calls dlopen with
+    RTLD_GLOBAL (torch's __init__ does, for libtorch_global_deps). Inside a
+    private interpreter every library is loaded RTLD_LOCAL instead: within
+    one namespace its symbols still resolve for what it loads next."""
+    import os
+
+    g = os.RTLD_GLOBAL
+    cdll_init = ctypes.CDLL.__init__
+
+    def __init__(self, name, mode=ctypes.DEFAULT_MODE, *args, **kwargs):
+        cdll_init(self, name, mode & ~g, *args, **kwargs)
+
+    ctypes.CDLL.__init__ = __init__
+    set_flags = sys.setdlopenflags
+    sys.setdlopenflags = lambda flags: set_flags(flags & ~g)
+
+
+_local_dlopen_only()
