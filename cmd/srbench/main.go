@@ -1,6 +1,7 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
 //	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-interop N] [-json] [-v]
+//	srbench run     PACKAGE.pt [-interpreters 1,2] [-threads N] [-repeats R] [-round D] [-inputs IN.pt] [-json]
 //	srbench ops     MODEL    per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL    the graph gosr runs, after its passes
 //	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-pt-timeout D] [-json]
@@ -27,6 +28,17 @@
 // NAME.expected.pt beside NAME[.variant].pt), or an IR file FILE.ir with
 // its tensors (constants c*, inputs in*, expected outputs out*) in
 // FILE.safetensors beside it, as scripts/make_testdata.py writes them.
+//
+// run also takes a torch.package archive with Python fallbacks, as
+// scripts/gosr_fallback.py writes them (gosr::python_call nodes run in
+// private CPython interpreters, see pyfallback). Its cases come from
+// -inputs (a list of argument lists, or a dict with "inputs") or
+// PACKAGE.expected.pt, and are cycled through. -interpreters 1,2 measures
+// each count (a manager of that many interpreters, -threads goroutines
+// through a pool of runtimes) in -repeats rounds of -round each,
+// interleaved, and prints one table: median throughput, latency
+// percentiles and the ratio to the first row; then each interpreter's
+// start-up time and the process's resident memory around starting them.
 package main
 
 import (
@@ -41,6 +53,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,6 +93,13 @@ type flags struct {
 	planner       string
 	manageOutputs bool
 	verbose       bool
+	cpuProfile    string
+	// interpList is -interpreters: for a package with Python fallbacks,
+	// one row per count, each a manager of that many interpreters.
+	interpList []int
+	// round is how long each configuration runs per round of a package
+	// run (when -iters is 0).
+	round time.Duration
 }
 
 func main() {
@@ -94,6 +114,14 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "srbench:", err)
 		os.Exit(2)
+	}
+	if f.cpuProfile != "" {
+		stop, perr := startCPUProfile(f.cpuProfile)
+		if perr != nil {
+			fmt.Fprintln(os.Stderr, "srbench:", perr)
+			os.Exit(2)
+		}
+		defer stop()
 	}
 	switch cmd {
 	case "run":
@@ -111,8 +139,24 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "srbench:", err)
+		if f.cpuProfile != "" {
+			pprof.StopCPUProfile() // os.Exit skips the deferred stop
+		}
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile profiles the process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); fh.Close() }, nil
 }
 
 // parseFlags reads cmd's flags and model from args; usage and flag
@@ -140,6 +184,9 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	fs.BoolVar(&f.manageOutputs, "manage-outputs", false, "place output tensors in an arena of their own (manage_output_tensors); "+
 		"the timing loops call ReleaseOutputs after each run, so the arena is reused")
 	fs.BoolVar(&f.verbose, "v", false, "run: print the memory plan in full (storage groups, or each tensor's offset, size and lifetime)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "run: write a CPU profile of the whole command here (go tool pprof)")
+	interps := fs.String("interpreters", "1", "run, torch.package with Python fallbacks: private interpreters per configuration, comma separated (1,2: one row each, rounds interleaved)")
+	fs.DurationVar(&f.round, "round", time.Second, "run, torch.package with Python fallbacks: how long each configuration runs per round (-repeats rounds; -iters N: N runs per goroutine instead)")
 	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -152,7 +199,8 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 		args = fs.Args()[1:]
 	}
 	// Bad values fail before any model is loaded, naming what is valid.
-	if _, err := f.plannerOpt(); err != nil {
+	var err error
+	if _, err = f.plannerOpt(); err != nil {
 		return f, fmt.Errorf("-planner: %w", err)
 	}
 	if f.threads < 1 {
@@ -160,6 +208,12 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	}
 	if f.interop < 0 {
 		return f, fmt.Errorf("-interop %d: want at least 1 inter-op thread, or 0 for GOMAXPROCS", f.interop)
+	}
+	if f.interpList, err = parseInterpreters(*interps); err != nil {
+		return f, err
+	}
+	if f.round <= 0 {
+		return f, fmt.Errorf("-round %v: want a positive duration (as 1s)", f.round)
 	}
 	if f.ptTimeout <= 0 {
 		return f, fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
@@ -183,6 +237,9 @@ type model struct {
 }
 
 func loadModel(spec string, f flags) (*model, error) {
+	if strings.HasSuffix(spec, ".pt") && isFallbackPackage(spec) {
+		return nil, fmt.Errorf("%s: a torch.package archive with Python fallbacks: srbench run takes it (with -interpreters), not ops, graph or compare", spec)
+	}
 	if strings.HasSuffix(spec, ".pt") {
 		return loadScriptModel(spec, f)
 	}
@@ -344,6 +401,9 @@ func median(xs []float64) float64 {
 }
 
 func cmdRun(f flags) error {
+	if strings.HasSuffix(f.model, ".pt") && isFallbackPackage(f.model) {
+		return cmdRunPackage(f)
+	}
 	m, err := loadModel(f.model, f)
 	if err != nil {
 		return err
