@@ -2,7 +2,7 @@
 GO ?= go
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test testdata bench bench-pytorch fuzz vet build
+.PHONY: run test testdata bench bench-pytorch fuzz vet build libtorch
 
 build:
 	$(GO) build ./...
@@ -42,3 +42,19 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
 	$(GO) test -run '^$$' -fuzz FuzzUnpickle -fuzztime 60s -fuzzminimizetime 5s ./loaders/pickle/
+
+# The libtorch kernel shim (needs Debian's libtorch-dev): C++ with an
+# extern "C" API, loaded at run time by package libtorch through purego.
+TORCH_INC ?= /usr/include
+TORCH_LIB ?= /usr/lib/x86_64-linux-gnu
+CXX ?= g++
+SHIM := build/libgosrtorch.so
+
+libtorch: $(SHIM)
+
+$(SHIM): libtorch/shim/gosr_torch.cpp libtorch/shim/gosr_torch.h
+	@mkdir -p build
+	$(CXX) -std=c++17 -O2 -fPIC -shared -Wall -Wno-unused-parameter \
+		-I$(TORCH_INC) -I$(TORCH_INC)/torch/csrc/api/include \
+		-o $@ libtorch/shim/gosr_torch.cpp \
+		-L$(TORCH_LIB) -Wl,-rpath,$(TORCH_LIB) -Wl,--no-as-needed -ltorch -ltorch_cpu -lc10

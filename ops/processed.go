@@ -40,7 +40,10 @@ type ProcessedNode struct {
 	Kind  Kind
 	// State is per-runtime scratch a kernel may keep between runs.
 	State any
-	Node  *graph.Node
+	// BackendState is State for a KernelBackend's kernel (kept apart so
+	// that BackendAuto can run both kernels of a node).
+	BackendState any
+	Node         *graph.Node
 	// Blocks are the runners of the node's sub-blocks (prim::If, prim::Loop).
 	Blocks []BlockRunner
 	// Guard lists further slots whose tensors this node must not

@@ -20,11 +20,22 @@ import (
 func TestPyTorchOps(t *testing.T) {
 	cases, err := fixture.LoadDir(filepath.Join("..", "testdata", "ops"))
 	require.NoError(t, err)
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			opts := be.opts(t)
+			for _, c := range cases {
+				t.Run(c.Name, func(t *testing.T) { runPyTorchCase(t, c, opts) })
+			}
+		})
+	}
+}
+
+func runPyTorchCase(t *testing.T, c *fixture.Case, opts *staticruntime.Options) {
+	{
+		{
 			g, err := graph.Parse(c.IR, &graph.ParseOptions{Tensors: c.Consts})
 			require.NoError(t, err, "parse %s.ir", c.Name)
-			m, err := staticruntime.NewStaticModule(g, nil)
+			m, err := staticruntime.NewStaticModule(g, opts)
 			require.NoError(t, err)
 			r := m.NewRuntime()
 
@@ -47,7 +58,7 @@ func TestPyTorchOps(t *testing.T) {
 				require.NoError(t, err, run.name)
 				checkOutputs(t, c, outs, run.name)
 			}
-		})
+		}
 	}
 }
 

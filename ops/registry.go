@@ -87,11 +87,25 @@ type Options struct {
 	// DisableOutVariants makes Select skip out-variant builders, as
 	// StaticModuleOptions.enable_out_variant = false does.
 	DisableOutVariants bool
+	// Backend, with BackendMode other than BackendGo, offers other
+	// kernels (package libtorch).
+	Backend     KernelBackend
+	BackendMode BackendMode
+	// AutoTable, if set, records BackendAuto's nodes for reporting.
+	AutoTable *AutoTable
 }
 
 // Select picks the kernel for n: out variant, then native, then fallback.
 // A node nothing handles is an error naming the op and its schema.
 func Select(n *graph.Node, opts Options) (Kernel, Kind, error) {
+	k, kind, err := selectGo(n, opts)
+	if opts.Backend == nil || opts.BackendMode == BackendGo {
+		return k, kind, err
+	}
+	return selectWithBackend(n, opts, k, kind, err)
+}
+
+func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
 	mu.RLock()
 	es := registry[n.Kind]
 	mu.RUnlock()

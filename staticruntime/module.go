@@ -44,6 +44,16 @@ type StaticModule struct {
 	// taskRuntimes are the idle runtimes of this module when it is a
 	// forked subgraph, shared by every runtime of the forking module.
 	taskRuntimes runtimeStack
+	// auto records BackendAuto's per-node choices.
+	auto *ops.AutoTable
+}
+
+// AutoChoices reports, with ops.BackendAuto, which kernel each node with
+// two implementations runs (empty until the first runs have measured).
+func (m *StaticModule) AutoChoices() []ops.AutoChoice {
+	var nodes []*graph.Node
+	m.graph.Walk(func(n *graph.Node) { nodes = append(nodes, n) })
+	return m.auto.Choices(nodes)
 }
 
 type constSlot struct {
@@ -103,6 +113,15 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	if err := g.Verify(); err != nil {
 		return nil, fmt.Errorf("staticruntime: invalid graph: %w", err)
 	}
+	if o.Device != "" && o.Device != "cpu" {
+		db, ok := o.Backend.(DeviceBackend)
+		if !ok || o.BackendMode == ops.BackendGo {
+			return nil, fmt.Errorf("staticruntime: device %q needs the libtorch backend (Options.Backend, BackendMode other than go); gosr's Go kernels run on the CPU", o.Device)
+		}
+		if err := db.CheckDevice(o.Device); err != nil {
+			return nil, fmt.Errorf("staticruntime: %w", err)
+		}
+	}
 	if !o.SkipPasses {
 		pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
 		for _, name := range o.DisablePasses {
@@ -147,7 +166,11 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			m.argNames[i] = g.Inputs()[i].DebugName()
 		}
 	}
-	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant}
+	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant, Backend: o.Backend, BackendMode: o.BackendMode}
+	if o.Backend != nil && o.BackendMode == ops.BackendAuto {
+		m.auto = &ops.AutoTable{}
+		sel.AutoTable = m.auto
+	}
 	var prepare func(b *graph.Block, inLoop bool, step int) (*blockInfo, error)
 	prepare = func(b *graph.Block, inLoop bool, step int) (*blockInfo, error) {
 		bi := &blockInfo{block: b}

@@ -50,6 +50,23 @@ type Options struct {
 	// Python functions); pyfallback.Package is one. Nil: such nodes fail
 	// with an error saying so.
 	Python ops.PythonBackend
+	// Backend offers kernels other than the pure-Go ones (a
+	// libtorch.Backend), used as BackendMode says: ops.BackendOnly runs
+	// every op it has on it, ops.BackendAuto times both kernels of each
+	// node on its first runs and keeps the faster. Nil or ops.BackendGo:
+	// pure Go.
+	Backend     ops.KernelBackend
+	BackendMode ops.BackendMode
+	// Device places the module: "" or "cpu", or "cuda[:N]", which needs a
+	// Backend that can place tensors there (see DeviceBackend).
+	Device string
+}
+
+// DeviceBackend is a KernelBackend that can say whether it places
+// modules on a device.
+type DeviceBackend interface {
+	ops.KernelBackend
+	CheckDevice(device string) error
 }
 
 // DefaultOptions are PyTorch's defaults: out variants on, memory

@@ -1,0 +1,194 @@
+package ops
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gosr/gosr/graph"
+)
+
+// KernelBackend offers kernels other than gosr's pure-Go ones for the
+// same ops (package libtorch's ATen kernels). Kernel returns nil when the
+// backend has no implementation of n's overload. Its kernels keep their
+// per-runtime state in ProcessedNode.BackendState, so a Go kernel and a
+// backend kernel can share a node (BackendAuto).
+type KernelBackend interface {
+	Name() string
+	Kernel(n *graph.Node) (Kernel, Kind, error)
+}
+
+// BackendMode says how Select uses a KernelBackend.
+type BackendMode uint8
+
+const (
+	// BackendGo uses the pure-Go kernels only (the default).
+	BackendGo BackendMode = iota
+	// BackendOnly runs every op the backend has on the backend; views,
+	// scalars and lists (gosr's native ops) and what the backend lacks
+	// stay in Go.
+	BackendOnly
+	// BackendAuto times both implementations of each node on its first
+	// runs and keeps the faster (see AutoKernel).
+	BackendAuto
+)
+
+func (m BackendMode) String() string {
+	switch m {
+	case BackendGo:
+		return "go"
+	case BackendOnly:
+		return "backend"
+	case BackendAuto:
+		return "auto"
+	}
+	return fmt.Sprintf("BackendMode(%d)", m)
+}
+
+// selectWithBackend combines the Go choice (gk, gkind; gk nil when Go has
+// none) with the backend's.
+func selectWithBackend(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr error) (Kernel, Kind, error) {
+	// Native Go ops (views, scalars, lists, control flow) are not kernels
+	// in ATen's sense: they stay in Go, as Static Runtime keeps its native
+	// ops whatever the kernels.
+	if gk != nil && gkind == Native {
+		return gk, gkind, nil
+	}
+	bk, bkind, berr := opts.Backend.Kernel(n)
+	if berr != nil || bk == nil {
+		if gk != nil {
+			return gk, gkind, nil
+		}
+		if berr != nil {
+			return nil, 0, fmt.Errorf("%w; %s: %v", gerr, opts.Backend.Name(), berr)
+		}
+		return nil, 0, gerr
+	}
+	if opts.DisableOutVariants && bkind == OutVariant {
+		bkind = Fallback
+	}
+	if gk == nil || opts.BackendMode == BackendOnly {
+		return bk, bkind, nil
+	}
+	// Both run a node the same way only if the runtime treats their
+	// outputs the same; otherwise keep Go's.
+	if bkind != gkind {
+		return gk, gkind, nil
+	}
+	a := &autoKernel{node: n, goK: gk, bk: bk, backend: opts.Backend.Name()}
+	if t := opts.AutoTable; t != nil {
+		t.mu.Lock()
+		if t.nodes == nil {
+			t.nodes = map[*graph.Node]*autoKernel{}
+		}
+		t.nodes[n] = a
+		t.mu.Unlock()
+	}
+	return a.run, gkind, nil
+}
+
+// AutoTable collects a module's BackendAuto nodes, to report choices.
+type AutoTable struct {
+	mu    sync.Mutex
+	nodes map[*graph.Node]*autoKernel
+}
+
+// Auto-selection: each node with both implementations runs each, in
+// turn, autoWarmup+autoSamples times; the faster by the smallest sample
+// (the least disturbed by a noisy machine) wins for good. The choice is
+// shared by every runtime of the module.
+const (
+	autoWarmup  = 2
+	autoSamples = 5
+	// autoMargin: the backend must be this much faster to replace Go
+	// (crossing into C has a fixed cost that timing noise hides).
+	autoMargin = 0.97
+)
+
+type autoKernel struct {
+	node    *graph.Node
+	goK, bk Kernel
+	backend string
+	chosen  atomic.Pointer[Kernel]
+	mu      sync.Mutex
+	runs    [2]int
+	best    [2]time.Duration
+}
+
+func (a *autoKernel) run(p *ProcessedNode) error {
+	if k := a.chosen.Load(); k != nil {
+		return (*k)(p)
+	}
+	a.mu.Lock()
+	which := 0
+	if a.runs[1] < a.runs[0] {
+		which = 1
+	}
+	a.runs[which]++
+	n := a.runs[which]
+	a.mu.Unlock()
+	k := a.goK
+	if which == 1 {
+		k = a.bk
+	}
+	t0 := time.Now()
+	err := k(p)
+	d := time.Since(t0)
+	if err != nil {
+		return err
+	}
+	if n <= autoWarmup {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.best[which] == 0 || d < a.best[which] {
+		a.best[which] = d
+	}
+	if a.chosen.Load() == nil && a.runs[0] >= autoWarmup+autoSamples && a.runs[1] >= autoWarmup+autoSamples {
+		k := a.goK
+		if float64(a.best[1]) < autoMargin*float64(a.best[0]) {
+			k = a.bk
+		}
+		a.chosen.Store(&k)
+	}
+	return nil
+}
+
+// AutoChoice is what BackendAuto decided for one node.
+type AutoChoice struct {
+	Node *graph.Node
+	// Backend is "go", the backend's name, or "" while still measuring.
+	Backend string
+	// Go and Other are the best times measured.
+	Go, Other time.Duration
+}
+
+// Choices reports BackendAuto's decisions, in the order of nodes (the
+// nodes of a prepared graph); nodes without a choice to make are left out.
+func (t *AutoTable) Choices(nodes []*graph.Node) []AutoChoice {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []AutoChoice
+	for _, n := range nodes {
+		a := t.nodes[n]
+		if a == nil {
+			continue
+		}
+		a.mu.Lock()
+		c := AutoChoice{Node: n, Go: a.best[0], Other: a.best[1]}
+		if k := a.chosen.Load(); k != nil {
+			c.Backend = "go"
+			if float64(a.best[1]) < autoMargin*float64(a.best[0]) {
+				c.Backend = a.backend
+			}
+		}
+		a.mu.Unlock()
+		out = append(out, c)
+	}
+	return out
+}
