@@ -67,7 +67,6 @@ func (t *Tensor) ToDense() (*tensor.Dense, error) {
 	if !t.IsContiguous() {
 		return nil, fmt.Errorf("ivalue: ToDense of a non-contiguous tensor %v; call Contiguous first", t.sizes)
 	}
-	n := t.Numel()
 	shape := tensor.Shape(append([]int(nil), t.sizes...))
 	if len(t.sizes) == 0 {
 		shape = tensor.ScalarShape()
@@ -75,19 +74,19 @@ func (t *Tensor) ToDense() (*tensor.Dense, error) {
 	var backing any
 	switch t.dtype {
 	case Float32:
-		backing = t.F32()[t.offset : t.offset+n]
+		backing = contigOf(t, t.F32())
 	case Float64:
-		backing = t.F64()[t.offset : t.offset+n]
+		backing = contigOf(t, t.F64())
 	case Int64:
-		backing = t.I64()[t.offset : t.offset+n]
+		backing = contigOf(t, t.I64())
 	case Int32:
-		backing = t.I32()[t.offset : t.offset+n]
+		backing = contigOf(t, t.I32())
 	case Int8:
-		backing = t.I8()[t.offset : t.offset+n]
+		backing = contigOf(t, t.I8())
 	case Uint8:
-		backing = t.U8()[t.offset : t.offset+n]
+		backing = contigOf(t, t.U8())
 	case Bool:
-		backing = t.B()[t.offset : t.offset+n]
+		backing = contigOf(t, t.B())
 	default:
 		return nil, fmt.Errorf("ivalue: %s has no gorgonia dtype", t.dtype)
 	}

@@ -367,23 +367,36 @@ func (t *Tensor) U16() []uint16 {
 // B returns the whole storage as bool (one byte each, 0 or 1).
 func (t *Tensor) B() []bool { t.check(Bool); return view[bool](t) }
 
-// F32Contig returns exactly the elements of a contiguous float32 tensor.
-func (t *Tensor) F32Contig() []float32 { return t.F32()[t.offset : t.offset+t.Numel()] }
+// contigOf returns the numel elements of t from its offset in all (t's
+// whole storage). An empty tensor gives an empty slice whatever its
+// offset: as in PyTorch, an empty view's offset may lie past its
+// storage's end (torch.empty(4, 6, 0)[1:] has offset 6 into no bytes).
+func contigOf[T any](t *Tensor, all []T) []T {
+	n := t.Numel()
+	if n == 0 {
+		return all[:0:0]
+	}
+	return all[t.offset : t.offset+n]
+}
+
+// F32Contig returns exactly the elements of a contiguous float32 tensor
+// (empty for an empty tensor, whatever its offset).
+func (t *Tensor) F32Contig() []float32 { return contigOf(t, t.F32()) }
 
 // F64Contig returns exactly the elements of a contiguous float64 tensor.
-func (t *Tensor) F64Contig() []float64 { return t.F64()[t.offset : t.offset+t.Numel()] }
+func (t *Tensor) F64Contig() []float64 { return contigOf(t, t.F64()) }
 
 // I64Contig returns exactly the elements of a contiguous int64 tensor.
-func (t *Tensor) I64Contig() []int64 { return t.I64()[t.offset : t.offset+t.Numel()] }
+func (t *Tensor) I64Contig() []int64 { return contigOf(t, t.I64()) }
 
 // I32Contig returns exactly the elements of a contiguous int32 tensor.
-func (t *Tensor) I32Contig() []int32 { return t.I32()[t.offset : t.offset+t.Numel()] }
+func (t *Tensor) I32Contig() []int32 { return contigOf(t, t.I32()) }
 
 // BContig returns exactly the elements of a contiguous bool tensor.
-func (t *Tensor) BContig() []bool { return t.B()[t.offset : t.offset+t.Numel()] }
+func (t *Tensor) BContig() []bool { return contigOf(t, t.B()) }
 
 // U8Contig returns exactly the elements of a contiguous uint8 tensor.
-func (t *Tensor) U8Contig() []uint8 { return t.U8()[t.offset : t.offset+t.Numel()] }
+func (t *Tensor) U8Contig() []uint8 { return contigOf(t, t.U8()) }
 
 // ForEachIndex calls f with the storage index of every element in
 // row-major logical order. It is for tests and cold paths; kernels use

@@ -669,3 +669,41 @@ func TestTensorString(t *testing.T) {
 		assert.Equal(t, c.want, c.tn.String())
 	}
 }
+
+// TestContigEmptyPastEnd: an empty tensor's offset may lie past its
+// storage's end (PyTorch's torch.empty(4, 6, 0)[1:] has offset 6 into no
+// bytes); the *Contig accessors and ToDense give no elements, not a panic.
+func TestContigEmptyPastEnd(t *testing.T) {
+	cases := []struct {
+		name   string
+		dt     DType
+		bytes  int
+		offset int
+		sizes  []int
+		numel  func(*Tensor) int
+	}{
+		{"f32 no storage", Float32, 0, 6, []int{3, 6, 0}, func(x *Tensor) int { return len(x.F32Contig()) }},
+		{"f32 small storage", Float32, 4, 6, []int{3, 6, 0}, func(x *Tensor) int { return len(x.F32Contig()) }},
+		{"f64", Float64, 0, 100, []int{0, 5}, func(x *Tensor) int { return len(x.F64Contig()) }},
+		{"i64", Int64, 8, 3, []int{0}, func(x *Tensor) int { return len(x.I64Contig()) }},
+		{"i32", Int32, 0, 1, []int{2, 0}, func(x *Tensor) int { return len(x.I32Contig()) }},
+		{"bool", Bool, 0, 9, []int{0}, func(x *Tensor) int { return len(x.BContig()) }},
+		{"u8", Uint8, 2, 9, []int{0, 1}, func(x *Tensor) int { return len(x.U8Contig()) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := FromStorage(c.dt, NewStorage(c.bytes), c.offset, c.sizes, nil)
+			require.NoError(t, err)
+			assert.Equal(t, c.offset, x.Offset(), "the offset is kept, as PyTorch keeps it")
+			assert.Zero(t, c.numel(x))
+			d, err := x.ToDense()
+			require.NoError(t, err)
+			assert.Equal(t, c.sizes, []int(d.Shape()))
+
+			// A view made by SetView, as view kernels make them.
+			v := &Tensor{}
+			v.SetView(NewTensor(c.dt, 0), c.offset, c.sizes, nil)
+			assert.Zero(t, c.numel(v))
+		})
+	}
+}

@@ -524,7 +524,7 @@ func init() {
 func binLoopF[T float32 | float64](op binOp, o []T, a []T, ia, sa int, b []T, ib, sb int, alpha T) {
 	n := len(o)
 	if sa == 1 && sb == 1 {
-		a, b := a[ia:ia+n], b[ib:ib+n]
+		a, b := span(a, ia, n), span(b, ib, n)
 		switch op {
 		case opAdd:
 			for i := range o {
@@ -660,7 +660,7 @@ func binLoopF[T float32 | float64](op binOp, o []T, a []T, ia, sa int, b []T, ib
 func binLoopI[T ewInt](op binOp, o []T, a []T, ia, sa int, b []T, ib, sb int, alpha T) error {
 	n := len(o)
 	if sa == 1 && sb == 1 {
-		a, b := a[ia:ia+n], b[ib:ib+n]
+		a, b := span(a, ia, n), span(b, ib, n)
 		switch op {
 		case opAdd:
 			for i := range o {

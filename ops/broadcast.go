@@ -435,9 +435,19 @@ func castToNum[D ewReal](dst []D, src *ivalue.Tensor) error {
 	return nil
 }
 
+// span returns the n elements of s from off. n == 0 gives an empty slice
+// whatever off: an empty view's offset may lie past its storage's end, as
+// in PyTorch (torch.empty(4, 6, 0)[1:] has offset 6 into no bytes).
+func span[T any](s []T, off, n int) []T {
+	if n == 0 {
+		return s[:0:0]
+	}
+	return s[off : off+n]
+}
+
 func castLoop[D, S ewReal](dst []D, s []S, src *ivalue.Tensor) {
 	if src.IsContiguous() {
-		s = s[src.Offset() : src.Offset()+len(dst)]
+		s = span(s, src.Offset(), len(dst))
 		for i, v := range s {
 			dst[i] = D(v)
 		}

@@ -491,7 +491,7 @@ func init() {
 func cmpLoop[T ewReal](op binOp, o []bool, a []T, ia, sa int, b []T, ib, sb int, _ T) {
 	n := len(o)
 	if sa == 1 && sb == 1 {
-		a, b := a[ia:ia+n], b[ib:ib+n]
+		a, b := span(a, ia, n), span(b, ib, n)
 		switch op {
 		case opEq:
 			for i := range o {

@@ -121,7 +121,7 @@ func (k *unKernel) run(p *ProcessedNode) error {
 	if a.DType() == ivalue.Float32 && a.IsContiguous() {
 		out.Resize(ivalue.Float32, a.Sizes())
 		o := out.F32Contig()
-		if ad := a.F32()[a.Offset() : a.Offset()+len(o)]; unFast32(op, o, ad) || clampFast32(op, o, ad, p0, p1) {
+		if ad := a.F32Contig(); unFast32(op, o, ad) || clampFast32(op, o, ad, p0, p1) {
 			return nil
 		}
 		return unLoopF(op, o, a.F32(), a.Offset(), 1, p0, p1)
@@ -421,7 +421,7 @@ func (k *unKernel) clampOne(pos int) Kernel {
 		out := p.OutTensor(0)
 		if a.DType() == ivalue.Float32 && a.IsContiguous() {
 			out.Resize(ivalue.Float32, a.Sizes())
-			if o := out.F32Contig(); clampFast32(op, o, a.F32()[a.Offset():a.Offset()+len(o)], p0, p1) {
+			if o := out.F32Contig(); clampFast32(op, o, a.F32Contig(), p0, p1) {
 				return nil
 			}
 			return unLoopF(op, out.F32Contig(), a.F32(), a.Offset(), 1, p0, p1)
@@ -487,7 +487,7 @@ func notKernel(logical bool) Kernel {
 func unLoopF[T float32 | float64](op unOp, o []T, a []T, ia, sa int, p0, p1 float64) error {
 	n := len(o)
 	if sa == 1 {
-		a := a[ia : ia+n]
+		a := span(a, ia, n)
 		switch op {
 		case unNeg:
 			for i, x := range a {
@@ -819,7 +819,7 @@ func unLoopF[T float32 | float64](op unOp, o []T, a []T, ia, sa int, p0, p1 floa
 func unLoopI[T ewInt](op unOp, o []T, a []T, ia, sa int, p0, p1 float64) error {
 	n := len(o)
 	if sa == 1 {
-		a := a[ia : ia+n]
+		a := span(a, ia, n)
 		switch op {
 		case unNeg:
 			for i, x := range a {
