@@ -216,6 +216,7 @@ type kernel struct {
 // state is one runtime's call context for a node: the shim's context
 // (C memory, freed when the state is collected) and Go scratch.
 type state struct {
+	sys     sysArgs
 	h       *cHdr
 	tensors []cTensor
 	args    []cArg
@@ -411,7 +412,7 @@ func (k *kernel) run(p *ops.ProcessedNode) error {
 		}
 		h.nout = int64(len(p.Out))
 	}
-	rc := int64(call(l.run, uintptr(unsafe.Pointer(h))))
+	rc := int64(st.sys.call1(l.run, uintptr(unsafe.Pointer(h))))
 	runtime.KeepAlive(p)
 	switch rc {
 	case 0:
@@ -543,7 +544,7 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 		return nil
 	}
 	h.nout = int64(nout)
-	if call(k.b.lib.finish, uintptr(unsafe.Pointer(h))) != 0 {
+	if st.sys.call1(k.b.lib.finish, uintptr(unsafe.Pointer(h))) != 0 {
 		st.ready = false
 		return k.fail(st)
 	}

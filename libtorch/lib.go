@@ -54,6 +54,7 @@ type lib struct {
 	init, resolve, specialized              uintptr
 	ctxNew, ctxFree, ctxReserve, ctxError   uintptr
 	run, finish, benchAdd, cudaDeviceCount uintptr
+	echo, sizeOf                           uintptr
 }
 
 var (
@@ -124,6 +125,7 @@ func loadShim(paths []string) (*lib, error) {
 		{"gosr_ctx_new", &l.ctxNew}, {"gosr_ctx_free", &l.ctxFree}, {"gosr_ctx_reserve", &l.ctxReserve},
 		{"gosr_ctx_error", &l.ctxError}, {"gosr_run", &l.run}, {"gosr_finish", &l.finish},
 		{"gosr_bench_add", &l.benchAdd}, {"gosr_cuda_device_count", &l.cudaDeviceCount},
+		{"gosr_echo", &l.echo}, {"gosr_sizeof", &l.sizeOf},
 	}
 	infoSym, err := purego.Dlsym(h, "gosr_shim_info")
 	if err != nil {
@@ -142,6 +144,11 @@ func loadShim(paths []string) (*lib, error) {
 	for _, s := range syms {
 		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
 			return nil, fmt.Errorf("%w: %s lacks %s: rebuild it with `make libtorch`", ErrNoShim, path, s.name)
+		}
+	}
+	for i, name := range []string{"gosr_tensor", "gosr_arg", "gosr_ret", "gosr_hdr"} {
+		if got := call(l.sizeOf, uintptr(i)); got != abiSizes[name] {
+			return nil, fmt.Errorf("%w: %s: %s is %d bytes in the shim, %d in Go: rebuild it with `make libtorch`", ErrNoShim, path, name, got, abiSizes[name])
 		}
 	}
 	l.info = Info{Shim: path, Library: torchLib, Version: version, CUDADevices: int(call(l.cudaDeviceCount))}

@@ -732,6 +732,18 @@ int64_t gosr_finish(gosr_hdr* h) {
   }
 }
 
+int64_t gosr_echo(int64_t x) { return 2 * x + 1; }
+
+int64_t gosr_sizeof(int64_t which) {
+  switch (which) {
+    case 0: return sizeof(gosr_tensor);
+    case 1: return sizeof(gosr_arg);
+    case 2: return sizeof(gosr_ret);
+    case 3: return sizeof(gosr_hdr);
+  }
+  return -1;
+}
+
 int64_t gosr_bench_add(int64_t n) {
   thread_setup(1);
   c10::InferenceMode guard;

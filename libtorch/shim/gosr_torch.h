@@ -101,6 +101,11 @@ const char* gosr_ctx_error(gosr_hdr* ctx);
 int64_t gosr_run(gosr_hdr* ctx);
 int64_t gosr_finish(gosr_hdr* ctx);
 
+// gosr_echo returns 2x+1 and gosr_sizeof the size of gosr_tensor (0),
+// gosr_arg (1), gosr_ret (2), gosr_hdr (3): ABI checks for the Go side.
+int64_t gosr_echo(int64_t x);
+int64_t gosr_sizeof(int64_t which);
+
 // gosr_bench_add times n calls of at::cpu::add_out on 1-element float
 // tensors from C++ (the floor the shim's per-call overhead is measured on).
 int64_t gosr_bench_add(int64_t n);
