@@ -90,6 +90,10 @@ func (b *Backend) CheckDevice(device string) error {
 	return fmt.Errorf("libtorch: unknown device %q (want cpu, cuda or cuda:N)", device)
 }
 
+// Rebinds counts, process-wide, the ATen tensors the shim remade because
+// a gosr tensor's memory or geometry changed; steady runs make none.
+func (b *Backend) Rebinds() int64 { return int64(call(b.lib.rebinds)) }
+
 // BenchAdd times n calls of ATen's add_out on 1-element tensors made in
 // C++: the floor against which the shim's per-call overhead is measured.
 func (b *Backend) BenchAdd(n int) time.Duration {
@@ -200,7 +204,8 @@ func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
 			}
 		}
 	}
-	k := &kernel{b: b, op: oi, node: n, codes: string(codes), kind: kind}
+	k := &kernel{b: b, op: oi, node: n, codes: string(codes), kind: kind,
+		hasList: strings.ContainsAny(string(codes), "IFBLO")}
 	return k.run, kind, nil
 }
 
@@ -211,6 +216,8 @@ type kernel struct {
 	node  *graph.Node
 	codes string
 	kind  ops.Kind
+	// hasList: some input is a list, so the tensor count varies.
+	hasList bool
 }
 
 // state is one runtime's call context for a node: the shim's context
@@ -293,19 +300,22 @@ func (k *kernel) run(p *ops.ProcessedNode) error {
 		p.BackendState = st
 	}
 	l := k.b.lib
-	// Count the tensors first: the shim's arrays may have to grow.
 	nt := 0
-	for i := range p.In {
-		v := p.Input(i)
-		switch {
-		case v.IsTensor():
-			nt++
-		case v.List() != nil:
-			nt += len(v.List().Items)
+	if k.hasList {
+		// Count the tensors first: the shim's arrays may have to grow
+		// (newState reserved one per input and output).
+		for i := range p.In {
+			v := p.Input(i)
+			switch {
+			case v.IsTensor():
+				nt++
+			case v.List() != nil:
+				nt += len(v.List().Items)
+			}
 		}
+		st.reserve(l, nt+len(p.Out), len(p.In))
+		nt = 0
 	}
-	st.reserve(l, nt+len(p.Out), len(p.In))
-	nt = 0
 	for i := range p.In {
 		v := p.Input(i)
 		a := &st.args[i]

@@ -50,11 +50,11 @@ type Info struct {
 
 // lib holds the shim's entry points.
 type lib struct {
-	info                                    Info
-	init, resolve, specialized              uintptr
-	ctxNew, ctxFree, ctxReserve, ctxError   uintptr
+	info                                   Info
+	init, resolve, specialized             uintptr
+	ctxNew, ctxFree, ctxReserve, ctxError  uintptr
 	run, finish, benchAdd, cudaDeviceCount uintptr
-	echo, sizeOf                           uintptr
+	echo, sizeOf, rebinds                  uintptr
 }
 
 var (
@@ -125,7 +125,7 @@ func loadShim(paths []string) (*lib, error) {
 		{"gosr_ctx_new", &l.ctxNew}, {"gosr_ctx_free", &l.ctxFree}, {"gosr_ctx_reserve", &l.ctxReserve},
 		{"gosr_ctx_error", &l.ctxError}, {"gosr_run", &l.run}, {"gosr_finish", &l.finish},
 		{"gosr_bench_add", &l.benchAdd}, {"gosr_cuda_device_count", &l.cudaDeviceCount},
-		{"gosr_echo", &l.echo}, {"gosr_sizeof", &l.sizeOf},
+		{"gosr_echo", &l.echo}, {"gosr_sizeof", &l.sizeOf}, {"gosr_rebinds", &l.rebinds},
 	}
 	infoSym, err := purego.Dlsym(h, "gosr_shim_info")
 	if err != nil {

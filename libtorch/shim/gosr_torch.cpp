@@ -21,6 +21,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -39,7 +40,17 @@ namespace {
 // each thread sets it on its first call.
 thread_local int tl_threads = 0;
 
+// Every thread that calls into ATen from gosr runs in inference mode
+// (no autograd keys, as Static Runtime runs): set once per thread and
+// never unset, since an InferenceMode guard per call costs more than
+// many a small kernel. Go's threads run no other ATen code.
+thread_local bool tl_inference = false;
+
 inline void thread_setup(int threads) {
+  if (!tl_inference) {
+    new c10::InferenceMode();  // leaked on purpose: the mode stays on
+    tl_inference = true;
+  }
   if (tl_threads != threads) {
     at::set_num_threads(threads);
     tl_threads = threads;
@@ -81,7 +92,7 @@ struct Ctx {
   std::vector<at::Tensor> pending;  // new tensors waiting for gosr_finish
   std::vector<std::vector<int64_t>> ret_ints;
   std::vector<std::vector<double>> ret_doubles;
-  std::vector<int64_t> sig, last_sig;
+  std::vector<int64_t> last_sig;
   bool ready = false;  // the out variant may run (same signature as last)
   std::vector<at::Tensor> scratch;  // extra outputs of out variants
   std::vector<at::Tensor> tl;       // tensor list argument
@@ -89,16 +100,21 @@ struct Ctx {
   at::Tensor none;
 };
 
-bool same_desc(const gosr_tensor& a, const gosr_tensor& b) {
+// Inline loops: memcmp's call costs more than these few words.
+inline bool same_desc(const gosr_tensor& a, const gosr_tensor& b) {
   if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
-  size_t n = size_t(a.ndim) * sizeof(int64_t);
-  return std::memcmp(a.sizes, b.sizes, n) == 0 && std::memcmp(a.strides, b.strides, n) == 0;
+  for (int64_t d = 0; d < a.ndim; d++)
+    if (a.sizes[d] != b.sizes[d] || a.strides[d] != b.strides[d]) return false;
+  return true;
 }
+
+std::atomic<int64_t> g_rebinds{0};
 
 const at::Tensor& slot(Ctx& c, int64_t i) {
   Slot& s = c.slots[i];
   const gosr_tensor& d = c.tensors[i];
   if (!s.valid || !same_desc(s.seen, d)) {
+    g_rebinds.fetch_add(1, std::memory_order_relaxed);
     if (d.ndim < 0 || d.ndim > GOSR_MAXDIM) throw std::runtime_error("gosr: tensor rank out of range");
     s.t = at::from_blob(d.data, at::IntArrayRef(d.sizes, d.ndim), at::IntArrayRef(d.strides, d.ndim),
                         at::TensorOptions().dtype(c10::ScalarType(d.dtype)));
@@ -377,63 +393,84 @@ c10::IValue to_ivalue(Ctx& c, const gosr_arg& a, const c10::Argument& arg) {
   throw std::runtime_error("gosr: argument " + arg.name() + ": unknown tag " + std::to_string(a.tag));
 }
 
-// The signature of a call: what decides its output geometry. While it
-// stays the same the out variant writes into the outputs gosr kept.
-void signature(Ctx& c) {
-  auto& s = c.sig;
-  s.clear();
+// The signature of a call: what decides its output geometry (dtypes,
+// sizes, the other arguments). It is compared with the last call's in
+// place, without building a new one; while it stays the same the out
+// variant writes into the outputs gosr kept.
+struct SigCheck {
+  std::vector<int64_t>& v;
+  size_t i = 0;
+  bool same = true;
+  inline void put(int64_t x) {
+    if (i < v.size()) {
+      if (v[i] != x) {
+        v[i] = x;
+        same = false;
+      }
+    } else {
+      v.push_back(x);
+      same = false;
+    }
+    i++;
+  }
+  inline void tensor(const gosr_tensor& d) {
+    put(d.dtype);
+    put(d.ndim);
+    for (int64_t k = 0; k < d.ndim && k < GOSR_MAXDIM; k++) put(d.sizes[k]);
+  }
+};
+
+// signature reports whether the call has the last call's signature, and
+// records this one.
+bool signature(Ctx& c) {
+  SigCheck s{c.last_sig};
   for (int64_t k = 0; k < c.hdr.nargs; k++) {
     const gosr_arg& a = c.args[k];
-    s.push_back(a.tag);
+    s.put(a.tag);
     switch (a.tag) {
-      case GOSR_TENSOR: {
-        const gosr_tensor& d = c.tensors[a.i];
-        s.push_back(d.dtype);
-        s.push_back(d.ndim);
-        s.insert(s.end(), d.sizes, d.sizes + std::min<int64_t>(std::max<int64_t>(d.ndim, 0), GOSR_MAXDIM));
-        break;
-      }
+      case GOSR_TENSOR: s.tensor(c.tensors[a.i]); break;
       case GOSR_INT:
-      case GOSR_BOOL: s.push_back(a.i); break;
+      case GOSR_BOOL: s.put(a.i); break;
       case GOSR_DOUBLE: {
         int64_t bits;
         std::memcpy(&bits, &a.d, 8);
-        s.push_back(bits);
+        s.put(bits);
         break;
       }
       case GOSR_INTLIST:
       case GOSR_BOOLLIST:
       case GOSR_DOUBLELIST: {
-        s.push_back(a.len);
+        s.put(a.len);
         auto* p = static_cast<const int64_t*>(a.p);
-        s.insert(s.end(), p, p + a.len);
+        for (int i = 0; i < a.len; i++) s.put(p[i]);
         break;
       }
       case GOSR_TENSORLIST:
       case GOSR_OPTTENSORLIST: {
-        s.push_back(a.len);
+        s.put(a.len);
         auto* p = static_cast<const int64_t*>(a.p);
         for (int i = 0; i < a.len; i++) {
-          if (p[i] < 0) {
-            s.push_back(-1);
-            continue;
-          }
-          const gosr_tensor& d = c.tensors[p[i]];
-          s.push_back(d.dtype);
-          s.push_back(d.ndim);
-          s.insert(s.end(), d.sizes, d.sizes + std::min<int64_t>(std::max<int64_t>(d.ndim, 0), GOSR_MAXDIM));
+          if (p[i] < 0)
+            s.put(-1);
+          else
+            s.tensor(c.tensors[p[i]]);
         }
         break;
       }
       case GOSR_STRING:
       case GOSR_DEVICE: {
-        s.push_back(a.len);
+        s.put(a.len);
         auto* p = static_cast<const char*>(a.p);
-        for (int i = 0; i < a.len; i++) s.push_back(p[i]);
+        for (int i = 0; i < a.len; i++) s.put(p[i]);
         break;
       }
     }
   }
+  if (s.i != c.last_sig.size()) {
+    c.last_sig.resize(s.i);
+    s.same = false;
+  }
+  return s.same;
 }
 
 void describe_tensor(Ctx& c, gosr_ret& r, const at::Tensor& t) {
@@ -553,7 +590,6 @@ const char* gosr_torch_library(void) {
 
 int64_t gosr_init(int64_t threads, char* err, int64_t errlen) {
   try {
-    c10::InferenceMode guard;
     thread_setup(threads < 1 ? 1 : int(threads));
     return 0;
   } catch (const std::exception& e) {
@@ -681,11 +717,9 @@ int64_t gosr_run(gosr_hdr* h) {
   auto& c = *reinterpret_cast<Ctx*>(h);
   try {
     thread_setup(c.threads);
-    c10::InferenceMode guard;
     Op& op = *c.op;
     if (op.out) {
-      signature(c);
-      if (c.ready && c.sig == c.last_sig) {
+      if (signature(c) && c.ready) {
         op.out(c);
         return 0;
       }
@@ -714,16 +748,13 @@ int64_t gosr_run(gosr_hdr* h) {
 int64_t gosr_finish(gosr_hdr* h) {
   auto& c = *reinterpret_cast<Ctx*>(h);
   try {
-    c10::InferenceMode guard;
+    thread_setup(c.threads);
     if (int64_t(c.pending.size()) != c.hdr.nout)
       throw std::runtime_error("gosr: " + std::to_string(c.hdr.nout) + " output tensors for " +
                                std::to_string(c.pending.size()) + " results");
     for (size_t k = 0; k < c.pending.size(); k++) O(c, int(k)).copy_(c.pending[k]);
     c.pending.clear();
-    if (c.op->out) {
-      c.last_sig.swap(c.sig);
-      c.ready = true;
-    }
+    if (c.op->out) c.ready = true;
     return 0;
   } catch (const c10::Error& e) {
     return fail(c, e.what_without_backtrace());
@@ -731,6 +762,8 @@ int64_t gosr_finish(gosr_hdr* h) {
     return fail(c, e.what());
   }
 }
+
+int64_t gosr_rebinds(void) { return g_rebinds.load(); }
 
 int64_t gosr_echo(int64_t x) { return 2 * x + 1; }
 
@@ -745,11 +778,18 @@ int64_t gosr_sizeof(int64_t which) {
 }
 
 int64_t gosr_bench_add(int64_t n) {
+  // The same work as gosr's benchmark graph: a chain of 64 1-element
+  // adds, each into its own tensor, reading the previous one.
   thread_setup(1);
-  c10::InferenceMode guard;
-  at::Tensor a = at::ones({1}), b = at::ones({1}), o = at::empty({1});
+  constexpr int kChain = 64;
+  at::Tensor y = at::ones({1});
+  std::vector<at::Tensor> t;
+  for (int i = 0; i <= kChain; i++) t.push_back(at::ones({1}));
   auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < n; i++) at::cpu::add_out(o, a, b, 1);
+  for (int64_t i = 0; i < n; i++) {
+    int k = int(i % kChain);
+    at::cpu::add_out(t[k + 1], t[k], y, 1);
+  }
   auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
 }

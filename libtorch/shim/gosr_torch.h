@@ -104,10 +104,14 @@ int64_t gosr_finish(gosr_hdr* ctx);
 // gosr_echo returns 2x+1 and gosr_sizeof the size of gosr_tensor (0),
 // gosr_arg (1), gosr_ret (2), gosr_hdr (3): ABI checks for the Go side.
 int64_t gosr_echo(int64_t x);
+// gosr_rebinds counts the at::Tensors remade because a gosr tensor's
+// memory or geometry changed (steady runs should make none).
+int64_t gosr_rebinds(void);
 int64_t gosr_sizeof(int64_t which);
 
 // gosr_bench_add times n calls of at::cpu::add_out on 1-element float
-// tensors from C++ (the floor the shim's per-call overhead is measured on).
+// tensors from C++, chained through 64 tensors as gosr's benchmark graph
+// is (the floor the shim's per-call overhead is measured on).
 int64_t gosr_bench_add(int64_t n);
 
 #ifdef __cplusplus
