@@ -38,23 +38,26 @@ namespace {
 // Intra-op thread counts are per OS thread under OpenMP (omp_set_num_threads
 // sets the calling thread's ICV), and goroutines move between threads: so
 // each thread sets it on its first call.
-thread_local int tl_threads = 0;
+// One thread_local (one TLS lookup per call from a dlopen'ed library).
+struct ThreadState {
+  int threads = 0;
+  bool inference = false;
+};
+thread_local ThreadState tl;
 
 // Every thread that calls into ATen from gosr runs in inference mode
 // (no autograd keys, as Static Runtime runs): set once per thread and
 // never unset, since an InferenceMode guard per call costs more than
 // many a small kernel. Go's threads run no other ATen code.
-thread_local bool tl_inference = false;
-
 inline void thread_setup(int threads) {
-  if (!tl_inference) {
+  ThreadState& t = tl;
+  if (__builtin_expect(t.threads == threads, 1)) return;
+  if (!t.inference) {
     new c10::InferenceMode();  // leaked on purpose: the mode stays on
-    tl_inference = true;
+    t.inference = true;
   }
-  if (tl_threads != threads) {
-    at::set_num_threads(threads);
-    tl_threads = threads;
-  }
+  at::set_num_threads(threads);
+  t.threads = threads;
 }
 
 struct Ctx;
