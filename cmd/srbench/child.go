@@ -41,18 +41,20 @@ func (b *progressBuffer) String() string {
 	return b.buf.String()
 }
 
-// runChild runs a PyTorch script with one intra-op thread and returns its
+// runChild runs a PyTorch script with intraOp intra-op threads (OpenMP's
+// and MKL's, as the scripts' torch.set_num_threads) and returns its
 // combined output. A child silent for timeout (0: defaultPTTimeout) is
 // killed and errPTTimeout returned: PyTorch's benchmark loops have hung
 // (fork_ensemble.traced_frozen.pt once never returned), and one model
 // must not stop a whole compare. Progress, not the whole run, is timed,
 // so that large models (minutes in all) are not cut short.
-func runChild(timeout time.Duration, py string, args ...string) (string, error) {
+func runChild(timeout time.Duration, intraOp int, py string, args ...string) (string, error) {
 	if timeout <= 0 {
 		timeout = defaultPTTimeout
 	}
 	cmd := exec.Command(py, args...)
-	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS=1", "MKL_NUM_THREADS=1")
+	n := strconv.Itoa(max(intraOp, 1))
+	cmd.Env = append(os.Environ(), "OMP_NUM_THREADS="+n, "MKL_NUM_THREADS="+n)
 	var out progressBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// A grandchild holding the pipe must not keep Wait from returning.

@@ -92,6 +92,7 @@ type rssStep struct {
 // fallbackResult is what `srbench run PACKAGE.pt -json` prints.
 type fallbackResult struct {
 	Model        string          `json:"model"`
+	Backend      string          `json:"backend"`
 	Package      string          `json:"package"`
 	Inputs       string          `json:"inputs"`
 	Cases        int             `json:"cases"`
@@ -344,7 +345,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 		return nil, err
 	}
 	base := strings.TrimSuffix(path, ".pt")
-	res := &fallbackResult{Model: base[strings.LastIndexByte(base, '/')+1:], Package: path, Inputs: file, Cases: len(cases),
+	res := &fallbackResult{Model: base[strings.LastIndexByte(base, '/')+1:], Backend: f.backendName(), Package: path, Inputs: file, Cases: len(cases),
 		Rounds: max(f.repeats, 1), MaxInterps: pyfallback.MaxInterpreters()}
 	if f.iters > 0 {
 		res.ItersPerG = f.iters
@@ -455,7 +456,7 @@ func mib(kb int64) float64 { return float64(kb) / 1024 }
 // printFallback writes a package run: one table of the configurations
 // side by side, then each interpreter's start-up and the memory.
 func printFallback(w io.Writer, res *fallbackResult) {
-	fmt.Fprintf(w, "model %s (torch.package with Python fallbacks: %d python_call of %d nodes; %d cases from %s)\n", res.Model, res.PythonNodes, res.Nodes, res.Cases, res.Inputs)
+	fmt.Fprintf(w, "model %s (backend %s; torch.package with Python fallbacks: %d python_call of %d nodes; %d cases from %s)\n", res.Model, res.Backend, res.PythonNodes, res.Nodes, res.Cases, res.Inputs)
 	if d := res.Rows[0].MaxAbsDiff; d < 0 {
 		fmt.Fprintf(w, "  outputs: n/a (no expected outputs)\n")
 	} else {

@@ -1,11 +1,30 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
-//	srbench run     MODEL [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-interop N] [-json] [-v]
+//	srbench run     MODEL [-backend go|libtorch|auto] [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-interop N] [-intra-op-threads N] [-json] [-v]
 //	srbench run     PACKAGE.pt [-interpreters 1,2] [-threads N] [-repeats R] [-round D] [-inputs IN.pt] [-json]
-//	srbench ops     MODEL    per-op times (benchmark_individual_ops)
-//	srbench graph   MODEL    the graph gosr runs, after its passes
-//	srbench compare MODEL|all|DIR [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-pt-timeout D] [-json]
+//	srbench ops     MODEL [-backend go|libtorch|auto]   per-op times (benchmark_individual_ops)
+//	srbench graph   MODEL [-backend go|libtorch|auto]   the graph gosr runs, after its passes
+//	srbench compare MODEL|all|DIR [-backend go|libtorch|auto|all] [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-intra-op-threads N] [-pt-timeout D] [-json]
 //	srbench list             the built-in models
+//
+// -backend chooses gosr's kernels (staticruntime.Options.Backend and
+// BackendMode): go, gosr's pure-Go kernels (the default); libtorch,
+// PyTorch's ATen kernels through the shim `make libtorch` builds
+// (build/libgosrtorch.so, or GOSR_LIBTORCH_SHIM), for every op libtorch
+// has; auto, per node the faster of the two, timed on the first runs.
+// Without the shim, libtorch and auto fail before any model is loaded,
+// saying what to install and where the shim was looked for. With auto the
+// warm-up goes on (at least 16 runs) until every node that runs has
+// chosen, so the timed runs never include auto's measuring; run and
+// compare then print how many nodes chose libtorch and how many go (with
+// -v, each node: its kind, its choice, and the best go and libtorch
+// times). compare -backend all runs go, libtorch and auto one after the
+// other for each model (PyTorch once per model): one row per (model,
+// backend). -intra-op-threads N (default 1) is libtorch's intra-op thread
+// count (libtorch.Options.Threads) and, in compare, PyTorch's
+// (torch.set_num_threads), so that each side has one by default; gosr's
+// Go kernels run on the calling goroutine. Outputs, -json included
+// ("backend", "intra_op_threads", "auto"), name the backend.
 //
 // -threads N drives N goroutines through one staticruntime.Pool of N
 // runtimes over the shared StaticModule (take, run, give back) and
@@ -62,6 +81,7 @@ import (
 	"github.com/gosr/gosr/builtin"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/staticruntime"
@@ -100,6 +120,11 @@ type flags struct {
 	// round is how long each configuration runs per round of a package
 	// run (when -iters is 0).
 	round time.Duration
+	// backend is -backend: go, libtorch, auto, or (compare) all; "" is go.
+	backend string
+	// intraOp is libtorch's intra-op threads and, in compare, PyTorch's;
+	// 0 means 1 (intraOpThreads).
+	intraOp int
 }
 
 func main() {
@@ -124,15 +149,21 @@ func main() {
 		defer stop()
 	}
 	switch cmd {
-	case "run":
+	case "run", "ops", "graph", "compare":
+		// A backend that cannot load fails before any model is read.
+		err = f.checkBackend()
+	}
+	switch {
+	case err != nil:
+	case cmd == "run":
 		err = cmdRun(f)
-	case "ops":
+	case cmd == "ops":
 		err = cmdOps(f)
-	case "graph":
+	case cmd == "graph":
 		err = cmdGraph(f)
-	case "compare":
+	case cmd == "compare":
 		err = cmdCompare(f)
-	case "list":
+	case cmd == "list":
 		fmt.Println(strings.Join(builtin.Names(), "\n"))
 	default:
 		usage()
@@ -186,6 +217,8 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	fs.BoolVar(&f.verbose, "v", false, "run: print the memory plan in full (storage groups, or each tensor's offset, size and lifetime)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "run: write a CPU profile of the whole command here (go tool pprof)")
 	interps := fs.String("interpreters", "1", "run, torch.package with Python fallbacks: private interpreters per configuration, comma separated (1,2: one row each, rounds interleaved)")
+	fs.StringVar(&f.backend, "backend", backendGo, "kernels: go (gosr's pure-Go kernels), libtorch (PyTorch's ATen kernels through the shim `make libtorch` builds), auto (per node, the faster of the two, timed on the first runs); compare also takes all (go, libtorch and auto one after the other, one row each)")
+	fs.IntVar(&f.intraOp, "intra-op-threads", 1, "intra-op threads of libtorch's kernels (-backend libtorch|auto) and, in compare, of PyTorch (torch.set_num_threads); gosr's Go kernels run on the calling goroutine")
 	fs.DurationVar(&f.round, "round", time.Second, "run, torch.package with Python fallbacks: how long each configuration runs per round (-repeats rounds; -iters N: N runs per goroutine instead)")
 	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
 	for {
@@ -217,6 +250,12 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	}
 	if f.ptTimeout <= 0 {
 		return f, fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
+	}
+	if err := checkBackendFlag(cmd, f.backend); err != nil {
+		return f, err
+	}
+	if f.intraOp < 1 {
+		return f, fmt.Errorf("-intra-op-threads %d: want at least 1", f.intraOp)
 	}
 	return f, nil
 }
@@ -315,6 +354,9 @@ func (f flags) options() (*staticruntime.Options, error) {
 	o.OptimizeMemory = !f.noOptimize
 	o.ManageOutputTensors = f.manageOutputs
 	o.InterOpThreads = f.interopThreads()
+	if err := f.setBackend(&o); err != nil {
+		return nil, err
+	}
 	pl, err := f.plannerOpt()
 	if err != nil {
 		return nil, err
@@ -350,7 +392,14 @@ func prepare(m *model, f flags) (*staticruntime.StaticModule, error) {
 
 // runResult is what `srbench run -json` prints.
 type runResult struct {
-	Model           string  `json:"model"`
+	Model string `json:"model"`
+	// Backend is the kernels (-backend: go, libtorch or auto);
+	// IntraOpThreads libtorch's intra-op threads (libtorch and auto).
+	Backend        string `json:"backend"`
+	IntraOpThreads int    `json:"intra_op_threads,omitempty"`
+	// Auto is what -backend auto chose, after the timed runs.
+	Auto *autoSummary `json:"auto,omitempty"`
+
 	UsPerIter       float64 `json:"us_per_iter"`
 	Throughput      float64 `json:"throughput"`
 	MaxAbsDiff      float64 `json:"max_abs_diff"`
@@ -415,7 +464,7 @@ func cmdRun(f flags) error {
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(res)
 	}
-	fmt.Printf("model %s (threads %d through one pool of %d runtimes, interop %d)\n", res.Model, res.Threads, res.Threads, res.Interop)
+	fmt.Printf("model %s (backend %s; threads %d through one pool of %d runtimes, interop %d)\n", res.Model, f.backendLabel(), res.Threads, res.Threads, res.Interop)
 	fmt.Printf("  median time per run: %.3f us (wall time of a repeat / runs per goroutine)\n", res.UsPerIter)
 	fmt.Printf("  throughput: %.0f runs/s (median of %d repeats)\n", res.Throughput, max(f.repeats, 1))
 	fmt.Printf("  latency: p50 %.3f us, p90 %.3f us, p99 %.3f us, mean %.3f us (%d requests)\n", res.P50Us, res.P90Us, res.P99Us, res.MeanUs, res.Requests)
@@ -430,6 +479,7 @@ func cmdRun(f flags) error {
 	if f.noOptimize || f.noOutVariant {
 		fmt.Println("  (nothing managed: -no-optimize-memory or -no-out-variant)")
 	}
+	printAuto(os.Stdout, "", "", res.Auto, f.verbose)
 	return nil
 }
 
@@ -494,11 +544,23 @@ func cmdOps(f flags) error {
 	if iters <= 0 {
 		iters = 1000
 	}
-	met, err := sm.NewRuntime().BenchmarkIndividualOps(m.Inputs, f.warmup, iters)
+	r := sm.NewRuntime()
+	if f.backendName() == backendAuto {
+		// auto's choices are made before anything is timed.
+		run := func(r *staticruntime.StaticRuntime) error { _, err := r.Run(m.Inputs...); return err }
+		if err := settleAuto(sm, []*staticruntime.StaticRuntime{r}, 0, run); err != nil {
+			return fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	met, err := r.BenchmarkIndividualOps(m.Inputs, f.warmup, iters)
 	if err != nil {
 		return err
 	}
+	fmt.Printf("model %s, backend %s\n", m.Name, f.backendLabel())
 	fmt.Print(met)
+	if f.backendName() == backendAuto {
+		printAuto(os.Stdout, "", "", summarizeAuto(sm.AutoChoices()), f.verbose)
+	}
 	return nil
 }
 
@@ -512,6 +574,7 @@ func cmdGraph(f flags) error {
 		return err
 	}
 	fmt.Print(sm.Graph().String())
+	fmt.Printf("# backend %s\n", f.backendLabel())
 	for _, n := range sm.Nodes() {
 		fmt.Printf("# %-12s %s\n", n.Kind, n.Node)
 	}
@@ -520,8 +583,14 @@ func cmdGraph(f flags) error {
 
 // compareResult is one model through gosr and PyTorch.
 type compareResult struct {
-	Model  string  `json:"model"`
-	GosrUs float64 `json:"gosr_us"`
+	Model string `json:"model"`
+	// Backend is gosr's kernels for this row (go, libtorch or auto);
+	// IntraOpThreads is -intra-op-threads (libtorch's and PyTorch's).
+	Backend        string `json:"backend"`
+	IntraOpThreads int    `json:"intra_op_threads"`
+	// Auto is what -backend auto chose, after gosr's timed runs.
+	Auto   *autoSummary `json:"auto,omitempty"`
+	GosrUs float64      `json:"gosr_us"`
 	// gosr's side with -threads: goroutines through one pool, their
 	// throughput and latency percentiles (PyTorch is timed on one thread).
 	Threads        int     `json:"threads"`
@@ -550,8 +619,10 @@ type compareResult struct {
 	GosrPrepareMs  float64 `json:"gosr_load_prepare_ms,omitempty"`
 	TorchPrepareMs float64 `json:"pytorch_load_prepare_ms,omitempty"`
 	Torch          string  `json:"torch,omitempty"`
-	// TorchInterop is the inter-op thread count PyTorch's child reported.
+	// TorchInterop and TorchIntraOp are the thread counts PyTorch's
+	// child reported (torch.get_num_interop_threads, get_num_threads).
 	TorchInterop int    `json:"pytorch_interop,omitempty"`
+	TorchIntraOp int    `json:"pytorch_intra_op_threads,omitempty"`
 	Note         string `json:"note,omitempty"`
 	// Memory: Planner timed gosr (its managed bytes and tensors);
 	// PlannerBytes are gosr's managed bytes with every planner, each
@@ -628,6 +699,10 @@ func cmdCompare(f flags) error {
 			return fmt.Errorf("%s: no TorchScript archives (*.pt)", f.model)
 		}
 	}
+	backends := []string{f.backendName()}
+	if f.backend == backendAll {
+		backends = allBackends
+	}
 	py := findPython(f.python)
 	var results []compareResult
 	for _, name := range names {
@@ -635,37 +710,56 @@ func cmdCompare(f flags) error {
 		if err != nil {
 			return err
 		}
-		res, err := measure(m, f)
-		if err != nil {
-			return err
-		}
-		cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, GosrDiff: res.MaxAbsDiff,
-			Threads: res.Threads, Interop: res.Interop, GosrThroughput: res.Throughput,
-			GosrP50Us: res.P50Us, GosrP90Us: res.P90Us, GosrP99Us: res.P99Us,
-			Planner: res.Planner, ManagedBytes: res.ManagedBytes, ManagedTensors: res.ManagedTensors}
-		if err := planMemory(m, f, &cr); err != nil {
-			return err
-		}
-		if py == "" {
-			cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
-		} else if m.script != nil {
-			if err := runPyTorchScript(py, m, f, res, &cr); err != nil {
-				cr.noteTorchError(err)
+		// PyTorch runs once per model; every backend's row shares it.
+		var ts *torchSide
+		var torchErr error
+		for _, be := range backends {
+			fb := f
+			fb.backend = be
+			cr, res, err := compareGosr(m, fb)
+			if err != nil {
+				if len(backends) == 1 {
+					return err
+				}
+				// -backend all: the other backends' rows go on.
+				cr.Note = fmt.Sprintf("gosr failed (backend %s): %v", be, err)
+				results = append(results, cr)
+				continue
 			}
-		} else if err := runPyTorch(py, m, f, res, &cr); err != nil {
-			cr.noteTorchError(err)
-		} else {
-			// IR fixtures: both match the expected outputs PyTorch wrote.
-			cr.Agree, cr.HasAgree = cr.TorchSRDiff <= 1e-4 && cr.GosrDiff <= 1e-4, true
+			switch {
+			case py == "":
+				cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
+			case ts == nil && torchErr == nil:
+				if m.script != nil {
+					ts, torchErr = pytorchScript(py, m, fb, res)
+				} else {
+					ts, torchErr = pytorchIR(py, m, fb, res)
+				}
+			}
+			if py != "" {
+				if torchErr != nil {
+					cr.noteTorchError(torchErr)
+				} else {
+					ts.apply(&cr)
+					if m.script != nil {
+						if err := gosrAgainstTorch(m, fb, ts, &cr); err != nil {
+							cr.noteTorchError(err)
+						}
+					} else {
+						// IR fixtures: both match the expected outputs PyTorch wrote.
+						cr.Agree, cr.HasAgree = cr.TorchSRDiff <= 1e-4 && cr.GosrDiff <= 1e-4, true
+					}
+				}
+			}
+			results = append(results, cr)
 		}
-		results = append(results, cr)
 	}
 	if f.json {
 		return json.NewEncoder(os.Stdout).Encode(results)
 	}
 	printCompareHeader(os.Stdout, f, py != "")
 	mw := modelWidth(results)
-	fmt.Printf("%-*s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
+	fmt.Printf("%-*s %-8s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "backend", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
 		prep := ""
 		if c.TorchPrepareMs > 0 {
@@ -675,12 +769,33 @@ func cmdCompare(f flags) error {
 		if c.HasAgree {
 			ag = strconv.FormatBool(c.Agree)
 		}
-		fmt.Printf("%-*s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", mw, c.Model, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
+		fmt.Printf("%-*s %-8s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
 	}
-	fmt.Printf("(gosr timed with planner %s; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
+	fmt.Printf("(gosr timed with planner %s; backend: gosr's kernels; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
+	for _, c := range results {
+		printAuto(os.Stdout, "", ", "+c.Model, c.Auto, f.verbose)
+	}
 	fmt.Println()
 	printMemoryTable(os.Stdout, results)
 	return nil
+}
+
+// compareGosr times gosr's side of one compare row with f's backend.
+func compareGosr(m *model, f flags) (compareResult, *runResult, error) {
+	cr := compareResult{Model: m.Name, Backend: f.backendName(), IntraOpThreads: f.intraOpThreads()}
+	res, err := measure(m, f)
+	if err != nil {
+		return cr, nil, err
+	}
+	cr.GosrUs, cr.GosrDiff = res.UsPerIter, res.MaxAbsDiff
+	cr.Threads, cr.Interop, cr.GosrThroughput = res.Threads, res.Interop, res.Throughput
+	cr.GosrP50Us, cr.GosrP90Us, cr.GosrP99Us = res.P50Us, res.P90Us, res.P99Us
+	cr.Planner, cr.ManagedBytes, cr.ManagedTensors = res.Planner, res.ManagedBytes, res.ManagedTensors
+	cr.Auto = res.Auto
+	if err := planMemory(m, f, &cr); err != nil {
+		return cr, nil, err
+	}
+	return cr, res, nil
 }
 
 // noteTorchError records why PyTorch's side of a model is missing; the
@@ -698,11 +813,11 @@ func (cr *compareResult) noteTorchError(err error) {
 // and inter-op threads, PyTorch's threads.
 func printCompareHeader(w io.Writer, f flags, torch bool) {
 	threads, interop := max(f.threads, 1), f.interopThreads()
-	fmt.Fprintf(w, "gosr: %d goroutine(s) through one pool of %d runtime(s), %d inter-op thread(s)\n", threads, threads, interop)
+	fmt.Fprintf(w, "gosr: %d goroutine(s) through one pool of %d runtime(s), %d inter-op thread(s); backend %s\n", threads, threads, interop, f.backendLabel())
 	if !torch {
 		return
 	}
-	fmt.Fprintf(w, "PyTorch: one caller thread, 1 intra-op thread, %d inter-op thread(s)", interop)
+	fmt.Fprintf(w, "PyTorch: one caller thread, %s, %d inter-op thread(s)", plural(f.intraOpThreads(), "intra-op thread"), interop)
 	if threads > 1 {
 		fmt.Fprintf(w, " (single-threaded: gosr's us below are per run on each of its %d goroutines, not comparable one to one; see -json gosr_throughput)", threads)
 	}
@@ -733,7 +848,7 @@ func printMemoryTable(w io.Writer, results []compareResult) {
 	for _, p := range memplan.Planners {
 		fmt.Fprintf(w, " %14s", p.Name())
 	}
-	fmt.Fprintf(w, " %12s %9s %14s %14s %14s\n", "lower bound", "greedy/lb", "PyTorch SR", "greedy/PyTorch", "tensors gosr/PT")
+	fmt.Fprintf(w, " %12s %9s %14s %14s %14s %s\n", "lower bound", "greedy/lb", "PyTorch SR", "greedy/PyTorch", "tensors gosr/PT", "backend")
 	greedy := memplan.GreedyBySize{}.Name()
 	for _, c := range results {
 		fmt.Fprintf(w, "%-*s", mw, c.Model)
@@ -748,7 +863,7 @@ func printMemoryTable(w io.Writer, results []compareResult) {
 		if c.TorchSRManagedTensors != nil {
 			tensors = fmt.Sprintf("%d/%d", c.ManagedTensors, *c.TorchSRManagedTensors)
 		}
-		fmt.Fprintf(w, " %12d %9s %14s %14s %14s\n", c.LowerBoundBytes, ratio(g, c.LowerBoundBytes), pt, vsPT, tensors)
+		fmt.Fprintf(w, " %12d %9s %14s %14s %14s %s\n", c.LowerBoundBytes, ratio(g, c.LowerBoundBytes), pt, vsPT, tensors, c.Backend)
 	}
 	fmt.Fprintln(w, "(bytes of the slab each planner plans for gosr's managed intermediate tensors; lower bound: the largest total of managed tensors alive at one node; PyTorch SR: its StaticModule.benchmark report's \"Total memory managed\"; tensors: managed tensors, gosr with the timed planner / PyTorch SR)")
 }
@@ -764,15 +879,64 @@ func isDataFile(p string) bool {
 	return false
 }
 
+// torchSide is PyTorch's side of one model in compare: run once, shared
+// by the rows of every backend (-backend all).
+type torchSide struct {
+	srUs, interpUs float64
+	interpNoPython bool
+	// srDiff (IR fixtures): PyTorch SR against the expected outputs.
+	srDiff           float64
+	version          string
+	interop, intraOp int
+	prepareMs        float64
+	managedBytes     *int64
+	managedTensors   *int
+	// disagree (archives): PyTorch's interpreter and SR disagree.
+	disagree bool
+	// srOut (archives): PyTorch SR's outputs, for gosrAgainstTorch; nil
+	// when the script wrote none.
+	srOut []*ivalue.Tensor
+}
+
+// apply fills cr's PyTorch columns and the speedups over cr's gosr time.
+func (t *torchSide) apply(cr *compareResult) {
+	cr.TorchSRUs, cr.InterpUs, cr.InterpNoPython = t.srUs, t.interpUs, t.interpNoPython
+	cr.TorchSRDiff = t.srDiff
+	cr.Torch, cr.TorchInterop, cr.TorchIntraOp = t.version, t.interop, t.intraOp
+	cr.TorchPrepareMs = t.prepareMs
+	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = t.managedBytes, t.managedTensors
+	if t.disagree {
+		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
+	}
+	if cr.GosrUs > 0 {
+		cr.Speedup = cr.TorchSRUs / cr.GosrUs
+		if cr.InterpUs > 0 {
+			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
+		}
+	}
+}
+
+// runPyTorch times an IR fixture with PyTorch (pytorchIR) and fills cr.
 func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult) error {
-	ir, st, cleanup, err := m.files()
+	ts, err := pytorchIR(py, m, f, res)
 	if err != nil {
 		return err
+	}
+	ts.apply(cr)
+	return nil
+}
+
+// pytorchIR times an IR fixture with PyTorch's Static Runtime and
+// interpreter in a child python3 (pytorch_bench.py).
+func pytorchIR(py string, m *model, f flags, res *runResult) (*torchSide, error) {
+	ir, st, cleanup, err := m.files()
+	if err != nil {
+		return nil, err
 	}
 	defer cleanup()
 	script, err := os.CreateTemp("", "pytorch_bench*.py")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.Remove(script.Name())
 	script.WriteString(pytorchBench)
@@ -780,9 +944,9 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	// As many iterations as gosr ran in about the same time budget.
 	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
 	args := append([]string{script.Name(), ir, st}, ptArgs(f, iters)...)
-	out, err := runChild(f.ptTimeout, py, append(args, strconv.Itoa(f.interopThreads()))...)
+	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var srs []float64
 	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
@@ -793,26 +957,18 @@ func runPyTorch(py string, m *model, f flags, res *runResult, cr *compareResult)
 	var tail struct {
 		Torch          string  `json:"torch"`
 		Interop        int     `json:"interop_threads"`
+		IntraOp        int     `json:"intraop_threads"`
 		Interp         float64 `json:"interp_us_python_loop"`
 		Diff           float64 `json:"sr_max_abs_diff"`
 		ManagedBytes   *int64  `json:"sr_managed_bytes"`
 		ManagedTensors *int    `json:"sr_managed_tensors"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tail); err != nil {
-		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
+		return nil, fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
 	}
-	cr.TorchSRUs = median(srs)
-	cr.InterpUs = tail.Interp
-	if cr.GosrUs > 0 && cr.InterpUs > 0 {
-		cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
-	}
-	cr.TorchSRDiff = tail.Diff
-	cr.Torch, cr.TorchInterop = tail.Torch, tail.Interop
-	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tail.ManagedBytes, tail.ManagedTensors
-	if cr.GosrUs > 0 {
-		cr.Speedup = cr.TorchSRUs / cr.GosrUs
-	}
-	return nil
+	return &torchSide{srUs: median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
+		version: tail.Torch, interop: tail.Interop, intraOp: tail.IntraOp,
+		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors}, nil
 }
 
 func lastLines(s string, n int) string {

@@ -160,6 +160,7 @@ func TestCompareMemory(t *testing.T) {
 		require.NotNil(t, cr.TorchSRManagedTensors)
 		assert.Greater(t, *cr.TorchSRManagedBytes, int64(0))
 		assert.Greater(t, *cr.TorchSRManagedTensors, 0)
+		assert.Equal(t, 1, cr.TorchIntraOp, "torch.get_num_threads() in the child: one intra-op thread by default")
 	}
 
 	b, err := json.Marshal(cr)
@@ -419,7 +420,7 @@ func TestRunChildTimeout(t *testing.T) {
 	} {
 		py := fakePython(t, tc.body)
 		t0 := time.Now()
-		out, err := runChild(400*time.Millisecond, py, "script.py")
+		out, err := runChild(400*time.Millisecond, 1, py, "script.py")
 		el := time.Since(t0)
 		assert.Less(t, el, 10*time.Second, "%s: runChild returned late", tc.name)
 		var cr compareResult

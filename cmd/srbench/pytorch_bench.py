@@ -1,8 +1,8 @@
 """Runs a gosr fixture (graph IR + safetensors) through PyTorch, for srbench compare.
 
-Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS [INTEROP]
+Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS [INTEROP [INTRAOP]]
 
-One intra-op thread and INTEROP inter-op threads (default 1).
+INTRAOP intra-op threads and INTEROP inter-op threads (default 1 each).
 
 The graph text is the one gosr runs; tensor constants are bound in order of
 appearance from the c0, c1, ... entries, inputs are in0, in1, ...  PyTorch's
@@ -79,13 +79,14 @@ def sr_benchmark(sm, inputs, warmup, iters):
 
 
 def main():
-    if len(sys.argv) not in (6, 7):
+    if len(sys.argv) not in (6, 7, 8):
         raise SystemExit(__doc__)
     ir_path, st_path, warmup, iters, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-    interop = int(sys.argv[6]) if len(sys.argv) == 7 else 1
+    interop = int(sys.argv[6]) if len(sys.argv) >= 7 else 1
+    intraop = int(sys.argv[7]) if len(sys.argv) == 8 else 1
     # Before any parallel work: the inter-op pool's size is fixed when it starts.
     torch.set_num_interop_threads(interop)
-    torch.set_num_threads(1)
+    torch.set_num_threads(intraop)
     text = open(ir_path).read()
     # PyTorch's parser reads <Tensor> placeholders, not the inline values it prints.
     text = re.sub(r"value=[^\]\n]*\[ \w+Type\{[^}]*\} \]\]", "value=<Tensor>]", text)
@@ -140,6 +141,7 @@ def main():
         if a.numel():
             diff = max(diff, (a.double() - b.double()).abs().max().item())
     print(json.dumps({"torch": torch.__version__, "interop_threads": torch.get_num_interop_threads(),
+                      "intraop_threads": torch.get_num_threads(),
                       "interp_us_python_loop": interp[len(interp) // 2],
                       "sr_max_abs_diff": diff,
                       "sr_managed_bytes": int(managed_bytes.group(1)) if managed_bytes else None,

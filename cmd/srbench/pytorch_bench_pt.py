@@ -1,10 +1,10 @@
 """Runs a TorchScript archive through PyTorch, for `srbench compare MODEL.pt`.
 
-Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt [INTEROP]
+Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt [INTEROP [INTRAOP]]
 
 MODEL.pt is what torch.jit.save wrote; INPUTS.pt is torch.save of the tuple
-(or list) of positional inputs. One intra-op thread and INTEROP inter-op
-threads (default 1): forks (torch.jit.fork, prim::fork) run on the inter-op
+(or list) of positional inputs. INTRAOP intra-op threads and INTEROP
+inter-op threads (default 1 each): forks (torch.jit.fork, prim::fork) run on the inter-op
 pool (at::launch), in the Static Runtime and the interpreter alike. The
 model is frozen unless it already is, then:
   - PyTorch's Static Runtime (torch._C._jit_to_static_module) is timed with
@@ -148,18 +148,19 @@ def nested_forks(graph):
 
 
 def main():
-    if len(sys.argv) not in (7, 8):
+    if len(sys.argv) not in (7, 8, 9):
         raise SystemExit(__doc__)
     model_path, inputs_path = sys.argv[1], sys.argv[2]
     warmup, iters, repeats = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     out_path = sys.argv[6]
-    interop = int(sys.argv[7]) if len(sys.argv) == 8 else 1
-    if iters < 1 or repeats < 1 or warmup < 0 or interop < 1:
-        raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1, INTEROP >= 1")
+    interop = int(sys.argv[7]) if len(sys.argv) >= 8 else 1
+    intraop = int(sys.argv[8]) if len(sys.argv) == 9 else 1
+    if iters < 1 or repeats < 1 or warmup < 0 or interop < 1 or intraop < 1:
+        raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1, INTEROP >= 1, INTRAOP >= 1")
     # Before any parallel work: PyTorch fixes the inter-op pool's size
     # when it first starts it, and refuses to change it after.
     torch.set_num_interop_threads(interop)
-    torch.set_num_threads(1)
+    torch.set_num_threads(intraop)
     torch.set_grad_enabled(False)
 
     inputs = torch.load(inputs_path)

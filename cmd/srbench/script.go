@@ -125,6 +125,7 @@ type torchResult struct {
 	OutputsAgree    bool      `json:"outputs_agree"`
 	TorchVersion    string    `json:"torch_version"`
 	InteropThreads  int       `json:"interop_threads"`
+	IntraOpThreads  int       `json:"intraop_threads"`
 	AlreadyFrozen   bool      `json:"already_frozen"`
 	InterpreterNote string    `json:"interp_note"`
 	// From the last benchmark report; nil when it lacks the line.
@@ -133,23 +134,35 @@ type torchResult struct {
 }
 
 // runPyTorchScript times the archive with PyTorch's TorchScript
-// interpreter and Static Runtime in a child python3, and compares outputs.
+// interpreter and Static Runtime in a child python3 (pytorchScript), and
+// compares gosr's outputs with PyTorch's (gosrAgainstTorch).
 func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareResult) error {
-	dir, err := os.MkdirTemp("", "srbench")
+	ts, err := pytorchScript(py, m, f, res)
 	if err != nil {
 		return err
+	}
+	ts.apply(cr)
+	return gosrAgainstTorch(m, f, ts, cr)
+}
+
+// pytorchScript runs pytorch_bench_pt.py on the archive: PyTorch's
+// timings, preparation time and its Static Runtime's outputs.
+func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, error) {
+	dir, err := os.MkdirTemp("", "srbench")
+	if err != nil {
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	script := filepath.Join(dir, "pytorch_bench_pt.py")
 	if err := os.WriteFile(script, []byte(pytorchBenchPT), 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	outPath := filepath.Join(dir, "out.pt")
 	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
 	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f, iters)...)
-	out, err := runChild(f.ptTimeout, py, append(args, outPath, strconv.Itoa(f.interopThreads()))...)
+	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, outPath, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var srs []float64
 	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
@@ -159,26 +172,34 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var tr torchResult
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tr); err != nil {
-		return fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
+		return nil, fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
 	}
 	if len(srs) == 0 {
 		srs = tr.SRUs
 	}
-	cr.TorchSRUs = median(srs)
-	cr.InterpUs = median(tr.InterpUs)
-	cr.InterpNoPython = true
-	cr.Torch, cr.TorchInterop = tr.TorchVersion, tr.InteropThreads
-	cr.TorchPrepareMs = tr.PrepareMs
-	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = tr.SRManagedBytes, tr.SRManagedTensors
-	if !tr.OutputsAgree {
-		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
+	ts := &torchSide{srUs: median(srs), interpUs: median(tr.InterpUs), interpNoPython: true,
+		version: tr.TorchVersion, interop: tr.InteropThreads, intraOp: tr.IntraOpThreads,
+		prepareMs: tr.PrepareMs, managedBytes: tr.SRManagedBytes, managedTensors: tr.SRManagedTensors,
+		disagree: !tr.OutputsAgree}
+	// PyTorch's Static Runtime's outputs, copied out of the file (its
+	// directory goes when this returns).
+	pt, err := loaders.ReadTorchSave(outPath)
+	if err != nil {
+		return nil, err
 	}
-	if cr.GosrUs > 0 {
-		cr.Speedup = cr.TorchSRUs / cr.GosrUs
-		if cr.InterpUs > 0 {
-			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
+	if pt.Kind() == ivalue.KindTuple && len(pt.List().Items) == 2 {
+		ts.srOut = []*ivalue.Tensor{}
+		for _, t := range fixture.Flatten(pt.List().Items[:1]) {
+			ts.srOut = append(ts.srOut, t.Clone())
 		}
 	}
+	return ts, nil
+}
+
+// gosrAgainstTorch times gosr's load and preparation of the archive with
+// f's backend and checks its outputs against PyTorch's Static Runtime's
+// on the same inputs.
+func gosrAgainstTorch(m *model, f flags, ts *torchSide, cr *compareResult) error {
 	opts, err := f.options()
 	if err != nil {
 		return err
@@ -192,25 +213,21 @@ func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareR
 		return err
 	}
 	cr.GosrPrepareMs = float64(time.Since(t0).Microseconds()) / 1e3
-	// gosr against what PyTorch's Static Runtime computed on the same inputs.
-	pt, err := loaders.ReadTorchSave(outPath)
+	if ts.srOut == nil {
+		return nil
+	}
+	want := ts.srOut
+	sm, err := prepare(m, f)
 	if err != nil {
 		return err
 	}
-	if pt.Kind() == ivalue.KindTuple && len(pt.List().Items) == 2 {
-		want := fixture.Flatten(pt.List().Items[:1])
-		sm, err := prepare(m, f)
-		if err != nil {
-			return err
-		}
-		got, err := sm.NewRuntime().Run(m.Inputs...)
-		if err != nil {
-			return err
-		}
-		cr.GosrVsTorch = fixture.MaxAbsDiff(fixture.Flatten(got), want)
-		cr.Agree = len(fixture.Flatten(got)) == len(want) && agree(fixture.Flatten(got), want)
-		cr.HasAgree = true
+	got, err := sm.NewRuntime().Run(m.Inputs...)
+	if err != nil {
+		return err
 	}
+	cr.GosrVsTorch = fixture.MaxAbsDiff(fixture.Flatten(got), want)
+	cr.Agree = len(fixture.Flatten(got)) == len(want) && agree(fixture.Flatten(got), want)
+	cr.HasAgree = true
 	return nil
 }
 
