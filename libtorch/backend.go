@@ -28,6 +28,28 @@ type Backend struct {
 
 	mu       sync.Mutex
 	resolved map[string]*opInfo
+	stats    Stats
+}
+
+// Stats count the kernels a Backend has handed out.
+type Stats struct {
+	// Specialized: out-variant calls of hot ops; Boxed: calls through
+	// the dispatcher by schema.
+	Specialized, Boxed int
+	// Ops names the ops served, "aten::add.Tensor" -> kernels.
+	Ops map[string]int
+}
+
+// Stats reports the kernels handed out so far.
+func (b *Backend) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.stats
+	s.Ops = make(map[string]int, len(b.stats.Ops))
+	for k, v := range b.stats.Ops {
+		s.Ops[k] = v
+	}
+	return s
 }
 
 type opInfo struct {
@@ -204,6 +226,17 @@ func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
 			}
 		}
 	}
+	b.mu.Lock()
+	if oi.specialized {
+		b.stats.Specialized++
+	} else {
+		b.stats.Boxed++
+	}
+	if b.stats.Ops == nil {
+		b.stats.Ops = map[string]int{}
+	}
+	b.stats.Ops[n.Kind+"."+oi.overload]++
+	b.mu.Unlock()
 	k := &kernel{b: b, op: oi, node: n, codes: string(codes), kind: kind,
 		hasList: strings.ContainsAny(string(codes), "IFBLO")}
 	return k.run, kind, nil

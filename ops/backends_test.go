@@ -3,6 +3,7 @@ package ops_test
 import (
 	"errors"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,9 +38,16 @@ func backends() []kernelBackend {
 	}
 }
 
+var (
+	ltOnce    sync.Once
+	ltBackend *libtorch.Backend
+	ltErr     error
+)
+
 func openLibtorch(t *testing.T) *libtorch.Backend {
 	t.Helper()
-	b, err := libtorch.Open(libtorch.Options{Threads: 1})
+	ltOnce.Do(func() { ltBackend, ltErr = libtorch.Open(libtorch.Options{Threads: 1}) })
+	b, err := ltBackend, ltErr
 	if errors.Is(err, libtorch.ErrNoShim) && os.Getenv("GOSR_REQUIRE_LIBTORCH") == "" {
 		t.Skipf("libtorch backend: %v", err)
 	}

@@ -4,11 +4,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/libtorch"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -23,8 +25,21 @@ func TestPyTorchOps(t *testing.T) {
 	for _, be := range backends() {
 		t.Run(be.name, func(t *testing.T) {
 			opts := be.opts(t)
+			var before libtorch.Stats
+			if opts != nil {
+				before = opts.Backend.(*libtorch.Backend).Stats()
+			}
 			for _, c := range cases {
 				t.Run(c.Name, func(t *testing.T) { runPyTorchCase(t, c, opts) })
+			}
+			if be.name == "libtorch" {
+				// The suite must really have run on ATen: most cases
+				// through specialised out variants, some boxed.
+				after := opts.Backend.(*libtorch.Backend).Stats()
+				spec, boxed := after.Specialized-before.Specialized, after.Boxed-before.Boxed
+				t.Logf("libtorch kernels: %d specialised, %d boxed, %d ops", spec, boxed, len(after.Ops))
+				assert.Greater(t, spec, 150)
+				assert.Greater(t, boxed, 20)
 			}
 		})
 	}

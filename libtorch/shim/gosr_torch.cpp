@@ -99,6 +99,8 @@ struct Ctx {
   bool ready = false;  // the out variant may run (same signature as last)
   std::vector<at::Tensor> scratch;  // extra outputs of out variants
   std::vector<at::Tensor> tl;       // tensor list argument
+  c10::List<c10::optional<at::Tensor>> otl;
+  std::vector<at::Tensor> wrapped;  // Scalar arguments as tensors
   std::string err;
   at::Tensor none;
 };
@@ -183,6 +185,49 @@ inline at::Tensor& scratch(Ctx& c, size_t k) {
 }
 
 using V = std::vector<at::Tensor>;
+
+// W is argument k, a Scalar, as the 0-d "wrapped number" tensor ATen's
+// Scalar overloads make of it, kept per call context and rewritten in
+// place (no allocation per call).
+const at::Tensor& W(Ctx& c, int k) {
+  const gosr_arg& a = A(c, k);
+  if (int(c.wrapped.size()) <= k) c.wrapped.resize(k + 1);
+  at::Tensor& t = c.wrapped[k];
+  at::ScalarType want = a.tag == GOSR_DOUBLE ? at::kDouble : a.tag == GOSR_BOOL ? at::kBool : at::kLong;
+  if (!t.defined() || t.scalar_type() != want) {
+    t = at::empty({}, at::TensorOptions().dtype(want));
+    t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  }
+  switch (want) {
+    case at::kDouble: *t.data_ptr<double>() = a.d; break;
+    case at::kBool: *t.data_ptr<bool>() = a.i != 0; break;
+    default: *t.data_ptr<int64_t>() = a.i; break;
+  }
+  return t;
+}
+
+inline c10::optional<at::Scalar> OS(Ctx& c, int k) {
+  if (A(c, k).tag == GOSR_NONE) return c10::nullopt;
+  return S(c, k);
+}
+
+inline at::OptionalIntArrayRef OIL(Ctx& c, int k) {
+  if (A(c, k).tag == GOSR_NONE) return c10::nullopt;
+  return IL(c, k);
+}
+
+const c10::List<c10::optional<at::Tensor>>& OTL(Ctx& c, int k) {
+  const gosr_arg& a = A(c, k);
+  auto* ix = static_cast<const int64_t*>(a.p);
+  c.otl.clear();
+  for (int i = 0; i < a.len; i++) {
+    if (ix[i] < 0)
+      c.otl.push_back(c10::nullopt);
+    else
+      c.otl.push_back(slot(c, ix[i]));
+  }
+  return c.otl;
+}
 
 c10::optional<at::Tensor> contig(c10::optional<at::Tensor> t) {
   if (t) return t->contiguous();
@@ -280,6 +325,65 @@ const Special kSpecial[] = {
      [](Ctx& c) { return embag(c, OI(c, 8).value_or(-1)); },
      [](Ctx& c) { embag_out(c, OI(c, 8).value_or(-1)); }},
     {"aten::embedding_bag", [](Ctx& c) { return embag(c, -1); }, [](Ctx& c) { embag_out(c, -1); }},
+#define GOSR_UNARY(name, fn)                                  \
+  {"aten::" #name, [](Ctx& c) { return V{at::fn(T(c, 0))}; }, \
+   [](Ctx& c) { at::cpu::fn##_out(O(c, 0), T(c, 0)); }}
+#define GOSR_SCALAR_BINARY(name, fn)                                            \
+  {"aten::" #name ".Scalar", [](Ctx& c) { return V{at::fn(T(c, 0), S(c, 1))}; }, \
+   [](Ctx& c) { at::cpu::fn##_out(O(c, 0), T(c, 0), W(c, 1)); }}
+#define GOSR_COMPARE(name)                                                               \
+  {"aten::" #name ".Tensor", [](Ctx& c) { return V{at::name(T(c, 0), T(c, 1))}; },        \
+   [](Ctx& c) { at::cpu::name##_out(O(c, 0), T(c, 0), T(c, 1)); }},                         \
+  {                                                                                       \
+    "aten::" #name ".Scalar", [](Ctx& c) { return V{at::name(T(c, 0), S(c, 1))}; },       \
+        [](Ctx& c) { at::cpu::name##_out(O(c, 0), T(c, 0), S(c, 1)); }                      \
+  }
+    {"aten::add.Scalar", [](Ctx& c) { return V{at::add(T(c, 0), S(c, 1), S(c, 2))}; },
+     [](Ctx& c) { at::cpu::add_out(O(c, 0), T(c, 0), W(c, 1), S(c, 2)); }},
+    {"aten::sub.Scalar", [](Ctx& c) { return V{at::sub(T(c, 0), S(c, 1), S(c, 2))}; },
+     [](Ctx& c) { at::cpu::sub_out(O(c, 0), T(c, 0), W(c, 1), S(c, 2)); }},
+    GOSR_SCALAR_BINARY(mul, mul),
+    GOSR_SCALAR_BINARY(div, div),
+    GOSR_COMPARE(eq),
+    GOSR_COMPARE(ne),
+    GOSR_COMPARE(gt),
+    GOSR_COMPARE(lt),
+    GOSR_COMPARE(ge),
+    GOSR_COMPARE(le),
+    GOSR_UNARY(neg, neg),
+    GOSR_UNARY(exp, exp),
+    GOSR_UNARY(log, log),
+    {"aten::abs", [](Ctx& c) { return V{at::abs(T(c, 0))}; }, [](Ctx& c) { at::abs_out(O(c, 0), T(c, 0)); }},
+    {"aten::pow.Tensor_Scalar", [](Ctx& c) { return V{at::pow(T(c, 0), S(c, 1))}; },
+     [](Ctx& c) { at::cpu::pow_out(O(c, 0), T(c, 0), S(c, 1)); }},
+    {"aten::sum.dim_IntList", [](Ctx& c) { return V{at::sum(T(c, 0), OIL(c, 1), B(c, 2), OST(c, 3))}; },
+     [](Ctx& c) { at::cpu::sum_out(O(c, 0), T(c, 0), OIL(c, 1), B(c, 2), OST(c, 3)); }},
+    {"aten::mean.dim", [](Ctx& c) { return V{at::mean(T(c, 0), OIL(c, 1), B(c, 2), OST(c, 3))}; },
+     [](Ctx& c) { at::cpu::mean_out(O(c, 0), T(c, 0), OIL(c, 1), B(c, 2), OST(c, 3)); }},
+    {"aten::clamp", [](Ctx& c) { return V{at::clamp(T(c, 0), OS(c, 1), OS(c, 2))}; },
+     [](Ctx& c) { at::cpu::clamp_out(O(c, 0), T(c, 0), OS(c, 1), OS(c, 2)); }},
+    {"aten::log_softmax.int", [](Ctx& c) { return V{at::log_softmax(T(c, 0), I(c, 1), OST(c, 2))}; },
+     [](Ctx& c) {
+       if (A(c, 2).tag != GOSR_NONE) {
+         O(c, 0).copy_(at::log_softmax(T(c, 0), I(c, 1), OST(c, 2)));
+         return;
+       }
+       at::cpu::_log_softmax_out(O(c, 0), T(c, 0), I(c, 1), false);
+     }},
+    {"aten::leaky_relu", [](Ctx& c) { return V{at::leaky_relu(T(c, 0), S(c, 1))}; },
+     [](Ctx& c) { at::cpu::leaky_relu_out(O(c, 0), T(c, 0), S(c, 1)); }},
+    {"aten::hardtanh", [](Ctx& c) { return V{at::hardtanh(T(c, 0), S(c, 1), S(c, 2))}; },
+     [](Ctx& c) { at::hardtanh_out(O(c, 0), T(c, 0), S(c, 1), S(c, 2)); }},
+    {"aten::argmax", [](Ctx& c) { return V{at::argmax(T(c, 0), OI(c, 1), B(c, 2))}; },
+     [](Ctx& c) { at::cpu::argmax_out(O(c, 0), T(c, 0), OI(c, 1), B(c, 2)); }},
+    {"aten::where.self", [](Ctx& c) { return V{at::where(T(c, 0), T(c, 1), T(c, 2))}; },
+     [](Ctx& c) { at::where_out(O(c, 0), T(c, 0), T(c, 1), T(c, 2)); }},
+    {"aten::index_select", [](Ctx& c) { return V{at::index_select(T(c, 0), I(c, 1), T(c, 2))}; },
+     [](Ctx& c) { at::index_select_out(O(c, 0), T(c, 0), I(c, 1), T(c, 2)); }},
+    {"aten::index.Tensor", [](Ctx& c) { return V{at::index(T(c, 0), OTL(c, 1))}; },
+     [](Ctx& c) { at::index_out(O(c, 0), T(c, 0), OTL(c, 1)); }},
+    {"aten::stack", [](Ctx& c) { return V{at::stack(TL(c, 0), I(c, 1))}; },
+     [](Ctx& c) { at::stack_out(O(c, 0), TL(c, 0), I(c, 1)); }},
     {"aten::cat", [](Ctx& c) { return V{at::cat(TL(c, 0), I(c, 1))}; },
      [](Ctx& c) { at::cat_out(O(c, 0), TL(c, 0), I(c, 1)); }},
 };
