@@ -489,11 +489,65 @@ func CopyInto(dst, src *Tensor) {
 		copy(d[:src.Numel()*es], s[src.offset*es:])
 		return
 	}
+	switch es {
+	case 4:
+		copyStrided(typed[uint32](dst.storage)[dst.offset:], typed[uint32](src.storage), src)
+	case 8:
+		copyStrided(typed[uint64](dst.storage)[dst.offset:], typed[uint64](src.storage), src)
+	case 2:
+		copyStrided(typed[uint16](dst.storage)[dst.offset:], typed[uint16](src.storage), src)
+	case 1:
+		copyStrided(d, s, src)
+	default:
+		k := 0
+		src.ForEachIndex(func(i int) {
+			copy(d[k:k+es], s[i*es:i*es+es])
+			k += es
+		})
+	}
+}
+
+// copyStrided gathers src's elements (a strided view of s) into d in
+// row-major order: an index over the outer dimensions, a strided loop
+// over the last (a closure per element is several times slower).
+func copyStrided[T any](d, s []T, src *Tensor) {
+	nd := len(src.sizes)
+	if nd == 0 {
+		d[0] = s[src.offset]
+		return
+	}
+	var idxBuf [8]int
+	var idx []int
+	if nd-1 <= len(idxBuf) {
+		idx = idxBuf[:nd-1]
+	} else {
+		idx = make([]int, nd-1)
+	}
+	inner, is := src.sizes[nd-1], src.strides[nd-1]
+	outer := src.Numel() / inner
 	k := 0
-	src.ForEachIndex(func(i int) {
-		copy(d[k:k+es], s[i*es:i*es+es])
-		k += es
-	})
+	for o := 0; o < outer; o++ {
+		off := src.offset
+		for i, x := range idx {
+			off += x * src.strides[i]
+		}
+		row := d[k : k+inner]
+		if is == 1 {
+			copy(row, s[off:off+inner])
+		} else {
+			for j := range row {
+				row[j] = s[off+j*is]
+			}
+		}
+		k += inner
+		for i := len(idx) - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < src.sizes[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
 }
 
 // String prints dtype, shape and up to 8 values.

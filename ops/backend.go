@@ -118,6 +118,9 @@ type autoKernel struct {
 
 func (a *autoKernel) run(p *ProcessedNode) error {
 	if k := a.chosen.Load(); k != nil {
+		// From now on this runtime calls the chosen kernel directly: no
+		// wrapper left on the hot path.
+		p.Kernel = *k
 		return (*k)(p)
 	}
 	a.mu.Lock()
@@ -152,6 +155,7 @@ func (a *autoKernel) run(p *ProcessedNode) error {
 			k = a.bk
 		}
 		a.chosen.Store(&k)
+		p.Kernel = k
 	}
 	return nil
 }

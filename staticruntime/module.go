@@ -53,7 +53,14 @@ type StaticModule struct {
 func (m *StaticModule) AutoChoices() []ops.AutoChoice {
 	var nodes []*graph.Node
 	m.graph.Walk(func(n *graph.Node) { nodes = append(nodes, n) })
-	return m.auto.Choices(nodes)
+	out := m.auto.Choices(nodes)
+	// A forked subgraph is a module of its own.
+	for _, ni := range m.nodes {
+		if ni.sub != nil {
+			out = append(out, ni.sub.AutoChoices()...)
+		}
+	}
+	return out
 }
 
 type constSlot struct {

@@ -206,6 +206,11 @@ const at::Tensor& W(Ctx& c, int k) {
   return t;
 }
 
+inline c10::optional<c10::string_view> OStr(Ctx& c, int k) {
+  if (A(c, k).tag == GOSR_NONE) return c10::nullopt;
+  return Str(c, k);
+}
+
 inline c10::optional<at::Scalar> OS(Ctx& c, int k) {
   if (A(c, k).tag == GOSR_NONE) return c10::nullopt;
   return S(c, k);
@@ -344,6 +349,10 @@ const Special kSpecial[] = {
      [](Ctx& c) { at::cpu::sub_out(O(c, 0), T(c, 0), W(c, 1), S(c, 2)); }},
     GOSR_SCALAR_BINARY(mul, mul),
     GOSR_SCALAR_BINARY(div, div),
+    {"aten::div.Tensor_mode", [](Ctx& c) { return V{at::div(T(c, 0), T(c, 1), OStr(c, 2))}; },
+     [](Ctx& c) { at::cpu::div_out(O(c, 0), T(c, 0), T(c, 1), OStr(c, 2)); }},
+    {"aten::div.Scalar_mode", [](Ctx& c) { return V{at::div(T(c, 0), S(c, 1), OStr(c, 2))}; },
+     [](Ctx& c) { at::cpu::div_out(O(c, 0), T(c, 0), W(c, 1), OStr(c, 2)); }},
     GOSR_COMPARE(eq),
     GOSR_COMPARE(ne),
     GOSR_COMPARE(gt),
