@@ -112,3 +112,15 @@ func median(x []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkAddChain is BenchmarkAddOverhead's gosr half alone (for
+// profiling the shim's share).
+func BenchmarkAddChain(b *testing.B) {
+	be := open(b)
+	const n = 64
+	r, in := chainRuntime(b, be, n)
+	for b.Loop() {
+		r.Run(in...)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/add")
+}
