@@ -3,7 +3,9 @@ package loaders_test
 import (
 	"errors"
 	"os"
+	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +20,7 @@ import (
 	"github.com/gosr/gosr/staticruntime"
 )
 
-func openLibtorch(t *testing.T) *libtorch.Backend {
+func openLibtorch(t testing.TB) *libtorch.Backend {
 	t.Helper()
 	b, err := libtorch.Open(libtorch.Options{Threads: 1})
 	if errors.Is(err, libtorch.ErrNoShim) && os.Getenv("GOSR_REQUIRE_LIBTORCH") == "" {
@@ -85,5 +87,73 @@ func TestLibtorchModelsMatchPyTorch(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkBackends times every committed fixture model (one variant
+// each) on the go, libtorch and auto backends in alternation, round
+// after round, so the machine's drift hits all three alike, and reports
+// the medians and auto's time over the faster of the other two.
+//
+//	go test -run '^$' -bench Backends -benchtime 1x ./loaders
+func BenchmarkBackends(b *testing.B) {
+	be := openLibtorch(b)
+	cases, err := ptfixture.Manifest(ptfixture.Committed())
+	require.NoError(b, err)
+	seen := map[string]bool{}
+	for _, c := range cases {
+		if seen[c.Model] || (c.Variant != "scripted_frozen" && c.Variant != "traced_frozen") {
+			continue
+		}
+		seen[c.Model] = true
+		b.Run(c.Name(), func(b *testing.B) {
+			in, err := loaders.ReadTorchSave(c.Inputs)
+			require.NoError(b, err)
+			inputs := []ivalue.IValue{in}
+			if in.Kind() == ivalue.KindTuple || in.Kind() == ivalue.KindList {
+				inputs = in.List().Items
+			}
+			modes := []ops.BackendMode{ops.BackendGo, ops.BackendOnly, ops.BackendAuto}
+			rts := make([]*staticruntime.StaticRuntime, len(modes))
+			for i, mode := range modes {
+				m, err := loaders.Load(c.Path)
+				require.NoError(b, err)
+				defer m.Close()
+				o := staticruntime.DefaultOptions()
+				o.Backend, o.BackendMode, o.InterOpThreads = be, mode, 2
+				sm, err := staticruntime.NewStaticModule(m.Graph, &o)
+				require.NoError(b, err)
+				rts[i] = sm.NewRuntime()
+				for w := 0; w < 32; w++ {
+					_, err := rts[i].Run(inputs...)
+					require.NoError(b, err)
+				}
+			}
+			// Runs per sample: about 2 ms of the slowest backend.
+			t0 := time.Now()
+			for _, r := range rts {
+				r.Run(inputs...)
+			}
+			per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
+			times := make([][]float64, len(modes))
+			for round := 0; round < 15; round++ {
+				for i, r := range rts {
+					t0 := time.Now()
+					for k := 0; k < per; k++ {
+						r.Run(inputs...)
+					}
+					times[i] = append(times[i], float64(time.Since(t0).Nanoseconds())/float64(per)/1e3)
+				}
+			}
+			med := make([]float64, len(modes))
+			for i := range times {
+				sort.Float64s(times[i])
+				med[i] = times[i][len(times[i])/2]
+			}
+			b.ReportMetric(med[0], "go-us")
+			b.ReportMetric(med[1], "libtorch-us")
+			b.ReportMetric(med[2], "auto-us")
+			b.ReportMetric(med[2]/min(med[0], med[1]), "auto/best")
+		})
 	}
 }
