@@ -12,7 +12,47 @@ import (
 // change; the slice itself must not once a tensor uses the storage
 // (tensors cache its pointer and length): make a new Storage instead.
 type Storage struct {
+	// Data is host memory; nil for a storage on a device.
 	Data []byte
+	// Device is where the memory lives (Host: Data).
+	Device Device
+	// A device storage's memory: its first byte and length, and what
+	// keeps the allocation alive (see DeviceStorage).
+	ptr   unsafe.Pointer
+	size  int
+	owner any
+}
+
+// Len is the storage's size in bytes.
+func (s *Storage) Len() int {
+	if s.Device.IsHost() {
+		return len(s.Data)
+	}
+	return s.size
+}
+
+// Ptr is the address of the first byte (nil when empty). On a device it
+// is the device's address, which Go must not dereference.
+func (s *Storage) Ptr() unsafe.Pointer {
+	if s.Device.IsHost() {
+		if len(s.Data) == 0 {
+			return nil
+		}
+		return unsafe.Pointer(unsafe.SliceData(s.Data))
+	}
+	return s.ptr
+}
+
+// Window returns a storage of the n bytes at off in s, on s's device and
+// keeping s's memory alive (memory planners cut a slab into windows).
+func (s *Storage) Window(off, n int) *Storage {
+	if s.Device.IsHost() {
+		return &Storage{Data: s.Data[off : off+n : off+n]}
+	}
+	if off < 0 || n < 0 || off+n > s.size {
+		panic(fmt.Sprintf("ivalue: window [%d, %d) of a %d-byte storage", off, off+n, s.size))
+	}
+	return &Storage{Device: s.Device, ptr: unsafe.Add(s.ptr, off), size: n, owner: s}
 }
 
 // NewStorage allocates n bytes, aligned to 64 bytes.
@@ -65,6 +105,8 @@ type Tensor struct {
 	// it (SetStorage, a wrapped slice), not borrowed by SetView, so Resize
 	// may write into it.
 	own bool
+	// device is where the storage is, or where Resize allocates one.
+	device Device
 }
 
 // NewTensor allocates a contiguous, zeroed tensor.
@@ -89,8 +131,8 @@ func FromStorage(dt DType, s *Storage, offset int, sizes, strides []int) (*Tenso
 		}
 		t.strides = append([]int(nil), strides...)
 	}
-	if need := t.extentBytes(); need > len(s.Data) {
-		return nil, fmt.Errorf("tensor: view %v strides %v offset %d of %s needs %d bytes, storage has %d", sizes, t.strides, offset, dt, need, len(s.Data))
+	if need := t.extentBytes(); need > s.Len() {
+		return nil, fmt.Errorf("tensor: view %v strides %v offset %d of %s needs %d bytes, storage has %d", sizes, t.strides, offset, dt, need, s.Len())
 	}
 	return t, nil
 }
@@ -253,7 +295,15 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 	need := t.Numel() * dt.Size()
 	if t.storage == nil || !t.own || t.nbytes < need {
 		// A storage borrowed by SetView is another tensor's memory.
-		t.attach(NewStorage(need))
+		if t.device.IsHost() {
+			t.attach(NewStorage(need))
+		} else {
+			st, err := AllocStorage(t.device, need)
+			if err != nil {
+				panic(err)
+			}
+			t.attach(st)
+		}
 		t.own = true
 	}
 }
@@ -310,7 +360,13 @@ func (t *Tensor) SharesStorage(o *Tensor) bool {
 func (t *Tensor) attach(s *Storage) {
 	t.storage = s
 	t.data, t.nbytes = nil, 0
-	if s != nil && len(s.Data) > 0 {
+	if s == nil {
+		return
+	}
+	t.device = s.Device
+	if !s.Device.IsHost() {
+		t.data, t.nbytes = s.ptr, s.size
+	} else if len(s.Data) > 0 {
 		t.data, t.nbytes = unsafe.Pointer(unsafe.SliceData(s.Data)), len(s.Data)
 	}
 }
@@ -330,9 +386,16 @@ func typed[T any](s *Storage) []T {
 }
 
 func (t *Tensor) check(dt DType) {
-	if t.dtype != dt {
-		panic(fmt.Sprintf("ivalue: %s tensor read as %s", t.dtype, dt))
+	if t.dtype != dt || t.device.Type != Host {
+		t.badRead(dt)
 	}
+}
+
+func (t *Tensor) badRead(dt DType) {
+	if t.device.Type != Host {
+		panic(&DeviceAccessError{Device: t.device, DType: t.dtype})
+	}
+	panic(fmt.Sprintf("ivalue: %s tensor read as %s", t.dtype, dt))
 }
 
 // F32 returns the whole storage as float32; index it with Offset and Strides.
@@ -360,6 +423,9 @@ func (t *Tensor) U8() []uint8 { t.check(Uint8); return view[uint8](t) }
 func (t *Tensor) U16() []uint16 {
 	if t.dtype != Float16 && t.dtype != BFloat16 {
 		panic(fmt.Sprintf("ivalue: %s tensor read as 16-bit float", t.dtype))
+	}
+	if t.device.Type != Host {
+		t.badRead(t.dtype)
 	}
 	return typed[uint16](t.storage)
 }
@@ -426,6 +492,7 @@ func (t *Tensor) ForEachIndex(f func(storageIdx int)) {
 // Float64At returns every element converted to float64 in logical order
 // (for tests, printing and comparisons).
 func (t *Tensor) Float64s() []float64 {
+	t = t.host()
 	out := make([]float64, 0, t.Numel())
 	t.ForEachIndex(func(i int) { out = append(out, t.elemFloat64(i)) })
 	return out
@@ -468,8 +535,18 @@ func (t *Tensor) Contiguous() *Tensor {
 	return t.Clone()
 }
 
-// Clone returns a contiguous deep copy.
+// Clone returns a contiguous deep copy, on t's device.
 func (t *Tensor) Clone() *Tensor {
+	if !t.device.IsHost() {
+		c, err := NewTensorOn(t.device, t.dtype, t.sizes...)
+		if err == nil {
+			err = CopyTo(c, t)
+		}
+		if err != nil {
+			panic(err)
+		}
+		return c
+	}
 	c := NewTensor(t.dtype, t.sizes...)
 	CopyInto(c, t)
 	return c
@@ -478,6 +555,12 @@ func (t *Tensor) Clone() *Tensor {
 // CopyInto copies src's elements into dst (same dtype, same numel),
 // both in logical order. dst must be contiguous.
 func CopyInto(dst, src *Tensor) {
+	if !dst.device.IsHost() || !src.device.IsHost() {
+		if err := CopyTo(dst, src); err != nil {
+			panic(err)
+		}
+		return
+	}
 	if src.Numel() == 0 {
 		// An empty view's offset may lie past its storage's end.
 		return
@@ -557,8 +640,19 @@ func (t *Tensor) String() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tensor(%s%v", t.dtype, t.sizes)
-	if t.storage != nil {
-		vals := t.Float64s()
+	if !t.device.IsHost() {
+		fmt.Fprintf(&b, " on %s", t.device)
+	}
+	h := t
+	if !t.device.IsHost() && t.storage != nil {
+		var err error
+		if h, err = t.To(Device{}); err != nil {
+			b.WriteString(")")
+			return b.String()
+		}
+	}
+	if h.storage != nil {
+		vals := h.Float64s()
 		if len(vals) > 8 {
 			vals = vals[:8]
 		}

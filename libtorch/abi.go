@@ -13,6 +13,8 @@ type cTensor struct {
 	ndim    int64
 	sizes   [maxDim]int64
 	strides [maxDim]int64
+	// c10::DeviceType (0 CPU, 1 CUDA) and index (-1 for the CPU).
+	deviceType, deviceIndex int32
 }
 
 type cArg struct {

@@ -88,28 +88,37 @@ func (b *Backend) Info() Info { return b.lib.info }
 func (b *Backend) Threads() int { return b.threads }
 
 // CheckDevice says whether modules can be placed on device ("cpu",
-// "cuda", "cuda:N").
+// "libtorch-cpu", "cuda", "cuda:N"); see PlaceDevice.
 func (b *Backend) CheckDevice(device string) error {
-	switch {
-	case device == "" || device == "cpu":
+	d, err := ivalue.ParseDevice(device)
+	if err != nil {
+		return fmt.Errorf("libtorch: %v", err)
+	}
+	return b.PlaceDevice(d)
+}
+
+// PlaceDevice readies d for modules placed there: host memory needs
+// nothing; libtorch-cpu always works; CUDA needs a libtorch built with
+// CUDA and the GPU present. It registers the backend's allocator and
+// copier for the device with ivalue.
+func (b *Backend) PlaceDevice(d ivalue.Device) error {
+	switch d.Type {
+	case ivalue.Host:
 		return nil
-	case device == "cuda" || strings.HasPrefix(device, "cuda:"):
-		idx := 0
-		if device != "cuda" {
-			if _, err := fmt.Sscanf(device, "cuda:%d", &idx); err != nil || idx < 0 {
-				return fmt.Errorf("libtorch: bad device %q (want cpu, cuda or cuda:N)", device)
-			}
-		}
+	case ivalue.TorchCPU:
+	case ivalue.CUDA:
 		n := b.lib.info.CUDADevices
 		if n == 0 {
-			return fmt.Errorf("libtorch: device %s: %s has no CUDA (Debian's libtorch-dev is built for CPU only) or no GPU is present; install a CUDA build of libtorch and rebuild the shim with `make libtorch TORCH_INC=... TORCH_LIB=...`", device, b.lib.info.Library)
+			return fmt.Errorf("libtorch: device %s: %s has no CUDA (Debian's libtorch-dev is built for CPU only) or no GPU is present; install a CUDA build of libtorch and rebuild the shim with `make libtorch TORCH_INC=... TORCH_LIB=...`", d, b.lib.info.Library)
 		}
-		if idx >= n {
-			return fmt.Errorf("libtorch: device %s: libtorch sees %d CUDA devices", device, n)
+		if d.Index >= n {
+			return fmt.Errorf("libtorch: device %s: libtorch sees %d CUDA devices", d, n)
 		}
-		return fmt.Errorf("libtorch: device %s: gosr does not place modules on CUDA yet (libtorch sees %d devices)", device, n)
+	default:
+		return fmt.Errorf("libtorch: device %s is not one libtorch places modules on", d)
 	}
-	return fmt.Errorf("libtorch: unknown device %q (want cpu, cuda or cuda:N)", device)
+	b.memory()
+	return nil
 }
 
 // Rebinds counts, process-wide, the ATen tensors the shim remade because
@@ -170,15 +179,15 @@ func typeCode(v *graph.Value) byte {
 	return '?'
 }
 
-func (b *Backend) resolve(n *graph.Node, codes string) *opInfo {
-	key := n.Kind + "(" + codes + ")"
+func (b *Backend) resolve(op, codes string) *opInfo {
+	key := op + "(" + codes + ")"
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if oi := b.resolved[key]; oi != nil {
 		return oi
 	}
 	var msg [4096]byte
-	name := cString(n.Kind)
+	name := cString(op)
 	cc := cString(codes)
 	id := int64(call(b.lib.resolve, uintptr(unsafe.Pointer(&name[0])), uintptr(unsafe.Pointer(&cc[0])),
 		uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg))))
@@ -197,7 +206,10 @@ func (b *Backend) resolve(n *graph.Node, codes string) *opInfo {
 // Kernel returns the ATen kernel for n: a specialised out-variant call
 // for the hot ops, a boxed call through the dispatcher by schema for the
 // others. Nil when libtorch has no such op or overload.
-func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
+//
+// On a device other than the host, the kernel makes its new tensors
+// there; its inputs must be there too, or be 0-d CPU tensors (ATen's rule).
+func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind, error) {
 	if !strings.HasPrefix(n.Kind, "aten::") || len(n.Blocks) > 0 {
 		return nil, 0, nil
 	}
@@ -208,7 +220,20 @@ func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
 			return nil, 0, nil
 		}
 	}
-	oi := b.resolve(n, string(codes))
+	// Tensor-to-scalar conversions are JIT ops outside the dispatcher;
+	// ATen reads the element for them (on a device Go cannot).
+	op, conv := n.Kind, byte(0)
+	if string(codes) == "T" {
+		switch n.Kind {
+		case "aten::Bool":
+			op = "aten::is_nonzero"
+		case "aten::Int":
+			op, conv = "aten::item", 'i'
+		case "aten::Float":
+			op, conv = "aten::item", 'f'
+		}
+	}
+	oi := b.resolve(op, string(codes))
 	if oi.err != nil {
 		return nil, 0, oi.err
 	}
@@ -218,7 +243,7 @@ func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
 	kind := ops.OutVariant
 	for _, r := range oi.rets {
 		switch r {
-		case 'A', 'o':
+		case 'A', 'o', 'V':
 			kind = ops.Native
 		case 'L':
 			if kind == ops.OutVariant {
@@ -237,7 +262,7 @@ func (b *Backend) Kernel(n *graph.Node) (ops.Kernel, ops.Kind, error) {
 	}
 	b.stats.Ops[n.Kind+"."+oi.overload]++
 	b.mu.Unlock()
-	k := &kernel{b: b, op: oi, node: n, codes: string(codes), kind: kind,
+	k := &kernel{b: b, op: oi, node: n, codes: string(codes), kind: kind, dev: dev, conv: conv,
 		hasList: strings.ContainsAny(string(codes), "IFBLO")}
 	return k.run, kind, nil
 }
@@ -249,6 +274,11 @@ type kernel struct {
 	node  *graph.Node
 	codes string
 	kind  ops.Kind
+	// dev is where the kernel's new tensors live.
+	dev ivalue.Device
+	// conv converts a scalar result: 'i' to int, 'f' to float (aten::Int
+	// and aten::Float run as aten::item).
+	conv byte
 	// hasList: some input is a list, so the tensor count varies.
 	hasList bool
 }
@@ -312,6 +342,7 @@ func setDesc(d *cTensor, t *ivalue.Tensor) error {
 		return fmt.Errorf("undefined tensor")
 	}
 	d.data = uintptr(t.DataPtr())
+	d.deviceType, d.deviceIndex = cDevice(t.Device())
 	d.dtype = t.DType().ScalarType()
 	d.ndim = int64(n)
 	for i, s := range t.Sizes() {
@@ -448,7 +479,10 @@ func (k *kernel) run(p *ops.ProcessedNode) error {
 	if st.ready {
 		for i := range p.Out {
 			t := p.OutTensor(i)
-			t.Resize(st.outDT[i], st.outSizes[i])
+			t.SetDevice(k.dev)
+			if err := t.ResizeErr(st.outDT[i], st.outSizes[i]); err != nil {
+				return fmt.Errorf("libtorch %s: output %d: %v", k.node.Kind, i, err)
+			}
 			if err := setDesc(&st.tensors[nt+i], t); err != nil {
 				return err
 			}
@@ -508,7 +542,10 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 		for d := 0; d < int(r.ndim); d++ {
 			st.tmpSizes = append(st.tmpSizes, int(r.sizes[d]))
 		}
-		t.Resize(dt, st.tmpSizes)
+		t.SetDevice(k.dev)
+		if err := t.ResizeErr(dt, st.tmpSizes); err != nil {
+			return fmt.Errorf("libtorch %s: result: %v", k.node.Kind, err)
+		}
 		if err := setDesc(&st.tensors[nin+nout], t); err != nil {
 			return err
 		}
@@ -520,17 +557,9 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 		switch r.tag {
 		case tagTensor:
 			if r.alias >= 0 {
-				base := st.inT[r.alias]
-				dt, err := ivalue.DTypeFromScalarType(r.dtype)
-				if err != nil || dt != base.DType() || r.offset%int64(dt.Size()) != 0 {
-					return fmt.Errorf("libtorch %s: result %d views its input as %v: gosr views keep the dtype", k.node.Kind, i, dt)
+				if err := k.setView(p.OwnTensor(i), st, r); err != nil {
+					return fmt.Errorf("libtorch %s: result %d: %v", k.node.Kind, i, err)
 				}
-				st.tmpSizes, st.tmpStr = st.tmpSizes[:0], st.tmpStr[:0]
-				for d := 0; d < int(r.ndim); d++ {
-					st.tmpSizes = append(st.tmpSizes, int(r.sizes[d]))
-					st.tmpStr = append(st.tmpStr, int(r.strides[d]))
-				}
-				p.OwnTensor(i).SetView(base, base.Offset()+int(r.offset)/dt.Size(), st.tmpSizes, st.tmpStr)
 				continue
 			}
 			var t *ivalue.Tensor
@@ -548,23 +577,41 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 			l := p.OutList(i, int(r.len), false)
 			for e := 0; e < int(r.len); e++ {
 				er := retAt(h, int(r.i)+e)
-				if er.alias >= 0 {
-					return fmt.Errorf("libtorch %s: result %d item %d views an input: lists of views do not cross", k.node.Kind, i, e)
+				// The list is this node's own from the last run (OutList),
+				// so are its tensors.
+				t := l.Items[e].Tensor()
+				if t == nil || p.Fresh {
+					t = &ivalue.Tensor{}
 				}
-				t := &ivalue.Tensor{}
-				if err := newOut(t, er); err != nil {
+				if er.alias >= 0 {
+					// chunk, split, unbind: views of an input.
+					if err := k.setView(t, st, er); err != nil {
+						return fmt.Errorf("libtorch %s: result %d item %d: %v", k.node.Kind, i, e, err)
+					}
+				} else if err := newOut(t, er); err != nil {
 					return err
 				}
 				l.Items[e] = ivalue.FromTensor(t)
 			}
 		case tagNone:
 			p.SetOutput(i, ivalue.None())
-		case tagInt:
-			p.SetOutput(i, ivalue.FromInt(r.i))
+		case tagInt, tagBool:
+			switch {
+			case k.conv == 'f':
+				p.SetOutput(i, ivalue.FromDouble(float64(r.i)))
+			case k.conv == 'i':
+				p.SetOutput(i, ivalue.FromInt(r.i))
+			case r.tag == tagBool:
+				p.SetOutput(i, ivalue.FromBool(r.i != 0))
+			default:
+				p.SetOutput(i, ivalue.FromInt(r.i))
+			}
 		case tagDouble:
-			p.SetOutput(i, ivalue.FromDouble(r.d))
-		case tagBool:
-			p.SetOutput(i, ivalue.FromBool(r.i != 0))
+			if k.conv == 'i' {
+				p.SetOutput(i, ivalue.FromInt(int64(r.d)))
+			} else {
+				p.SetOutput(i, ivalue.FromDouble(r.d))
+			}
 		case tagIntList:
 			src := unsafe.Slice((*int64)(ptr(r.p)), r.len)
 			items := make([]ivalue.IValue, len(src))
@@ -593,6 +640,22 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 	}
 	runtime.KeepAlive(p)
 	st.ready = k.op.specialized
+	return nil
+}
+
+// setView makes t the view of an input that result r describes.
+func (k *kernel) setView(t *ivalue.Tensor, st *state, r *cRet) error {
+	base := st.inT[r.alias]
+	dt, err := ivalue.DTypeFromScalarType(r.dtype)
+	if err != nil || dt != base.DType() || r.offset%int64(dt.Size()) != 0 {
+		return fmt.Errorf("views its input as %v: gosr views keep the dtype", dt)
+	}
+	st.tmpSizes, st.tmpStr = st.tmpSizes[:0], st.tmpStr[:0]
+	for d := 0; d < int(r.ndim); d++ {
+		st.tmpSizes = append(st.tmpSizes, int(r.sizes[d]))
+		st.tmpStr = append(st.tmpStr, int(r.strides[d]))
+	}
+	t.SetView(base, base.Offset()+int(r.offset)/dt.Size(), st.tmpSizes, st.tmpStr)
 	return nil
 }
 

@@ -32,3 +32,10 @@ func (s *sysArgs) call1(fn, a uintptr) uintptr {
 	runtimeCgocall(syscallXABI0, unsafe.Pointer(s))
 	return s.a[0]
 }
+
+// call4 calls fn(a, b, c, d) with s as the argument block.
+func (s *sysArgs) call4(fn, a, b, c, d uintptr) uintptr {
+	s.fn, s.a[0], s.a[1], s.a[2], s.a[3] = fn, a, b, c, d
+	runtimeCgocall(syscallXABI0, unsafe.Pointer(s))
+	return s.a[0]
+}

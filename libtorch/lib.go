@@ -25,7 +25,7 @@ import (
 
 // ShimABI is the C ABI version this package speaks (GOSR_TORCH_ABI in
 // shim/gosr_torch.h).
-const ShimABI = 1
+const ShimABI = 2
 
 // ShimName is the file `make libtorch` builds, under build/.
 const ShimName = "libgosrtorch.so"
@@ -55,6 +55,7 @@ type lib struct {
 	ctxNew, ctxFree, ctxReserve, ctxError  uintptr
 	run, finish, benchAdd, cudaDeviceCount uintptr
 	echo, sizeOf, rebinds                  uintptr
+	alloc, free, copy                      uintptr
 }
 
 var (
@@ -126,6 +127,7 @@ func loadShim(paths []string) (*lib, error) {
 		{"gosr_ctx_error", &l.ctxError}, {"gosr_run", &l.run}, {"gosr_finish", &l.finish},
 		{"gosr_bench_add", &l.benchAdd}, {"gosr_cuda_device_count", &l.cudaDeviceCount},
 		{"gosr_echo", &l.echo}, {"gosr_sizeof", &l.sizeOf}, {"gosr_rebinds", &l.rebinds},
+		{"gosr_alloc", &l.alloc}, {"gosr_free", &l.free}, {"gosr_copy", &l.copy},
 	}
 	infoSym, err := purego.Dlsym(h, "gosr_shim_info")
 	if err != nil {

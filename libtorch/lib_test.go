@@ -14,11 +14,11 @@ func TestCheckShim(t *testing.T) {
 		name, info, lib string
 		want            string // "" = ok
 	}{
-		{"ok debian", "gosr-torch abi=1 torch=1.13.0", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", ""},
-		{"ok unversioned", "gosr-torch abi=1 torch=2.1.0", "/opt/libtorch/lib/libtorch_cpu.so", ""},
-		{"other libtorch", "gosr-torch abi=1 torch=2.1.0", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0",
+		{"ok debian", "gosr-torch abi=2 torch=1.13.0", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0", ""},
+		{"ok unversioned", "gosr-torch abi=2 torch=2.1.0", "/opt/libtorch/lib/libtorch_cpu.so", ""},
+		{"other libtorch", "gosr-torch abi=2 torch=2.1.0", "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0",
 			"built against libtorch 2.1.0 but runs on /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0 (libtorch 1.13)"},
-		{"other abi", "gosr-torch abi=2 torch=1.13.0", "", "shim speaks C ABI 2, this gosr speaks 1"},
+		{"other abi", "gosr-torch abi=1 torch=1.13.0", "", "shim speaks C ABI 1, this gosr speaks 2"},
 		{"garbled", "hello", "", "unrecognised shim build line"},
 	}
 	for _, tc := range tests {

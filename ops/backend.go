@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
 )
 
 // KernelBackend offers kernels other than gosr's pure-Go ones for the
@@ -16,7 +17,7 @@ import (
 // backend kernel can share a node (BackendAuto).
 type KernelBackend interface {
 	Name() string
-	Kernel(n *graph.Node) (Kernel, Kind, error)
+	Kernel(n *graph.Node, dev ivalue.Device) (Kernel, Kind, error)
 }
 
 // BackendMode says how Select uses a KernelBackend.
@@ -49,13 +50,16 @@ func (m BackendMode) String() string {
 // selectWithBackend combines the Go choice (gk, gkind; gk nil when Go has
 // none) with the backend's.
 func selectWithBackend(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr error) (Kernel, Kind, error) {
+	if !opts.Device.IsHost() {
+		return selectOnDevice(n, opts, gk, gkind, gerr)
+	}
 	// Native Go ops (views, scalars, lists, control flow) are not kernels
 	// in ATen's sense: they stay in Go, as Static Runtime keeps its native
 	// ops whatever the kernels.
 	if gk != nil && gkind == Native {
 		return gk, gkind, nil
 	}
-	bk, bkind, berr := opts.Backend.Kernel(n)
+	bk, bkind, berr := opts.Backend.Kernel(n, ivalue.Device{})
 	if berr != nil || bk == nil {
 		if gk != nil {
 			return gk, gkind, nil
@@ -86,6 +90,85 @@ func selectWithBackend(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr 
 		t.mu.Unlock()
 	}
 	return a.run, gkind, nil
+}
+
+// selectOnDevice chooses for a module placed on a device, whose tensors
+// Go kernels cannot read: the backend runs every op it has, views and
+// size queries included; Go keeps its native ops the backend lacks (lists,
+// tuples, scalars, control flow: what PyTorch's JIT runs outside the
+// dispatcher) and any op that touches no tensor. Auto has no choice to
+// make there.
+func selectOnDevice(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr error) (Kernel, Kind, error) {
+	bk, bkind, berr := opts.Backend.Kernel(n, opts.Device)
+	if berr == nil && bk != nil {
+		if opts.DisableOutVariants && bkind == OutVariant {
+			bkind = Fallback
+		}
+		return bk, bkind, nil
+	}
+	if gk != nil {
+		switch {
+		case gkind == Native || !touchesTensors(n) || movesValues[n.Kind]:
+			return gk, gkind, nil
+		case !takesTensors(n):
+			// It only makes tensors (prim::NumToTensor): on the host, in
+			// memory of its own (Native: the planner, whose slab is on the
+			// device, does not place them); ATen takes 0-d CPU tensors
+			// beside a device's.
+			return gk, Native, nil
+		}
+	}
+	why := "it has no such op"
+	if berr != nil {
+		why = berr.Error()
+	}
+	if gk == nil {
+		return nil, 0, fmt.Errorf("%w; %s: %s", gerr, opts.Backend.Name(), why)
+	}
+	return nil, 0, fmt.Errorf("on %s every tensor op runs on %s, which cannot run %s (%s); gosr's Go kernel for it reads host memory only",
+		opts.Device, opts.Backend.Name(), n.Kind, why)
+}
+
+// movesValues are ops whose Go kernels pass tensors along without
+// reading them.
+var movesValues = map[string]bool{"prim::fork": true, "aten::wait": true}
+
+func takesTensors(n *graph.Node) bool {
+	for _, v := range n.Inputs {
+		if hasTensor(v.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasTensor(t *graph.Type) bool {
+	if t == nil {
+		return false
+	}
+	if t.Kind == graph.TensorType {
+		return true
+	}
+	for _, e := range t.Elems {
+		if hasTensor(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// touchesTensors reports whether a node takes or makes tensors (directly
+// or inside containers).
+func touchesTensors(n *graph.Node) bool {
+	if takesTensors(n) {
+		return true
+	}
+	for _, v := range n.Outputs {
+		if hasTensor(v.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // AutoTable collects a module's BackendAuto nodes, to report choices.

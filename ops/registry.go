@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
 )
 
 // Kind says how an op's kernel treats its outputs.
@@ -93,6 +94,9 @@ type Options struct {
 	BackendMode BackendMode
 	// AutoTable, if set, records BackendAuto's nodes for reporting.
 	AutoTable *AutoTable
+	// Device is where the module's tensors live. Off the host, the
+	// Backend runs every tensor op it has (see selectOnDevice).
+	Device ivalue.Device
 }
 
 // Select picks the kernel for n: out variant, then native, then fallback.
@@ -100,6 +104,9 @@ type Options struct {
 func Select(n *graph.Node, opts Options) (Kernel, Kind, error) {
 	k, kind, err := selectGo(n, opts)
 	if opts.Backend == nil || opts.BackendMode == BackendGo {
+		if !opts.Device.IsHost() {
+			return nil, 0, fmt.Errorf("device %s needs a kernel backend (gosr's Go kernels read host memory only)", opts.Device)
+		}
 		return k, kind, err
 	}
 	return selectWithBackend(n, opts, k, kind, err)

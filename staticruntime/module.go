@@ -46,7 +46,12 @@ type StaticModule struct {
 	taskRuntimes runtimeStack
 	// auto records BackendAuto's per-node choices.
 	auto *ops.AutoTable
+	// device holds the module's tensors (Options.Device).
+	device ivalue.Device
 }
+
+// Device is where the module's tensors live (Options.Device).
+func (m *StaticModule) Device() ivalue.Device { return m.device }
 
 // AutoChoices reports, with ops.BackendAuto, which kernel each node with
 // two implementations runs (empty until the first runs have measured).
@@ -120,17 +125,29 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	if err := g.Verify(); err != nil {
 		return nil, fmt.Errorf("staticruntime: invalid graph: %w", err)
 	}
-	if o.Device != "" && o.Device != "cpu" {
+	dev, err := ivalue.ParseDevice(o.Device)
+	if err != nil {
+		return nil, fmt.Errorf("staticruntime: Options.Device: %w", err)
+	}
+	if !dev.IsHost() {
 		db, ok := o.Backend.(DeviceBackend)
 		if !ok || o.BackendMode == ops.BackendGo {
-			return nil, fmt.Errorf("staticruntime: device %q needs the libtorch backend (Options.Backend, BackendMode other than go); gosr's Go kernels run on the CPU", o.Device)
+			return nil, fmt.Errorf("staticruntime: device %s needs the libtorch backend (Options.Backend, BackendMode other than go); gosr's Go kernels run on the CPU", dev)
 		}
-		if err := db.CheckDevice(o.Device); err != nil {
+		if o.ManageOutputTensors {
+			return nil, fmt.Errorf("staticruntime: device %s: ManageOutputTensors is for host modules (a placed module copies its outputs into host tensors it owns)", dev)
+		}
+		if err := db.PlaceDevice(dev); err != nil {
 			return nil, fmt.Errorf("staticruntime: %w", err)
 		}
 	}
 	if !o.SkipPasses {
 		pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
+		if !dev.IsHost() {
+			// These passes bring in gosr's own ops (prim::VarCat,
+			// static_runtime::*_copy), which ATen does not have.
+			pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
+		}
 		for _, name := range o.DisablePasses {
 			if !slices.ContainsFunc(passes.Pipeline, func(p passes.Pass) bool { return p.Name == name }) {
 				return nil, fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
@@ -144,7 +161,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			return nil, fmt.Errorf("staticruntime: %w", err)
 		}
 	}
-	m = &StaticModule{graph: g, opts: o, planner: o.Planner}
+	m = &StaticModule{graph: g, opts: o, planner: o.Planner, device: dev}
 	if m.planner == nil {
 		m.planner = memplan.GreedyBySize{}
 	}
@@ -173,8 +190,8 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			m.argNames[i] = g.Inputs()[i].DebugName()
 		}
 	}
-	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant, Backend: o.Backend, BackendMode: o.BackendMode}
-	if o.Backend != nil && o.BackendMode == ops.BackendAuto {
+	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant, Backend: o.Backend, BackendMode: o.BackendMode, Device: dev}
+	if o.Backend != nil && o.BackendMode == ops.BackendAuto && dev.IsHost() {
 		m.auto = &ops.AutoTable{}
 		sel.AutoTable = m.auto
 	}
@@ -250,7 +267,53 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	m.top = top
 	m.outputs = top.outputs
 	m.analyze()
+	if !dev.IsHost() {
+		// The weights move to the device once, for every runtime.
+		for i := range m.consts {
+			v, err := toDevice(m.consts[i].v, dev)
+			if err != nil {
+				return nil, fmt.Errorf("staticruntime: moving constant %s to %s: %w", m.consts[i].val, dev, err)
+			}
+			m.consts[i].v = v
+		}
+	}
 	return m, nil
+}
+
+// toDevice returns v with its tensors (and those of its lists and
+// tuples) on d; other values as they are.
+func toDevice(v ivalue.IValue, d ivalue.Device) (ivalue.IValue, error) {
+	if t := v.Tensor(); t != nil {
+		if t.Device() == d {
+			return v, nil
+		}
+		c, err := t.To(d)
+		if err != nil {
+			return v, err
+		}
+		return ivalue.FromTensor(c), nil
+	}
+	if l := v.List(); l != nil {
+		items := make([]ivalue.IValue, len(l.Items))
+		moved := false
+		for i, it := range l.Items {
+			c, err := toDevice(it, d)
+			if err != nil {
+				return v, err
+			}
+			items[i] = c
+			moved = moved || c.Tensor() != it.Tensor()
+		}
+		if !moved {
+			return v, nil
+		}
+		nl := &ivalue.List{Items: items}
+		if v.Kind() == ivalue.KindTuple {
+			return ivalue.TupleOf(nl), nil
+		}
+		return ivalue.ListOf(nl), nil
+	}
+	return v, nil
 }
 
 // prepareFork prepares the subgraph of a prim::fork node as a module of

@@ -14,6 +14,7 @@
 package staticruntime
 
 import (
+	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/ops"
 )
@@ -57,16 +58,25 @@ type Options struct {
 	// pure Go.
 	Backend     ops.KernelBackend
 	BackendMode ops.BackendMode
-	// Device places the module: "" or "cpu", or "cuda[:N]", which needs a
-	// Backend that can place tensors there (see DeviceBackend).
+	// Device places the module: "" or "cpu" (gosr's memory, the
+	// default), "cuda[:N]", or "libtorch-cpu" (the device path on
+	// libtorch's CPU allocator, to check a model before it meets a GPU).
+	// Off the host the module needs a Backend that places tensors there
+	// (see DeviceBackend) and BackendMode other than go: its tensor
+	// constants (the weights) are copied to the device once, the slab is
+	// allocated there through the backend's allocator, every tensor op
+	// runs on the backend, tensor inputs on the host are copied in and
+	// tensor outputs copied back out into host tensors the runtime owns
+	// (valid until its next Run, as on the host).
 	Device string
 }
 
-// DeviceBackend is a KernelBackend that can say whether it places
-// modules on a device.
+// DeviceBackend is a KernelBackend that places modules on devices.
 type DeviceBackend interface {
 	ops.KernelBackend
-	CheckDevice(device string) error
+	// PlaceDevice readies d for modules (registering the backend's
+	// allocator with ivalue) or says why it cannot.
+	PlaceDevice(d ivalue.Device) error
 }
 
 // DefaultOptions are PyTorch's defaults: out variants on, memory

@@ -2,7 +2,6 @@ package staticruntime
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
@@ -38,15 +37,16 @@ type region struct {
 	planner  memplan.Planner
 	sizes    []int64           // the largest size seen per tensor
 	storages []*ivalue.Storage // each tensor's window, once planned
-	slab     []byte
+	slab     *ivalue.Storage
+	device   ivalue.Device
 	plan     memplan.Plan
 	reqs     []memplan.Request
 	dirty    bool
 	replans  int
 }
 
-func (g *region) init(infos []managedInfo, pl memplan.Planner) {
-	g.infos, g.planner = infos, pl
+func (g *region) init(infos []managedInfo, pl memplan.Planner, d ivalue.Device) {
+	g.infos, g.planner, g.device = infos, pl, d
 	g.sizes = make([]int64, len(infos))
 	g.storages = make([]*ivalue.Storage, len(infos))
 	g.reqs = make([]memplan.Request, len(infos))
@@ -61,10 +61,10 @@ func (g *region) reset() {
 }
 
 func (p *runPlanner) init(m *StaticModule) {
-	p.inter.init(m.managed, m.planner)
+	p.inter.init(m.managed, m.planner, m.device)
 	// Outputs are all alive when the run returns: no placement can share
 	// memory between them, so the arena lays them side by side.
-	p.outs.init(m.managedOut, memplan.None{})
+	p.outs.init(m.managedOut, memplan.None{}, m.device)
 }
 
 func (p *runPlanner) reset() {
@@ -74,7 +74,7 @@ func (p *runPlanner) reset() {
 }
 
 // allocate runs before the nodes.
-func (p *runPlanner) allocate(r *StaticRuntime) {
+func (p *runPlanner) allocate(r *StaticRuntime) error {
 	p.allocs = ivalue.StorageAllocs()
 	if p.lent {
 		// The caller kept the last outputs: they are theirs now. The run
@@ -87,17 +87,27 @@ func (p *runPlanner) allocate(r *StaticRuntime) {
 		p.abandoned++
 	}
 	p.lent = r.m.opts.ManageOutputTensors
-	p.inter.allocate(r)
-	p.outs.allocate(r)
+	if err := p.inter.allocate(r); err != nil {
+		return err
+	}
+	return p.outs.allocate(r)
 }
 
-func (g *region) allocate(r *StaticRuntime) {
+func (g *region) allocate(r *StaticRuntime) error {
 	if !g.dirty {
-		return
+		return nil
+	}
+	plan := g.planner.Plan(g.requests())
+	// On a device the slab comes from the backend's allocator.
+	slab := &ivalue.Storage{Data: ivalue.AlignedBytes(int(plan.Total))}
+	if !g.device.IsHost() {
+		var err error
+		if slab, err = ivalue.AllocStorage(g.device, int(plan.Total)); err != nil {
+			return fmt.Errorf("staticruntime: memory plan: slab of %d bytes: %w", plan.Total, err)
+		}
 	}
 	g.dirty = false
-	g.plan = g.planner.Plan(g.requests())
-	g.slab = ivalue.AlignedBytes(int(g.plan.Total))
+	g.plan, g.slab = plan, slab
 	g.replans++
 	for i, mi := range g.infos {
 		t := r.values[mi.slot].Tensor()
@@ -105,11 +115,11 @@ func (g *region) allocate(r *StaticRuntime) {
 			g.storages[i] = nil
 			continue
 		}
-		off := g.plan.Offsets[i]
-		s := &ivalue.Storage{Data: g.slab[off : off+g.sizes[i] : off+g.sizes[i]]}
+		s := g.slab.Window(int(g.plan.Offsets[i]), int(g.sizes[i]))
 		g.storages[i] = s
 		t.SetStorage(s, 0)
 	}
+	return nil
 }
 
 func (g *region) requests() []memplan.Request {
@@ -179,12 +189,11 @@ func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
 				continue
 			}
 			t := r.values[mi.slot].Tensor()
-			if t == nil || t.Storage() == nil || len(t.Storage().Data) == 0 {
+			if t == nil || t.Storage() == nil || t.Storage().Len() == 0 {
 				continue
 			}
-			d := t.Storage().Data
-			lo := uintptr(unsafe.Pointer(unsafe.SliceData(d)))
-			live = append(live, span{lo, lo + uintptr(len(d)), mi.slot})
+			lo := uintptr(t.Storage().Ptr())
+			live = append(live, span{lo, lo + uintptr(t.Storage().Len()), mi.slot})
 		}
 	}
 	for i, a := range live {
@@ -200,7 +209,9 @@ func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
 
 // MemoryStats describe the memory plan of a runtime after its runs.
 type MemoryStats struct {
-	Planner        string
+	Planner string
+	// Device is where the slab lives (Options.Device).
+	Device         string
 	ManagedTensors int   // intermediate tensors the planner places
 	ManagedBytes   int64 // slab size
 	LowerBound     int64 // largest total of managed tensors alive at one node
@@ -232,7 +243,7 @@ func (r *StaticRuntime) MemoryStats() MemoryStats {
 	g := &p.inter
 	reqs := append([]memplan.Request(nil), g.requests()...)
 	st := MemoryStats{
-		Planner: r.m.planner.Name(), ManagedTensors: len(g.infos), ManagedBytes: g.plan.Total,
+		Planner: r.m.planner.Name(), Device: r.m.device.String(), ManagedTensors: len(g.infos), ManagedBytes: g.plan.Total,
 		Replans: g.replans, Groups: g.plan.Groups, Offsets: append([]int64(nil), g.plan.Offsets...),
 		Tensors:       reqs,
 		OutputTensors: len(p.outs.infos), OutputBytes: p.outs.plan.Total,
@@ -286,7 +297,7 @@ func (r *StaticRuntime) unmanagedBytes() int64 {
 				continue
 			}
 			seen[t.Storage()] = true
-			n += int64(len(t.Storage().Data))
+			n += int64(t.Storage().Len())
 		}
 	}
 	return n

@@ -43,6 +43,10 @@ type StaticRuntime struct {
 	scratch *ops.Scratch
 	// sites are the runtime's prim::fork nodes.
 	sites []*forkSite
+	// A placed module's inputs on the device and outputs on the host,
+	// reused across runs (see Options.Device).
+	devIn   []*ivalue.Tensor
+	hostOut []*ivalue.Tensor
 	// RunAsync's reused future and arguments.
 	async         *fork.Future
 	asyncArgs     []ivalue.IValue
@@ -68,7 +72,7 @@ func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
 
 // Run implements ops.BlockRunner.
 func (b *BlockRunner) Run() error {
-	if b.check != nil || b.rt.done != nil {
+	if b.check != nil || b.rt.done != nil || !b.rt.m.device.IsHost() {
 		return b.runChecked()
 	}
 	nodes := b.nodes
@@ -94,7 +98,7 @@ func (b *BlockRunner) runChecked() error {
 			default:
 			}
 		}
-		if err := nodes[i].Kernel(&nodes[i]); err != nil {
+		if err := b.runNode(i); err != nil {
 			return b.nodeError(i, err)
 		}
 		if b.check != nil {
@@ -104,6 +108,26 @@ func (b *BlockRunner) runChecked() error {
 		}
 	}
 	return nil
+}
+
+// runNode runs node i; on a placed module, a Go kernel that reads a
+// tensor on the device (ivalue.DeviceAccessError) fails instead of
+// panicking out of the run.
+func (b *BlockRunner) runNode(i int) (err error) {
+	p := &b.nodes[i]
+	if b.rt.m.device.IsHost() {
+		return p.Kernel(p)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e, ok := r.(*ivalue.DeviceAccessError)
+			if !ok {
+				panic(r)
+			}
+			err = e
+		}
+	}()
+	return p.Kernel(p)
 }
 
 // NodeError is the error of a kernel, with the node it ran.
@@ -131,6 +155,10 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 	r.resetValues()
 	r.top = r.newBlockRunner(m.top, nil)
 	r.outputs = make([]ivalue.IValue, len(m.outputs))
+	if !m.device.IsHost() {
+		r.devIn = make([]*ivalue.Tensor, len(m.inputs))
+		r.hostOut = make([]*ivalue.Tensor, len(m.outputs))
+	}
 	r.planner.init(m)
 	if m.opts.CheckPlan {
 		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
@@ -354,7 +382,10 @@ func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValu
 	for _, rc := range r.recyclers {
 		rc.Reset()
 	}
-	r.planner.allocate(r)
+	if err := r.planner.allocate(r); err != nil {
+		r.broken = true
+		return nil, err
+	}
 	if err := r.top.Run(); err != nil {
 		r.broken = true
 		return nil, err
@@ -365,7 +396,72 @@ func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValu
 	if err := r.planner.deallocate(r); err != nil {
 		return nil, err
 	}
+	if r.devIn != nil && !r.inTask {
+		if err := r.copyOut(); err != nil {
+			r.broken = true
+			return nil, err
+		}
+	}
 	return r.outputs, nil
+}
+
+// copyIn puts input i of a placed module on its device: a host tensor is
+// copied into the runtime's tensor for that input (resized, so a steady
+// run allocates nothing); tensors in lists and tuples too (in new lists).
+func (r *StaticRuntime) copyIn(i int, v ivalue.IValue) (ivalue.IValue, error) {
+	d := r.m.device
+	if t := v.Tensor(); t != nil {
+		if t.Device() == d {
+			return v, nil
+		}
+		dt := r.devIn[i]
+		if dt == nil {
+			dt = &ivalue.Tensor{}
+			dt.SetDevice(d)
+			r.devIn[i] = dt
+		}
+		if err := dt.ResizeErr(t.DType(), t.Sizes()); err != nil {
+			return v, err
+		}
+		if err := ivalue.CopyTo(dt, t); err != nil {
+			return v, err
+		}
+		return ivalue.FromTensor(dt), nil
+	}
+	return toDevice(v, d)
+}
+
+// copyOut copies a placed module's tensor outputs to the host.
+func (r *StaticRuntime) copyOut() error {
+	for i, o := range r.outputs {
+		t := o.Tensor()
+		if t == nil {
+			if o.List() != nil {
+				v, err := toDevice(o, ivalue.Device{})
+				if err != nil {
+					return fmt.Errorf("staticruntime: copying output %d to the host: %w", i, err)
+				}
+				r.outputs[i] = v
+			}
+			continue
+		}
+		if t.Device().IsHost() {
+			continue
+		}
+		h := r.hostOut[i]
+		if h == nil {
+			h = &ivalue.Tensor{}
+			r.hostOut[i] = h
+		}
+		if err := h.ResizeErr(t.DType(), t.Sizes()); err != nil {
+			return err
+		}
+		if err := ivalue.CopyTo(h, t); err != nil {
+			return fmt.Errorf("staticruntime: copying output %d to the host: %w", i, err)
+		}
+		r.outputs[i] = ivalue.FromTensor(h)
+	}
+	return nil
 }
 
 func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue.IValue) error {
@@ -387,7 +483,13 @@ func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue
 		if err := checkInput(m.argNames[i], i, m.inputTys[i], v); err != nil {
 			return err
 		}
-		if r.ownsPart(v) {
+		if r.devIn != nil && !r.inTask {
+			dv, err := r.copyIn(i, v)
+			if err != nil {
+				return fmt.Errorf("staticruntime: input %q to %s: %w", m.argNames[i], m.device, err)
+			}
+			v = dv
+		} else if r.ownsPart(v) {
 			// An output of a previous run (or a part of one) fed back: the
 			// run would rewrite it while reading it, so read a copy.
 			v = v.Clone()

@@ -107,7 +107,9 @@ struct Ctx {
 
 // Inline loops: memcmp's call costs more than these few words.
 inline bool same_desc(const gosr_tensor& a, const gosr_tensor& b) {
-  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim) return false;
+  if (a.data != b.data || a.dtype != b.dtype || a.ndim != b.ndim || a.device_type != b.device_type ||
+      a.device_index != b.device_index)
+    return false;
   for (int64_t d = 0; d < a.ndim; d++)
     if (a.sizes[d] != b.sizes[d] || a.strides[d] != b.strides[d]) return false;
   return true;
@@ -115,18 +117,41 @@ inline bool same_desc(const gosr_tensor& a, const gosr_tensor& b) {
 
 std::atomic<int64_t> g_rebinds{0};
 
+// view makes the at::Tensor over gosr's memory a descriptor names: on the
+// CPU with from_blob; on a device with the device set explicitly (ATen
+// would otherwise ask the driver where the pointer lives).
+at::Tensor view(const gosr_tensor& d) {
+  if (d.ndim < 0 || d.ndim > GOSR_MAXDIM) throw std::runtime_error("gosr: tensor rank out of range");
+  auto opts = at::TensorOptions().dtype(c10::ScalarType(d.dtype));
+  if (d.device_type == 0)
+    return at::from_blob(d.data, at::IntArrayRef(d.sizes, d.ndim), at::IntArrayRef(d.strides, d.ndim), opts);
+  c10::Device dev{c10::DeviceType(d.device_type), c10::DeviceIndex(d.device_index)};
+  return at::for_blob(d.data, at::IntArrayRef(d.sizes, d.ndim))
+      .strides(at::IntArrayRef(d.strides, d.ndim))
+      .options(opts.device(dev))
+      .target_device(dev)
+      .make_tensor();
+}
+
 const at::Tensor& slot(Ctx& c, int64_t i) {
   Slot& s = c.slots[i];
   const gosr_tensor& d = c.tensors[i];
   if (!s.valid || !same_desc(s.seen, d)) {
     g_rebinds.fetch_add(1, std::memory_order_relaxed);
-    if (d.ndim < 0 || d.ndim > GOSR_MAXDIM) throw std::runtime_error("gosr: tensor rank out of range");
-    s.t = at::from_blob(d.data, at::IntArrayRef(d.sizes, d.ndim), at::IntArrayRef(d.strides, d.ndim),
-                        at::TensorOptions().dtype(c10::ScalarType(d.dtype)));
+    s.t = view(d);
     s.seen = d;
     s.valid = true;
   }
   return s.t;
+}
+
+// on_device: some tensor of the call is off the CPU. The specialised out
+// variants call at::cpu:: kernels, so such calls take the functional
+// (dispatched) path and copy into gosr's outputs.
+bool on_device(const Ctx& c) {
+  for (int64_t i = 0; i < c.hdr.nin + c.hdr.nout; i++)
+    if (c.tensors[i].device_type != 0) return true;
+  return false;
 }
 
 // Argument accessors for the specialized calls.
@@ -454,7 +479,7 @@ std::string ret_codes(const c10::FunctionSchema& s) {
       r += ret.alias_info() ? 'A' : 'T';
     else if (t->kind() == c10::TypeKind::ListType &&
              t->expectRef<c10::ListType>().getElementType()->kind() == c10::TypeKind::TensorType)
-      r += 'L';
+      r += ret.alias_info() ? 'V' : 'L';  // V: views of an input (chunk, split, unbind)
     else
       r += 'o';
   }
@@ -600,7 +625,6 @@ void describe_tensor(Ctx& c, gosr_ret& r, const at::Tensor& t) {
   }
   r.alias = -1;
   r.offset = 0;
-  if (!t.device().is_cpu()) throw std::runtime_error("gosr: result on " + t.device().str() + ", expected cpu");
   // A view of an input: gosr makes the same view of its own tensor.
   for (int64_t s = 0; s < c.hdr.nin; s++) {
     const Slot& in = c.slots[s];
@@ -834,6 +858,13 @@ int64_t gosr_run(gosr_hdr* h) {
   try {
     thread_setup(c.threads);
     Op& op = *c.op;
+    if (op.out && on_device(c)) {
+      c.ready = false;
+      V r = op.func(c);
+      std::vector<c10::IValue> rs(r.begin(), r.end());
+      describe(c, rs);
+      return 1;
+    }
     if (op.out) {
       if (signature(c) && c.ready) {
         op.out(c);
@@ -870,13 +901,46 @@ int64_t gosr_finish(gosr_hdr* h) {
                                std::to_string(c.pending.size()) + " results");
     for (size_t k = 0; k < c.pending.size(); k++) O(c, int(k)).copy_(c.pending[k]);
     c.pending.clear();
-    if (c.op->out) c.ready = true;
+    if (c.op->out && !on_device(c)) c.ready = true;
     return 0;
   } catch (const c10::Error& e) {
     return fail(c, e.what_without_backtrace());
   } catch (const std::exception& e) {
     return fail(c, e.what());
   }
+}
+
+int64_t gosr_alloc(int64_t device_type, int64_t device_index, int64_t nbytes, void** data, char* err,
+                   int64_t errlen) {
+  try {
+    thread_setup(tl.threads > 0 ? tl.threads : 1);
+    c10::Device dev{c10::DeviceType(device_type), c10::DeviceIndex(device_index)};
+    auto t = std::make_unique<at::Tensor>(
+        at::empty({std::max<int64_t>(nbytes, 1)}, at::TensorOptions().dtype(at::kByte).device(dev)));
+    *data = t->data_ptr();
+    return reinterpret_cast<int64_t>(t.release());
+  } catch (const c10::Error& e) {
+    set_err(err, errlen, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+  }
+  return 0;
+}
+
+void gosr_free(int64_t handle) { delete reinterpret_cast<at::Tensor*>(handle); }
+
+int64_t gosr_copy(const gosr_tensor* dst, const gosr_tensor* src, char* err, int64_t errlen) {
+  try {
+    thread_setup(tl.threads > 0 ? tl.threads : 1);
+    at::Tensor d = view(*dst);
+    d.copy_(view(*src));
+    return 0;
+  } catch (const c10::Error& e) {
+    set_err(err, errlen, e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    set_err(err, errlen, e.what());
+  }
+  return -1;
 }
 
 int64_t gosr_rebinds(void) { return g_rebinds.load(); }

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#define GOSR_TORCH_ABI 1
+#define GOSR_TORCH_ABI 2
 #define GOSR_MAXDIM 8
 
 #ifdef __cplusplus
@@ -20,6 +20,8 @@ typedef struct {
   int64_t ndim;
   int64_t sizes[GOSR_MAXDIM];
   int64_t strides[GOSR_MAXDIM];
+  int32_t device_type;   // c10::DeviceType: 0 CPU, 1 CUDA
+  int32_t device_index;  // -1 for the CPU
 } gosr_tensor;
 
 enum {
@@ -83,7 +85,8 @@ int64_t gosr_cuda_device_count(void);
 // gosr_resolve finds the overload of op name (aten::add) whose arguments
 // accept the input codes (one letter per node input, see libtorch/abi.go).
 // It returns an op id >= 0 and writes the overload name and one letter
-// per return (T new tensor, A alias of an input, L tensor list, o other)
+// per return (T new tensor, A alias of an input, L tensor list, V list of
+// views of an input, o other)
 // into info; -1 when libtorch has no such op or no overload fits (info
 // says why).
 int64_t gosr_resolve(const char* name, const char* codes, char* info, int64_t infolen);
@@ -100,6 +103,14 @@ const char* gosr_ctx_error(gosr_hdr* ctx);
 // error (gosr_ctx_error).
 int64_t gosr_run(gosr_hdr* ctx);
 int64_t gosr_finish(gosr_hdr* ctx);
+
+// Device memory (modules placed on a device): gosr_alloc returns a handle
+// to nbytes from libtorch's allocator for the device and writes their
+// address to *data (0 and err on failure); gosr_free releases it.
+// gosr_copy copies src into dst (dtype converted, any devices, strided).
+int64_t gosr_alloc(int64_t device_type, int64_t device_index, int64_t nbytes, void** data, char* err, int64_t errlen);
+void gosr_free(int64_t handle);
+int64_t gosr_copy(const gosr_tensor* dst, const gosr_tensor* src, char* err, int64_t errlen);
 
 // gosr_echo returns 2x+1 and gosr_sizeof the size of gosr_tensor (0),
 // gosr_arg (1), gosr_ret (2), gosr_hdr (3): ABI checks for the Go side.
