@@ -185,7 +185,12 @@ func checkShim(info, torchLib string) (string, error) {
 }
 
 // call runs a C function of the shim. purego.SyscallN runs it on the
-// system stack, like a cgo call.
+// system stack, like a cgo call. Arguments that are Go pointers turned
+// into uintptr (out-parameters, message buffers) must be moved to the
+// heap before the call: a goroutine's stack may move (grow) between the
+// conversion and the C call, leaving C to write into the old stack.
+//
+//go:uintptrescapes
 func call(fn uintptr, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r

@@ -78,6 +78,10 @@ func TestParseFlagsBackend(t *testing.T) {
 		{"compare", []string{"-backend", "cuda"}, "", 0, `-backend "cuda": want go, libtorch, auto or all`},
 		{"run", []string{"-intra-op-threads", "0"}, "", 0, "-intra-op-threads 0: want at least 1"},
 		{"run", []string{"-intra-op-threads", "x"}, "", 0, `invalid value "x" for flag -intra-op-threads`},
+		{"run", []string{"-backend", "libtorch", "-device", "cuda:1"}, "libtorch", 1, ""},
+		{"run", []string{"-device", "cuda"}, "", 0, "-device cuda:0: gosr's Go kernels read host memory only; use -backend libtorch"},
+		{"run", []string{"-backend", "auto", "-device", "libtorch-cpu"}, "", 0, "use -backend libtorch"},
+		{"run", []string{"-backend", "libtorch", "-device", "tpu"}, "", 0, `-device: unknown device "tpu"`},
 	} {
 		name := tc.cmd + " " + strings.Join(tc.args, " ")
 		f, err := parseFlags(tc.cmd, tc.args, io.Discard)
@@ -200,6 +204,35 @@ func TestRunBackends(t *testing.T) {
 			assert.Contains(t, long.String(), "aten::linear %")
 			assert.Contains(t, long.String(), "chose ")
 		})
+	}
+}
+
+// TestRunDevice runs a built-in model placed on libtorch's CPU allocator
+// (the device path without a GPU) and, where libtorch has none, asks for
+// CUDA and gets libtorch's reason.
+func TestRunDevice(t *testing.T) {
+	requireLibtorch(t)
+	f := quick(flags{backend: backendLibtorch, intraOp: 1, device: "libtorch-cpu"})
+	opts, err := f.options()
+	require.NoError(t, err)
+	assert.Equal(t, "libtorch-cpu", opts.Device)
+	m, err := loadModel("mlp", flags{})
+	require.NoError(t, err)
+	res, err := measure(m, f)
+	require.NoError(t, err)
+	assert.Less(t, res.MaxAbsDiff, 1e-5)
+	assert.Zero(t, res.AllocsPerRun)
+	assert.Equal(t, "libtorch-cpu", res.Device)
+	var w strings.Builder
+	printMemory(&w, res, false)
+	assert.Contains(t, w.String(), "on libtorch-cpu")
+
+	b, err := openLibtorch(1)
+	require.NoError(t, err)
+	if b.Info().CUDADevices == 0 {
+		f.device = "cuda"
+		_, err = measure(m, f)
+		require.ErrorContains(t, err, "has no CUDA")
 	}
 }
 

@@ -35,6 +35,13 @@
 // compare gives up on a PyTorch child that reports no progress for
 // -pt-timeout, notes "PyTorch timed out" for that model and goes on.
 //
+// -device cuda[:N] places gosr's module on a GPU through libtorch
+// (-backend libtorch; staticruntime.Options.Device): weights copied once,
+// the slab from libtorch's allocator, inputs copied in and outputs out,
+// all inside the timed runs. -device libtorch-cpu runs that same path on
+// libtorch's CPU allocator, where no GPU is present. PyTorch's side of
+// compare stays on the CPU.
+//
 // -planner none|storage-groups|greedy (default greedy) chooses the memory
 // planner for run, ops and compare; -manage-outputs places output tensors
 // in an arena of their own. run prints the memory plan after the timing
@@ -125,6 +132,8 @@ type flags struct {
 	// intraOp is libtorch's intra-op threads and, in compare, PyTorch's;
 	// 0 means 1 (intraOpThreads).
 	intraOp int
+	// device places gosr's module (-device: cpu, libtorch-cpu, cuda[:N]).
+	device string
 }
 
 func main() {
@@ -218,6 +227,7 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "run: write a CPU profile of the whole command here (go tool pprof)")
 	interps := fs.String("interpreters", "1", "run, torch.package with Python fallbacks: private interpreters per configuration, comma separated (1,2: one row each, rounds interleaved)")
 	fs.StringVar(&f.backend, "backend", backendGo, "kernels: go (gosr's pure-Go kernels), libtorch (PyTorch's ATen kernels through the shim `make libtorch` builds), auto (per node, the faster of the two, timed on the first runs); compare also takes all (go, libtorch and auto one after the other, one row each)")
+	fs.StringVar(&f.device, "device", "cpu", "where gosr's module lives: cpu (gosr's memory), cuda[:N] (a GPU, through libtorch), or libtorch-cpu (the device path on libtorch's CPU allocator: weights copied once, slab from libtorch, inputs in, outputs out); off cpu it needs -backend libtorch")
 	fs.IntVar(&f.intraOp, "intra-op-threads", 1, "intra-op threads of libtorch's kernels (-backend libtorch|auto) and, in compare, of PyTorch (torch.set_num_threads); gosr's Go kernels run on the calling goroutine")
 	fs.DurationVar(&f.round, "round", time.Second, "run, torch.package with Python fallbacks: how long each configuration runs per round (-repeats rounds; -iters N: N runs per goroutine instead)")
 	// Flags may come before or after the model: srbench run MODEL.pt -inputs IN.pt
@@ -256,6 +266,11 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	}
 	if f.intraOp < 1 {
 		return f, fmt.Errorf("-intra-op-threads %d: want at least 1", f.intraOp)
+	}
+	if d, err := ivalue.ParseDevice(f.device); err != nil {
+		return f, fmt.Errorf("-device: %w", err)
+	} else if !d.IsHost() && f.backend != backendLibtorch {
+		return f, fmt.Errorf("-device %s: gosr's Go kernels read host memory only; use -backend libtorch", d)
 	}
 	return f, nil
 }
@@ -357,6 +372,9 @@ func (f flags) options() (*staticruntime.Options, error) {
 	if err := f.setBackend(&o); err != nil {
 		return nil, err
 	}
+	if f.device != "cpu" {
+		o.Device = f.device
+	}
 	pl, err := f.plannerOpt()
 	if err != nil {
 		return nil, err
@@ -426,6 +444,8 @@ type runResult struct {
 	ReusedBytes     int64  `json:"reused_bytes"`
 	Replans         int    `json:"replans"`
 	ManageOutputs   bool   `json:"manage_outputs"`
+	// Device is where the module's tensors and slab live (-device).
+	Device string `json:"device"`
 	OutputTensors   int    `json:"output_tensors"`
 	OutputBytes     int64  `json:"output_bytes"`
 	// Mem is the whole plan, for -v.
@@ -435,6 +455,7 @@ type runResult struct {
 func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool) {
 	res.Mem = ms
 	res.Planner, res.ManagedTensors, res.ManagedBytes = ms.Planner, ms.ManagedTensors, ms.ManagedBytes
+	res.Device = ms.Device
 	res.LowerBoundBytes, res.TensorBytes, res.ReusedBytes = ms.LowerBound, ms.TensorBytes, ms.ReusedBytes
 	res.Replans = ms.Replans
 	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
@@ -488,7 +509,7 @@ func cmdRun(f flags) error {
 // tensor's place and lifetime (steps are top-level node indices).
 func printMemory(w io.Writer, res *runResult, verbose bool) {
 	ms := res.Mem
-	fmt.Fprintf(w, "memory (planner %s)\n", res.Planner)
+	fmt.Fprintf(w, "memory (planner %s, on %s)\n", res.Planner, res.Device)
 	fmt.Fprintf(w, "  managed tensors: %d\n", res.ManagedTensors)
 	fmt.Fprintf(w, "  managed bytes: %d\n", res.ManagedBytes)
 	fmt.Fprintf(w, "  lower bound: %d bytes (managed/lower bound: %s)\n", res.LowerBoundBytes, ratio(res.ManagedBytes, res.LowerBoundBytes))
