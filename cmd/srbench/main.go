@@ -445,9 +445,9 @@ type runResult struct {
 	Replans         int    `json:"replans"`
 	ManageOutputs   bool   `json:"manage_outputs"`
 	// Device is where the module's tensors and slab live (-device).
-	Device string `json:"device"`
-	OutputTensors   int    `json:"output_tensors"`
-	OutputBytes     int64  `json:"output_bytes"`
+	Device        string `json:"device"`
+	OutputTensors int    `json:"output_tensors"`
+	OutputBytes   int64  `json:"output_bytes"`
 	// Mem is the whole plan, for -v.
 	Mem staticruntime.MemoryStats `json:"-"`
 }
@@ -509,7 +509,11 @@ func cmdRun(f flags) error {
 // tensor's place and lifetime (steps are top-level node indices).
 func printMemory(w io.Writer, res *runResult, verbose bool) {
 	ms := res.Mem
-	fmt.Fprintf(w, "memory (planner %s, on %s)\n", res.Planner, res.Device)
+	if res.Device != "" && res.Device != "cpu" {
+		fmt.Fprintf(w, "memory (planner %s, on %s)\n", res.Planner, res.Device)
+	} else {
+		fmt.Fprintf(w, "memory (planner %s)\n", res.Planner)
+	}
 	fmt.Fprintf(w, "  managed tensors: %d\n", res.ManagedTensors)
 	fmt.Fprintf(w, "  managed bytes: %d\n", res.ManagedBytes)
 	fmt.Fprintf(w, "  lower bound: %d bytes (managed/lower bound: %s)\n", res.LowerBoundBytes, ratio(res.ManagedBytes, res.LowerBoundBytes))
