@@ -479,8 +479,7 @@ func (k *kernel) run(p *ops.ProcessedNode) error {
 	if st.ready {
 		for i := range p.Out {
 			t := p.OutTensor(i)
-			t.SetDevice(k.dev)
-			if err := t.ResizeErr(st.outDT[i], st.outSizes[i]); err != nil {
+			if err := k.resize(t, st.outDT[i], st.outSizes[i]); err != nil {
 				return fmt.Errorf("libtorch %s: output %d: %v", k.node.Kind, i, err)
 			}
 			if err := setDesc(&st.tensors[nt+i], t); err != nil {
@@ -542,8 +541,7 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 		for d := 0; d < int(r.ndim); d++ {
 			st.tmpSizes = append(st.tmpSizes, int(r.sizes[d]))
 		}
-		t.SetDevice(k.dev)
-		if err := t.ResizeErr(dt, st.tmpSizes); err != nil {
+		if err := k.resize(t, dt, st.tmpSizes); err != nil {
 			return fmt.Errorf("libtorch %s: result: %v", k.node.Kind, err)
 		}
 		if err := setDesc(&st.tensors[nin+nout], t); err != nil {
@@ -641,6 +639,18 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 	runtime.KeepAlive(p)
 	st.ready = k.op.specialized
 	return nil
+}
+
+// resize makes t a contiguous tensor on the kernel's device. On the host
+// it is a plain Resize (the per-call path, kept free of a deferred
+// recover); on a device the allocation may fail.
+func (k *kernel) resize(t *ivalue.Tensor, dt ivalue.DType, sizes []int) error {
+	if k.dev.IsHost() && t.Device().IsHost() {
+		t.Resize(dt, sizes)
+		return nil
+	}
+	t.SetDevice(k.dev)
+	return t.ResizeErr(dt, sizes)
 }
 
 // setView makes t the view of an input that result r describes.

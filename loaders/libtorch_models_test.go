@@ -136,8 +136,13 @@ func BenchmarkBackends(b *testing.B) {
 			}
 			per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
 			times := make([][]float64, len(modes))
+			// The order rotates every round: each backend follows each
+			// other one equally often (libtorch's large code evicts the
+			// caches of whatever runs next).
 			for round := 0; round < 15; round++ {
-				for i, r := range rts {
+				for k := range rts {
+					i := (k + round) % len(rts)
+					r := rts[i]
 					t0 := time.Now()
 					for k := 0; k < per; k++ {
 						r.Run(inputs...)
