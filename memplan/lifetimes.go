@@ -18,6 +18,10 @@ type Lifetime struct {
 	// tensors are kept only with LifetimeOptions.ManageOutputs; they live
 	// past the last step (End is the number of steps).
 	Output bool
+	// Follows, when not 0, is 1 + the index (in the list Lifetimes
+	// returns) of the tensor this one may be written over in place: see
+	// Request.Follows and LifetimeOptions.InPlace.
+	Follows int
 }
 
 // LifetimeOptions say which values are candidates.
@@ -29,6 +33,13 @@ type LifetimeOptions struct {
 	// ManageOutputs keeps graph outputs (and tensors that may alias them)
 	// as Output lifetimes instead of leaving them unmanaged.
 	ManageOutputs bool
+	// InPlace reports, for a node, the index of the input its kernel may
+	// write its (single) output over (ops.InPlace), or false. Lifetimes
+	// links the output to that input when the input is a tensor of the
+	// same kind (both managed, neither an output) made by another
+	// top-level node, last read by this node, and aliased by no other
+	// input of it.
+	InPlace func(n *graph.Node) (input int, ok bool)
 }
 
 // Lifetimes lists the tensors of g a planner may place, in node order,
@@ -79,7 +90,63 @@ func Lifetimes(g *graph.Graph, db *alias.DB, opt LifetimeOptions) ([]Lifetime, i
 		}
 	}
 	walk(top)
+	if opt.InPlace != nil {
+		linkInPlace(out, db, opt, stepOf)
+	}
 	return out, steps
+}
+
+// linkInPlace sets Follows where an output may be written over a dead
+// input (see LifetimeOptions.InPlace).
+func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*graph.Node]int) {
+	index := make(map[*graph.Value]int, len(lts))
+	for i, lt := range lts {
+		index[lt.Value] = i
+	}
+	for i := range lts {
+		b := &lts[i]
+		n := b.Value.Node
+		s, top := stepOf[n]
+		if !top || len(n.Outputs) != 1 || b.Output {
+			continue
+		}
+		k, ok := opt.InPlace(n)
+		if !ok || k < 0 || k >= len(n.Inputs) {
+			continue
+		}
+		x := n.Inputs[k]
+		j, managed := index[x]
+		if !managed {
+			// The input may be another name for a managed tensor (the
+			// result of an in-place op such as relu_, or a view): link to
+			// that tensor if it is the only managed one x may alias. The
+			// runtime checks that x really begins where it begins.
+			j = -1
+			for _, a := range db.Aliases(x) {
+				if i, ok := index[a]; ok {
+					if j >= 0 {
+						j = -2
+						break
+					}
+					j = i
+				}
+			}
+			managed = j >= 0
+		}
+		if !managed || lts[j].Output || lts[j].End != s || lts[j].Start >= s {
+			continue
+		}
+		alone := true
+		for m, y := range n.Inputs {
+			if m != k && (y == x || db.MayAlias(y, x)) {
+				alone = false
+				break
+			}
+		}
+		if alone {
+			b.Follows = j + 1
+		}
+	}
 }
 
 func lifetime(v *graph.Value, db *alias.DB, opt LifetimeOptions, isOutput map[*graph.Value]bool,
@@ -130,7 +197,7 @@ func escapesBlock(v *graph.Value, db *alias.DB) bool {
 func Requests(lts []Lifetime, sizes []int64) []Request {
 	reqs := make([]Request, len(lts))
 	for i, lt := range lts {
-		reqs[i] = Request{Size: sizes[i], Start: lt.Start, End: lt.End}
+		reqs[i] = Request{Size: sizes[i], Start: lt.Start, End: lt.End, Follows: lt.Follows}
 	}
 	return reqs
 }

@@ -129,5 +129,49 @@ func TestLifetimesCandidate(t *testing.T) {
 	require.Len(t, lts, 1)
 	assert.Equal(t, "a", lts[0].Value.DebugName())
 	reqs := Requests(lts, []int64{100})
-	assert.Equal(t, []Request{{100, 0, 1}}, reqs)
+	assert.Equal(t, []Request{{Size: 100, Start: 0, End: 1}}, reqs)
+}
+
+// TestLifetimesInPlace: an output is linked to the input its op may write
+// over only where that input is managed, dies at the node, is made by
+// another top-level node, and is not also read through another input.
+func TestLifetimesInPlace(t *testing.T) {
+	g, err := graph.Parse(`graph(%x : Tensor, %c : bool):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::relu(%x)
+  %b : Tensor = aten::sigmoid(%a)
+  %d : Tensor = aten::tanh(%b)
+  %e : Tensor = aten::mul(%d, %b)
+  %f : Tensor = aten::sigmoid(%e)
+  %g : Tensor = aten::mul(%f, %f)
+  %h : Tensor = aten::sigmoid(%g)
+  %k : Tensor = aten::add(%h, %h, %one)
+  %r : Tensor = aten::tanh(%x)
+  return (%k, %r)`, nil)
+	require.NoError(t, err)
+	// Every op here may write over its first input.
+	inPlace := func(n *graph.Node) (int, bool) { return 0, true }
+	lts, _ := Lifetimes(g, alias.Analyze(g), LifetimeOptions{InPlace: inPlace})
+	got := map[string]string{}
+	for _, lt := range lts {
+		if lt.Follows > 0 {
+			got[lt.Value.DebugName()] = lts[lt.Follows-1].Value.DebugName()
+		} else {
+			got[lt.Value.DebugName()] = ""
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"a": "",  // over a graph input: not managed
+		"b": "a", // relu's result dies at sigmoid
+		"d": "",  // %b is read again by the mul
+		"e": "d",
+		"f": "e",
+		"g": "", // %f is both inputs
+		"h": "g",
+	}, got) // %k and %r are outputs: not managed
+	// Without the option nothing is linked.
+	lts, _ = Lifetimes(g, alias.Analyze(g), LifetimeOptions{})
+	for _, lt := range lts {
+		assert.Zero(t, lt.Follows, lt.Value.DebugName())
+	}
 }

@@ -19,6 +19,46 @@ func Align(n int64) int64 { return (n + Alignment - 1) &^ (Alignment - 1) }
 type Request struct {
 	Size       int64
 	Start, End int
+	// Follows, when not 0, names request Follows-1 as the input this
+	// tensor may be written over in place: that request is last read at
+	// this one's Start, by the node writing this one, whose kernel can
+	// write its output beginning at the input's first byte (ops.InPlace).
+	// A planner may honour the link (same offset: the two cost one tensor
+	// at that step) or ignore it (disjoint memory, as for any two tensors
+	// alive together). Links whose steps do not meet are ignored.
+	Follows int
+}
+
+// links returns, per request, the index of the request it is written
+// over in place, or -1: its Follows when the steps meet (the input is
+// last read where this tensor is written) and no earlier request already
+// follows the same input.
+func links(reqs []Request) []int {
+	ls := make([]int, len(reqs))
+	taken := map[int]bool{}
+	for i, r := range reqs {
+		ls[i] = -1
+		j := r.Follows - 1
+		if r.Follows <= 0 || j >= len(reqs) || j == i || taken[j] {
+			continue
+		}
+		if reqs[j].End != r.Start || reqs[j].Start >= r.Start {
+			continue
+		}
+		ls[i] = j
+		taken[j] = true
+	}
+	return ls
+}
+
+// HasLinks reports whether any request is written in place over another.
+func HasLinks(reqs []Request) bool {
+	for _, j := range links(reqs) {
+		if j >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan is the placement of a set of requests.
@@ -38,12 +78,14 @@ type Planner interface {
 }
 
 // Check verifies that no two requests alive at the same step overlap in
-// memory and that every request fits in the slab. It is for tests and
-// debug modes.
+// memory, except a tensor and the input it is written over in place
+// (Follows) at the same offset, and that every request fits in the slab.
+// It is for tests and debug modes.
 func Check(reqs []Request, p Plan) error {
 	if len(p.Offsets) != len(reqs) {
 		return fmt.Errorf("memplan: %d offsets for %d requests", len(p.Offsets), len(reqs))
 	}
+	ls := links(reqs)
 	for i, a := range reqs {
 		if p.Offsets[i]%Alignment != 0 {
 			return fmt.Errorf("memplan: tensor %d at offset %d is not %d-aligned", i, p.Offsets[i], Alignment)
@@ -56,7 +98,8 @@ func Check(reqs []Request, p Plan) error {
 			if a.End < b.Start || b.End < a.Start || a.Size == 0 || b.Size == 0 {
 				continue
 			}
-			if p.Offsets[i] < p.Offsets[j]+b.Size && p.Offsets[j] < p.Offsets[i]+a.Size {
+			if p.Offsets[i] < p.Offsets[j]+b.Size && p.Offsets[j] < p.Offsets[i]+a.Size &&
+				!((ls[i] == j || ls[j] == i) && p.Offsets[i] == p.Offsets[j]) {
 				return fmt.Errorf("memplan: tensors %d and %d are alive together (steps %d-%d, %d-%d) and overlap in memory", i, j, a.Start, a.End, b.Start, b.End)
 			}
 		}
@@ -64,7 +107,9 @@ func Check(reqs []Request, p Plan) error {
 	return nil
 }
 
-// LowerBound is the largest total size of requests alive at one step.
+// LowerBound is the largest total size of requests alive at one step,
+// where a tensor written in place over its input (Follows) counts as the
+// larger of the two at the step they meet.
 func LowerBound(reqs []Request) int64 {
 	maxStep := 0
 	for _, r := range reqs {
@@ -74,6 +119,12 @@ func LowerBound(reqs []Request) int64 {
 	for _, r := range reqs {
 		live[r.Start] += Align(r.Size)
 		live[r.End+1] -= Align(r.Size)
+	}
+	for i, j := range links(reqs) {
+		if r := reqs[i]; j >= 0 {
+			live[r.Start] -= min(Align(r.Size), Align(reqs[j].Size))
+			live[r.Start+1] += min(Align(r.Size), Align(reqs[j].Size))
+		}
 	}
 	var cur, best int64
 	for _, d := range live {

@@ -153,6 +153,23 @@ func (GreedyBySize) Plan(reqs []Request) Plan {
 			}
 		}
 	}
+	// In-place links: the same greedy over chains of tensors that share
+	// one offset (a tensor and the dead input it is written over). It is
+	// tried after the plain placement, which ignores the links and is
+	// kept when it is as small.
+	if ls := links(reqs); HasLinks(reqs) {
+		for _, bySize := range []bool{true, false} {
+			for _, bestFit := range []bool{true, false} {
+				p := placeChains(reqs, ls, bySize, bestFit)
+				if p.Total < best.Total {
+					best = p
+				}
+				if best.Total == lb {
+					return best
+				}
+			}
+		}
+	}
 	return best
 }
 
@@ -235,4 +252,109 @@ func TensorBytes(reqs []Request) int64 {
 		n += Align(r.Size)
 	}
 	return n
+}
+
+// placeChains is greedy-by-size over chains: requests joined by in-place
+// links (ls, from links) are placed as one unit at one offset, each
+// member occupying its own size during its own steps. Units go largest
+// first (ties: the longer span first if bySize, then the earlier start);
+// each goes at the lowest offset where no member overlaps a placed
+// request alive with it (first fit), or where the space left above it is
+// smallest (best fit).
+func placeChains(reqs []Request, ls []int, bySize, bestFit bool) Plan {
+	p := Plan{Offsets: make([]int64, len(reqs))}
+	// Chains are paths: each request follows at most one and is followed
+	// by at most one.
+	next := make([]int, len(reqs))
+	for i := range next {
+		next[i] = -1
+	}
+	for i, j := range ls {
+		if j >= 0 {
+			next[j] = i
+		}
+	}
+	type unit struct {
+		members    []int
+		size       int64
+		start, end int
+	}
+	var units []unit
+	for i := range reqs {
+		if ls[i] >= 0 {
+			continue // not the head of its chain
+		}
+		u := unit{start: reqs[i].Start, end: reqs[i].End}
+		for k := i; k >= 0; k = next[k] {
+			u.members = append(u.members, k)
+			u.size = max(u.size, Align(reqs[k].Size))
+			u.start, u.end = min(u.start, reqs[k].Start), max(u.end, reqs[k].End)
+		}
+		units = append(units, u)
+	}
+	slices.SortStableFunc(units, func(a, b unit) int {
+		if a.size != b.size {
+			return cmpDesc(a.size, b.size)
+		}
+		if la, lb := a.end-a.start, b.end-b.start; bySize && la != lb {
+			return lb - la
+		}
+		return a.start - b.start
+	})
+	type conflict struct{ need, off, size int64 }
+	var placed []int
+	var cs []conflict
+	var cands []int64
+	for _, u := range units {
+		cs, cands = cs[:0], append(cands[:0], 0)
+		for _, m := range u.members {
+			rm := reqs[m]
+			if rm.Size == 0 {
+				continue
+			}
+			for _, q := range placed {
+				rq := reqs[q]
+				if rq.Size == 0 || rq.End < rm.Start || rm.End < rq.Start {
+					continue
+				}
+				c := conflict{Align(rm.Size), p.Offsets[q], Align(rq.Size)}
+				cs = append(cs, c)
+				cands = append(cands, c.off+c.size)
+			}
+		}
+		slices.Sort(cands)
+		cands = slices.Compact(cands)
+		bestOff, bestSlack := int64(-1), int64(-1)
+		for _, o := range cands {
+			ok, slack := true, int64(-1)
+			for _, c := range cs {
+				if o+c.need <= c.off {
+					if s := c.off - o - c.need; slack < 0 || s < slack {
+						slack = s
+					}
+				} else if c.off+c.size > o {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			if !bestFit {
+				bestOff = o
+				break
+			}
+			// slack < 0: nothing above (the end); any gap that fits wins
+			// over the end, the tightest gap first.
+			if bestOff < 0 || slack >= 0 && (bestSlack < 0 || slack < bestSlack) {
+				bestOff, bestSlack = o, slack
+			}
+		}
+		for _, m := range u.members {
+			p.Offsets[m] = bestOff
+			p.Total = max(p.Total, bestOff+Align(reqs[m].Size))
+		}
+		placed = append(placed, u.members...)
+	}
+	return p
 }

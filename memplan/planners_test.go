@@ -18,21 +18,21 @@ func TestStorageGroupsPlan(t *testing.T) {
 		total  int64
 	}{
 		{"none", nil, nil, 0},
-		{"one", []Request{{100, 0, 3}}, [][]int{{0}}, 128},
+		{"one", []Request{{Size: 100, Start: 0, End: 3}}, [][]int{{0}}, 128},
 		// A chain a -> b -> c: b is written while a is read, c reuses a.
-		{"chain", []Request{{64, 0, 1}, {128, 1, 2}, {256, 2, 3}},
+		{"chain", []Request{{Size: 64, Start: 0, End: 1}, {Size: 128, Start: 1, End: 2}, {Size: 256, Start: 2, End: 3}},
 			[][]int{{0, 2}, {1}}, 256 + 128},
 		// Outputs of a node never share with its inputs (same step).
-		{"shared step", []Request{{64, 0, 3}, {64, 3, 6}}, [][]int{{0}, {1}}, 128},
+		{"shared step", []Request{{Size: 64, Start: 0, End: 3}, {Size: 64, Start: 3, End: 6}}, [][]int{{0}, {1}}, 128},
 		// The group freed last is reused first (a stack, as in PyTorch).
-		{"lifo reuse", []Request{{64, 0, 1}, {64, 0, 2}, {64, 3, 4}},
+		{"lifo reuse", []Request{{Size: 64, Start: 0, End: 1}, {Size: 64, Start: 0, End: 2}, {Size: 64, Start: 3, End: 4}},
 			[][]int{{0}, {1, 2}}, 128},
 		// Groups are sized by their largest tensor, assigned without sizes:
 		// a small tensor's group later holds a large one.
-		{"sizes ignored", []Request{{1000, 0, 1}, {64, 0, 2}, {4096, 3, 4}, {64, 3, 4}},
+		{"sizes ignored", []Request{{Size: 1000, Start: 0, End: 1}, {Size: 64, Start: 0, End: 2}, {Size: 4096, Start: 3, End: 4}, {Size: 64, Start: 3, End: 4}},
 			[][]int{{0, 3}, {1, 2}}, 1024 + 4096},
-		{"zero size still grouped", []Request{{0, 0, 0}, {64, 1, 1}}, [][]int{{0, 1}}, 64},
-		{"unsorted input", []Request{{64, 4, 5}, {64, 0, 1}, {64, 2, 3}},
+		{"zero size still grouped", []Request{{Size: 0, Start: 0, End: 0}, {Size: 64, Start: 1, End: 1}}, [][]int{{0, 1}}, 64},
+		{"unsorted input", []Request{{Size: 64, Start: 4, End: 5}, {Size: 64, Start: 0, End: 1}, {Size: 64, Start: 2, End: 3}},
 			[][]int{{1, 2, 0}}, 64},
 	}
 	for _, c := range cases {
@@ -53,14 +53,14 @@ func TestGreedyBySizePlan(t *testing.T) {
 		total   int64
 	}{
 		{"none", nil, []int64{}, 0},
-		{"one", []Request{{100, 0, 3}}, []int64{0}, 128},
+		{"one", []Request{{Size: 100, Start: 0, End: 3}}, []int64{0}, 128},
 		// Storage groups give 1024+1024; the small tensors fit side by side
 		// in the memory of the large one.
-		{"straddle", []Request{{1024, 0, 1}, {512, 2, 3}, {512, 2, 3}, {1024, 4, 5}},
+		{"straddle", []Request{{Size: 1024, Start: 0, End: 1}, {Size: 512, Start: 2, End: 3}, {Size: 512, Start: 2, End: 3}, {Size: 1024, Start: 4, End: 5}},
 			[]int64{0, 0, 512, 0}, 1024},
 		// The paper's best fit: the 64-byte tensor takes the small gap, not
 		// the large one.
-		{"best fit", []Request{{256, 0, 9}, {128, 0, 1}, {64, 0, 9}, {256, 0, 9}, {128, 2, 9}, {64, 2, 9}},
+		{"best fit", []Request{{Size: 256, Start: 0, End: 9}, {Size: 128, Start: 0, End: 1}, {Size: 64, Start: 0, End: 9}, {Size: 256, Start: 0, End: 9}, {Size: 128, Start: 2, End: 9}, {Size: 64, Start: 2, End: 9}},
 			nil, 0},
 	}
 	for _, c := range cases {
@@ -87,7 +87,7 @@ func TestGreedyBeatsStorageGroupsOnPyramid(t *testing.T) {
 		if s%2 == 1 {
 			size = 64 * 100
 		}
-		reqs = append(reqs, Request{size, s, s + 1}, Request{64 * 50, s, s})
+		reqs = append(reqs, Request{Size: size, Start: s, End: s + 1}, Request{Size: 64 * 50, Start: s, End: s})
 	}
 	sg := StorageGroups{}.Plan(reqs)
 	gr := GreedyBySize{}.Plan(reqs)
@@ -135,6 +135,23 @@ func networkRequests(r *rand.Rand) []Request {
 	return reqs
 }
 
+// networkInPlaceRequests is networkRequests with in-place links: a
+// layer's output written over the previous layer's where that one dies
+// at this layer (an activation, a pooling, an elementwise op).
+func networkInPlaceRequests(r *rand.Rand) []Request {
+	reqs := networkRequests(r)
+	last := -1 // the previous layer's tensor
+	for i := range reqs {
+		if last >= 0 && reqs[last].End == reqs[i].Start && reqs[last].Start < reqs[i].Start && r.IntN(3) > 0 {
+			reqs[i].Follows = last + 1
+		}
+		if reqs[i].Size >= 64 && (last < 0 || reqs[i].Start > reqs[last].Start) {
+			last = i
+		}
+	}
+	return reqs
+}
+
 // TestPlannersRandom checks both planners on thousands of seeded random
 // lifetime sets: always valid, never below the lower bound, and greedy
 // never worse than storage groups.
@@ -145,6 +162,7 @@ func TestPlannersRandom(t *testing.T) {
 	}{
 		{"uniform", randomRequests},
 		{"network", networkRequests},
+		{"network in place", networkInPlaceRequests},
 	}
 	for _, g := range gens {
 		t.Run(g.name, func(t *testing.T) {
@@ -267,4 +285,57 @@ func BenchmarkPlan(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestInPlaceLinks: a tensor written over the input that dies where it is
+// written shares that input's offset, so the pair costs the larger of the
+// two; links whose steps do not meet are ignored.
+func TestInPlaceLinks(t *testing.T) {
+	tests := []struct {
+		name string
+		reqs []Request
+		lb   int64
+		// want is greedy's slab; same lists the pairs placed at one offset.
+		want int64
+		same [][2]int
+	}{
+		{"pool over its input (conv -> pool -> conv)",
+			[]Request{{Size: 4096, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}, {Size: 2048, Start: 2, End: 3}},
+			4096, 4096, [][2]int{{0, 1}}},
+		{"output larger than its input (a 1x1 expansion)",
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 4096, Start: 1, End: 2, Follows: 1}, {Size: 1024, Start: 2, End: 3, Follows: 2}},
+			4096, 4096, [][2]int{{0, 1}, {1, 2}}},
+		{"a skip connection alive across the chain",
+			[]Request{{Size: 1024, Start: 0, End: 3}, {Size: 2048, Start: 1, End: 2}, {Size: 2048, Start: 2, End: 3, Follows: 2}, {Size: 1024, Start: 4, End: 5}},
+			3072, 3072, [][2]int{{1, 2}}},
+		{"steps that do not meet: no link",
+			[]Request{{Size: 1024, Start: 0, End: 2}, {Size: 1024, Start: 1, End: 3, Follows: 1}},
+			2048, 2048, nil},
+		{"a second follower of one input is ignored",
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}},
+			2048, 2048, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.lb, LowerBound(tc.reqs))
+			p := GreedyBySize{}.Plan(tc.reqs)
+			require.NoError(t, Check(tc.reqs, p))
+			assert.Equal(t, tc.want, p.Total)
+			for _, pr := range tc.same {
+				assert.Equal(t, p.Offsets[pr[0]], p.Offsets[pr[1]], "pair %v", pr)
+			}
+			// The other planners ignore links and stay valid.
+			for _, pl := range []Planner{None{}, StorageGroups{}} {
+				require.NoError(t, Check(tc.reqs, pl.Plan(tc.reqs)), pl.Name())
+			}
+		})
+	}
+	// Check accepts a linked pair only at one offset, not overlapping
+	// otherwise, and never an unlinked pair.
+	reqs := []Request{{Size: 128, Start: 0, End: 1}, {Size: 128, Start: 1, End: 2, Follows: 1}}
+	assert.NoError(t, Check(reqs, Plan{Offsets: []int64{0, 0}, Total: 128}))
+	assert.NoError(t, Check(reqs, Plan{Offsets: []int64{0, 128}, Total: 256}))
+	assert.ErrorContains(t, Check(reqs, Plan{Offsets: []int64{64, 0}, Total: 192}), "overlap in memory")
+	reqs[1].Follows = 0
+	assert.ErrorContains(t, Check(reqs, Plan{Offsets: []int64{0, 0}, Total: 128}), "overlap in memory")
 }

@@ -34,6 +34,12 @@ type convState struct {
 	shape []int
 	wbuf  []float32
 	saved []float32 // depthwise: output values a tap must not touch
+	// In place (output over the input, see InPlace): one depthwise
+	// output plane computed aside, a pointwise tile of input columns,
+	// or a copy of the whole input when neither scheme applies.
+	plane []float32
+	tile  []float32
+	xcopy *ivalue.Tensor
 }
 
 func init() {
@@ -240,49 +246,194 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	out := p.OutTensor(0)
 	out.Resize(ivalue.Float32, st.shape)
 	c := out.F32Contig()
+	if out.Numel() == 0 {
+		return nil
+	}
 	plane := g.oh * g.ow
+	var bd []float32
+	bo, bs := 0, 0
+	if bias != nil {
+		bd, bo, bs = bias.F32(), bias.Offset(), bias.Strides()[0]
+	}
+	kdim := w.Size(1) * g.kh * g.kw
+	og := g.o / g.groups
+	depthwise := w.Size(1) == 1 && g.groups == g.c
+	// The output may begin in the input's memory (an in-place rule):
+	// depthwise convolutions with one output channel per input channel
+	// go plane by plane, 1x1 ones column tile by column tile, anything
+	// else reads a copy of the input.
+	ord := planesApart
+	xlo, xhi := convSpan(x, &g)
+	if olo := f32Addr(c); rangesOverlap(olo, olo+uintptr(len(c))*4, xlo, xhi) {
+		ord = planesCopy
+		plain := convPlain(&g)
+		switch {
+		case depthwise && g.o == g.c && plain:
+			ord = planePlan(c, plane, xlo, xhi, g.n*g.c, g.h*g.w, true)
+		case g.groups == 1 && plain && olo == xlo && convIsPointwise(&g):
+			var preA []*gemmPrepackedA
+			var wm gemmMat
+			if pre != nil && pre.w == w && pre.groups == g.groups && plane > 1 && og > 1 {
+				preA = pre.a
+			} else {
+				wd, woff := convWeightRows(st, w)
+				wm = gemmMat{wd, woff, kdim, 1}
+			}
+			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c)
+			return nil
+		}
+		if ord == planesCopy {
+			x = convCopyInput(st, x, &g, dims)
+			ord = planesApart
+		}
+	}
+	if depthwise {
+		wd, woff := convWeightRows(st, w)
+		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st)
+		return nil
+	}
 	var beta float32
 	if bias != nil {
-		bd, bo, bs := bias.F32(), bias.Offset(), bias.Strides()[0]
 		for nn := 0; nn < g.n; nn++ {
 			for o := 0; o < g.o; o++ {
-				v := bd[bo+o*bs]
-				convFill(c[(nn*g.o+o)*plane:(nn*g.o+o+1)*plane], v)
+				convFill(c[(nn*g.o+o)*plane:(nn*g.o+o+1)*plane], bd[bo+o*bs])
 			}
 		}
 		beta = 1
 	}
-	if out.Numel() == 0 {
-		return nil
-	}
-	og := g.o / g.groups
-	pointwise := g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0 &&
-		(g.h == 1 || g.sH == g.w*g.sW)
+	pointwise := convIsPointwise(&g)
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
 		convGemm(p.Scratch, &g, x, pre.a, gemmMat{}, pointwise, beta, c)
 		return nil
 	}
-	// Weight as [o, cg*kh*kw] rows, copied only if not contiguous.
-	kdim := w.Size(1) * g.kh * g.kw
-	wd, woff := w.F32(), w.Offset()
-	if !w.IsContiguous() {
-		if cap(st.wbuf) < w.Numel() {
-			st.wbuf = make([]float32, w.Numel())
-		}
-		st.wbuf = st.wbuf[:w.Numel()]
-		gemmCopyContig(st.wbuf, w)
-		wd, woff = st.wbuf, 0
-	}
-	if w.Size(1) == 1 && g.groups == g.c {
-		if !convDepthwisePlane(&g, x.F32(), x.Offset(), wd, woff, c, beta, st) {
-			convDepthwise(&g, x.F32(), x.Offset(), wd, woff, c, beta)
-		}
-		return nil
-	}
+	wd, woff := convWeightRows(st, w)
 	convGemm(p.Scratch, &g, x, nil, gemmMat{wd, woff, kdim, 1}, pointwise, beta, c)
 	return nil
+}
+
+// convWeightRows returns the weight as [o, cg*kh*kw] rows (storage and
+// offset), copied into the state only if not contiguous.
+func convWeightRows(st *convState, w *ivalue.Tensor) ([]float32, int) {
+	if w.IsContiguous() {
+		return w.F32(), w.Offset()
+	}
+	if cap(st.wbuf) < w.Numel() {
+		st.wbuf = make([]float32, w.Numel())
+	}
+	st.wbuf = st.wbuf[:w.Numel()]
+	gemmCopyContig(st.wbuf, w)
+	return st.wbuf, 0
+}
+
+// convIsPointwise reports a 1x1 stride-1 unpadded convolution over rows
+// that merge into one dimension: the gemm's B is the input itself.
+func convIsPointwise(g *convGeom) bool {
+	return g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0 &&
+		(g.h == 1 || g.sH == g.w*g.sW)
+}
+
+// convPlain reports whether the input's planes lie contiguous, one after
+// the other.
+func convPlain(g *convGeom) bool {
+	return (g.w == 1 || g.sW == 1) && (g.h == 1 || g.sH == g.w) &&
+		(g.c == 1 || g.sC == g.h*g.w) && (g.n == 1 || g.sN == g.c*g.h*g.w)
+}
+
+// convSpan is the byte range the input's elements occupy.
+func convSpan(x *ivalue.Tensor, g *convGeom) (uintptr, uintptr) {
+	if g.n == 0 || g.c == 0 || g.h == 0 || g.w == 0 {
+		return 0, 0
+	}
+	xd := x.F32()
+	last := x.Offset() + (g.n-1)*g.sN + (g.c-1)*g.sC + (g.h-1)*g.sH + (g.w-1)*g.sW
+	return f32Addr(xd) + uintptr(x.Offset())*4, f32Addr(xd) + uintptr(last+1)*4
+}
+
+// convCopyInput copies x into the state (contiguous) and points g's
+// strides at the copy, which it returns.
+func convCopyInput(st *convState, x *ivalue.Tensor, g *convGeom, dims int) *ivalue.Tensor {
+	if st.xcopy == nil {
+		st.xcopy = &ivalue.Tensor{}
+	}
+	st.xcopy.Resize(ivalue.Float32, x.Sizes())
+	gemmCopyContig(st.xcopy.F32Contig(), x)
+	g.sW, g.sC, g.sN = 1, g.h*g.w, g.c*g.h*g.w
+	if dims == 2 {
+		g.sH = g.w
+	}
+	return st.xcopy
+}
+
+// convPointwiseInPlace runs a 1x1, stride-1, ungrouped convolution whose
+// output c begins at the first byte of its input, whose planes lie
+// contiguous: input and output are [n, channels, plane] with the same
+// plane, so a write to output (nn, o, j) lands on column j of some input
+// plane. Per image, each tile of columns is copied aside before the
+// gemm writes its output columns from the copy; images run first to last
+// when the output has no more channels than the input (output image nn
+// ends before input image nn+1 begins), else last to first (output image
+// nn begins at or after input image nn). Tiles are whole panels of the
+// gemm and take the path the whole image takes, so every element comes
+// out bit for bit as with separate memory.
+func convPointwiseInPlace(sc *Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemmPrepackedA, w gemmMat, bd []float32, bo, bs int, c []float32) {
+	const tileFloats = 1 << 14 // 64 KiB of input columns
+	plane := g.oh * g.ow
+	tw := plane
+	if g.c*plane > tileFloats {
+		tw = min(plane, max(gemmNR, tileFloats/g.c/gemmNR*gemmNR))
+	}
+	if cap(st.tile) < g.c*tw {
+		st.tile = make([]float32, g.c*tw)
+	}
+	tile := st.tile[:g.c*tw]
+	for k := 0; k < g.n; k++ {
+		nn := k
+		if g.o > g.c {
+			nn = g.n - 1 - k
+		}
+		for j0 := 0; j0 < plane; j0 += tw {
+			n := min(tw, plane-j0)
+			for ci := 0; ci < g.c; ci++ {
+				s := xoff + nn*g.sN + ci*g.sC + j0
+				copy(tile[ci*tw:ci*tw+n], xd[s:s+n])
+			}
+			coff := nn*g.o*plane + j0
+			var beta float32
+			if bd != nil {
+				for o := 0; o < g.o; o++ {
+					convFill(c[coff+o*plane:coff+o*plane+n], bd[bo+o*bs])
+				}
+				beta = 1
+			}
+			b := gemmMat{tile, 0, tw, 1}
+			if pre != nil {
+				gemmWithPrepackedA(sc, n, pre[0], b, nil, beta, c, coff, plane)
+			} else {
+				convGemmCols(sc, g.o, n, plane, g.c, w, b, beta, c, coff, plane)
+			}
+		}
+	}
+}
+
+// convGemmCols is gemm (alpha 1) for n of the nFull columns of a
+// product, b and c starting at the first of them: it takes the path gemm
+// takes for all nFull columns (gemv or blocked), so each column comes out
+// as one gemm call over all of them gives it.
+func convGemmCols(sc *Scratch, m, n, nFull, k int, a, b gemmMat, beta float32, c []float32, coff, ldc int) {
+	if n == nFull || m <= 0 || n <= 0 {
+		gemm(sc, m, n, k, 1, a, b, nil, beta, c, coff, ldc)
+		return
+	}
+	gemmScaleC(m, n, beta, c, coff, ldc)
+	switch {
+	case k <= 0:
+	case m == 1:
+		gemmGemv(n, k, 1, b.t(), a.data, a.off, a.cs, c, coff, 1)
+	default:
+		gemmBlocked(sc, m, n, k, 1, a, b, nil, nil, nil, c, coff, ldc)
+	}
 }
 
 // convGemm runs the convolution as one gemm per image and group, with A
@@ -322,49 +473,65 @@ func convGemm(sc *Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA,
 }
 
 // convDepthwise runs a convolution with one input channel per group
-// directly: per output channel and kernel tap, an axpy over the valid
-// part of each output row.
-func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, c []float32, beta float32) {
+// directly, plane by plane (each output plane starts as its bias or 0),
+// in order ord over input planes at xlo (see planesRun) when the output
+// overlaps the input.
+func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState) {
 	mult := g.o / g.groups
-	plane := g.oh * g.ow
-	for nn := 0; nn < g.n; nn++ {
-		for o := 0; o < g.o; o++ {
-			dst := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
-			if beta == 0 {
-				clear(dst)
+	kk := g.kh * g.kw
+	fits := convDepthwiseFits(g)
+	if fits && cap(st.saved) < g.oh*g.ow {
+		st.saved = make([]float32, g.oh*g.ow)
+	}
+	planesRun(c, g.oh*g.ow, ord, xlo, g.h*g.w, &st.plane, func(i int, dst []float32) {
+		nn, o := i/g.o, i%g.o
+		if bd != nil {
+			convFill(dst, bd[bo+o*bs])
+		} else {
+			clear(dst)
+		}
+		in := xoff + nn*g.sN + (o/mult)*g.sC
+		wk := wd[woff+o*kk : woff+(o+1)*kk]
+		if fits {
+			convDepthwisePlane(g, xd, in, wk, dst, st.saved)
+		} else {
+			convDepthwiseOne(g, xd, in, wk, dst)
+		}
+	})
+}
+
+// convDepthwiseOne adds one output plane's taps into dst: per kernel tap,
+// an axpy over the valid part of each output row. The input plane starts
+// at in, the taps are wk.
+func convDepthwiseOne(g *convGeom, xd []float32, in int, wk []float32, dst []float32) {
+	for ki := 0; ki < g.kh; ki++ {
+		for kj := 0; kj < g.kw; kj++ {
+			wv := wk[ki*g.kw+kj]
+			dw := kj*g.dilW - g.padW
+			// Output columns whose input column lies inside.
+			lo := 0
+			if dw < 0 {
+				lo = (-dw + g.strW - 1) / g.strW
 			}
-			in := xoff + nn*g.sN + (o/mult)*g.sC
-			wk := wd[woff+o*g.kh*g.kw : woff+(o+1)*g.kh*g.kw]
-			for ki := 0; ki < g.kh; ki++ {
-				for kj := 0; kj < g.kw; kj++ {
-					wv := wk[ki*g.kw+kj]
-					dw := kj*g.dilW - g.padW
-					// Output columns whose input column lies inside.
-					lo := 0
-					if dw < 0 {
-						lo = (-dw + g.strW - 1) / g.strW
-					}
-					hi := g.ow
-					if last := (g.ow-1)*g.strW + dw; last >= g.w {
-						hi = (g.w - dw + g.strW - 1) / g.strW
-					}
-					if lo >= hi {
-						continue
-					}
-					for oh := 0; oh < g.oh; oh++ {
-						ih := oh*g.strH + ki*g.dilH - g.padH
-						if uint(ih) >= uint(g.h) {
-							continue
-						}
-						row := dst[oh*g.ow+lo : oh*g.ow+hi]
-						src := in + ih*g.sH + (lo*g.strW+dw)*g.sW
-						if step := g.strW * g.sW; step == 1 {
-							gemmAxpy(wv, xd[src:src+len(row)], row)
-						} else {
-							for t := range row {
-								row[t] += wv * xd[src+t*step]
-							}
-						}
+			hi := g.ow
+			if last := (g.ow-1)*g.strW + dw; last >= g.w {
+				hi = (g.w - dw + g.strW - 1) / g.strW
+			}
+			if lo >= hi {
+				continue
+			}
+			for oh := 0; oh < g.oh; oh++ {
+				ih := oh*g.strH + ki*g.dilH - g.padH
+				if uint(ih) >= uint(g.h) {
+					continue
+				}
+				row := dst[oh*g.ow+lo : oh*g.ow+hi]
+				src := in + ih*g.sH + (lo*g.strW+dw)*g.sW
+				if step := g.strW * g.sW; step == 1 {
+					gemmAxpy(wv, xd[src:src+len(row)], row)
+				} else {
+					for t := range row {
+						row[t] += wv * xd[src+t*step]
 					}
 				}
 			}
@@ -372,83 +539,70 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 	}
 }
 
-// convDepthwisePlane is the depthwise kernel for stride 1 with output
-// rows as long as input rows ("same" padding along W) and contiguous
-// input rows. Then output and input positions differ by a constant
-// offset per tap, so each tap is one axpy over the whole span of valid
-// output positions; the few positions inside the span whose input
+// convDepthwiseFits reports whether convDepthwisePlane handles g: stride
+// 1, output rows as long as input rows ("same" padding along W) and
+// contiguous input rows.
+func convDepthwiseFits(g *convGeom) bool {
+	return g.strH == 1 && g.strW == 1 && g.sW == 1 && g.ow == g.w && (g.h <= 1 || g.sH == g.w)
+}
+
+// convDepthwisePlane is convDepthwiseOne for the geometries
+// convDepthwiseFits accepts. Then output and input positions differ by a
+// constant offset per tap, so each tap is one axpy over the whole span of
+// valid output positions; the few positions inside the span whose input
 // column falls in the padding (they wrap to a neighbouring row) are
-// saved before and restored after, so they stay exact. It reports
-// false when the geometry does not fit.
-func convDepthwisePlane(g *convGeom, xd []float32, xoff int, wd []float32, woff int, c []float32, beta float32, st *convState) bool {
-	if g.strH != 1 || g.strW != 1 || g.sW != 1 || g.ow != g.w || (g.h > 1 && g.sH != g.w) {
-		return false
-	}
-	mult := g.o / g.groups
-	plane := g.oh * g.ow
-	if need := g.oh * g.ow; cap(st.saved) < need {
-		st.saved = make([]float32, need)
-	}
-	for nn := 0; nn < g.n; nn++ {
-		for o := 0; o < g.o; o++ {
-			dst := c[(nn*g.o+o)*plane : (nn*g.o+o+1)*plane]
-			if beta == 0 {
-				clear(dst)
+// saved (in saved, oh*ow long) before and restored after, so they stay
+// exact.
+func convDepthwisePlane(g *convGeom, xd []float32, in int, wk []float32, dst []float32, saved []float32) {
+	saved = saved[:cap(saved)]
+	for ki := 0; ki < g.kh; ki++ {
+		e := ki*g.dilH - g.padH
+		rlo, rhi := max(0, -e), min(g.oh, g.h-e)
+		if rlo >= rhi {
+			continue
+		}
+		for kj := 0; kj < g.kw; kj++ {
+			d := kj*g.dilW - g.padW
+			lo, hi := max(0, -d), min(g.ow, g.w-d)
+			if lo >= hi {
+				continue
 			}
-			in := xoff + nn*g.sN + (o/mult)*g.sC
-			wk := wd[woff+o*g.kh*g.kw : woff+(o+1)*g.kh*g.kw]
-			for ki := 0; ki < g.kh; ki++ {
-				e := ki*g.dilH - g.padH
-				rlo, rhi := max(0, -e), min(g.oh, g.h-e)
-				if rlo >= rhi {
-					continue
+			start, end := rlo*g.ow+lo, (rhi-1)*g.ow+hi
+			src := in + start + e*g.sH + d
+			// Save the padding columns of the rows in the span
+			// (plain loops: a column or two per row).
+			wide := lo > 0 || hi < g.ow
+			if wide {
+				k := 0
+				for r := rlo; r < rhi; r++ {
+					row := dst[r*g.ow : (r+1)*g.ow]
+					for j := 0; j < lo; j++ {
+						saved[k] = row[j]
+						k++
+					}
+					for j := hi; j < len(row); j++ {
+						saved[k] = row[j]
+						k++
+					}
 				}
-				for kj := 0; kj < g.kw; kj++ {
-					d := kj*g.dilW - g.padW
-					lo, hi := max(0, -d), min(g.ow, g.w-d)
-					if lo >= hi {
-						continue
+			}
+			gemmAxpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
+			if wide {
+				k := 0
+				for r := rlo; r < rhi; r++ {
+					row := dst[r*g.ow : (r+1)*g.ow]
+					for j := 0; j < lo; j++ {
+						row[j] = saved[k]
+						k++
 					}
-					start, end := rlo*g.ow+lo, (rhi-1)*g.ow+hi
-					src := in + start + e*g.sH + d
-					// Save the padding columns of the rows in the span
-					// (plain loops: a column or two per row).
-					wide := lo > 0 || hi < g.ow
-					saved := st.saved[:cap(st.saved)]
-					if wide {
-						k := 0
-						for r := rlo; r < rhi; r++ {
-							row := dst[r*g.ow : (r+1)*g.ow]
-							for j := 0; j < lo; j++ {
-								saved[k] = row[j]
-								k++
-							}
-							for j := hi; j < len(row); j++ {
-								saved[k] = row[j]
-								k++
-							}
-						}
-					}
-					gemmAxpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
-					if wide {
-						k := 0
-						for r := rlo; r < rhi; r++ {
-							row := dst[r*g.ow : (r+1)*g.ow]
-							for j := 0; j < lo; j++ {
-								row[j] = saved[k]
-								k++
-							}
-							for j := hi; j < len(row); j++ {
-								row[j] = saved[k]
-								k++
-							}
-						}
+					for j := hi; j < len(row); j++ {
+						row[j] = saved[k]
+						k++
 					}
 				}
 			}
 		}
 	}
-	return true
 }
 
 // convFill sets every element of row to v by doubling copies, which run

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -21,6 +22,8 @@ const (
 type poolState struct {
 	ints  []int
 	shape []int
+	plane []float32 // in place: one output plane computed aside
+	xcopy []float32 // in place, input not in plain planes: its copy
 }
 
 func init() {
@@ -177,39 +180,42 @@ func maxPool2dKernel(p *ProcessedNode) error {
 		return err
 	}
 	o := poolOutput(p, 0, &in, q.oh, q.ow, ivalue.Float32, st).F32Contig()
+	ord := poolPlan(st, &in, o, q.oh*q.ow)
+	planesRun(o, q.oh*q.ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
+		maxPoolPlane(&in, &q, in.planeBase(i), dst)
+	})
+	return nil
+}
+
+// maxPoolPlane computes one output plane from the input plane at base.
+func maxPoolPlane(in *poolInput, q *poolParams, base int, dst []float32) {
 	negInf := float32(math.Inf(-1))
 	k := 0
-	for n := 0; n < in.n; n++ {
-		for c := 0; c < in.c; c++ {
-			base := in.off + n*in.sN + c*in.sC
-			for oh := 0; oh < q.oh; oh++ {
-				h0 := oh*q.sh - q.ph
-				for ow := 0; ow < q.ow; ow++ {
-					w0 := ow*q.sw - q.pw
-					m := negInf
-					for i := 0; i < q.kh; i++ {
-						ih := h0 + i*q.dh
-						if uint(ih) >= uint(in.h) {
-							continue
-						}
-						row := base + ih*in.sH
-						for j := 0; j < q.kw; j++ {
-							iw := w0 + j*q.dw
-							if uint(iw) >= uint(in.w) {
-								continue
-							}
-							// Go's max lets NaN win, as PyTorch does, and
-							// compiles without a branch to mispredict.
-							m = max(m, in.data[row+iw*in.sW])
-						}
+	for oh := 0; oh < q.oh; oh++ {
+		h0 := oh*q.sh - q.ph
+		for ow := 0; ow < q.ow; ow++ {
+			w0 := ow*q.sw - q.pw
+			m := negInf
+			for i := 0; i < q.kh; i++ {
+				ih := h0 + i*q.dh
+				if uint(ih) >= uint(in.h) {
+					continue
+				}
+				row := base + ih*in.sH
+				for j := 0; j < q.kw; j++ {
+					iw := w0 + j*q.dw
+					if uint(iw) >= uint(in.w) {
+						continue
 					}
-					o[k] = m
-					k++
+					// Go's max lets NaN win, as PyTorch does, and
+					// compiles without a branch to mispredict.
+					m = max(m, in.data[row+iw*in.sW])
 				}
 			}
+			dst[k] = m
+			k++
 		}
 	}
-	return nil
 }
 
 func avgPool2dKernel(p *ProcessedNode) error {
@@ -230,46 +236,49 @@ func avgPool2dKernel(p *ProcessedNode) error {
 		}
 	}
 	o := poolOutput(p, 0, &in, q.oh, q.ow, ivalue.Float32, st).F32Contig()
+	ord := poolPlan(st, &in, o, q.oh*q.ow)
+	planesRun(o, q.oh*q.ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
+		avgPoolPlane(&in, &q, in.planeBase(i), includePad, divisor, dst)
+	})
+	return nil
+}
+
+// avgPoolPlane computes one output plane from the input plane at base.
+func avgPoolPlane(in *poolInput, q *poolParams, base int, includePad bool, divisor int, dst []float32) {
 	k := 0
-	for n := 0; n < in.n; n++ {
-		for c := 0; c < in.c; c++ {
-			base := in.off + n*in.sN + c*in.sC
-			for oh := 0; oh < q.oh; oh++ {
-				hs := oh*q.sh - q.ph
-				he := min(hs+q.kh, in.h+q.ph)
-				for ow := 0; ow < q.ow; ow++ {
-					ws := ow*q.sw - q.pw
-					we := min(ws+q.kw, in.w+q.pw)
-					poolSize := (he - hs) * (we - ws)
-					h0, h1 := max(hs, 0), min(he, in.h)
-					w0, w1 := max(ws, 0), min(we, in.w)
-					if h0 >= h1 || w0 >= w1 {
-						o[k] = 0
-						k++
-						continue
-					}
-					var s float32
-					for ih := h0; ih < h1; ih++ {
-						row := base + ih*in.sH
-						for iw := w0; iw < w1; iw++ {
-							s += in.data[row+iw*in.sW]
-						}
-					}
-					div := divisor
-					if div == 0 {
-						if includePad {
-							div = poolSize
-						} else {
-							div = (h1 - h0) * (w1 - w0)
-						}
-					}
-					o[k] = s / float32(div)
-					k++
+	for oh := 0; oh < q.oh; oh++ {
+		hs := oh*q.sh - q.ph
+		he := min(hs+q.kh, in.h+q.ph)
+		for ow := 0; ow < q.ow; ow++ {
+			ws := ow*q.sw - q.pw
+			we := min(ws+q.kw, in.w+q.pw)
+			poolSize := (he - hs) * (we - ws)
+			h0, h1 := max(hs, 0), min(he, in.h)
+			w0, w1 := max(ws, 0), min(we, in.w)
+			if h0 >= h1 || w0 >= w1 {
+				dst[k] = 0
+				k++
+				continue
+			}
+			var s float32
+			for ih := h0; ih < h1; ih++ {
+				row := base + ih*in.sH
+				for iw := w0; iw < w1; iw++ {
+					s += in.data[row+iw*in.sW]
 				}
 			}
+			div := divisor
+			if div == 0 {
+				if includePad {
+					div = poolSize
+				} else {
+					div = (h1 - h0) * (w1 - w0)
+				}
+			}
+			dst[k] = s / float32(div)
+			k++
 		}
 	}
-	return nil
 }
 
 // poolAdaptiveSize reads output_size, checking it.
@@ -292,28 +301,31 @@ func adaptiveAvgPool2dKernel(p *ProcessedNode) error {
 		return err
 	}
 	o := poolOutput(p, 0, &in, oh, ow, ivalue.Float32, st).F32Contig()
+	ord := poolPlan(st, &in, o, oh*ow)
+	planesRun(o, oh*ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
+		adaptiveAvgPlane(&in, oh, ow, in.planeBase(i), dst)
+	})
+	return nil
+}
+
+// adaptiveAvgPlane computes one output plane from the input plane at base.
+func adaptiveAvgPlane(in *poolInput, oh, ow, base int, dst []float32) {
 	k := 0
-	for n := 0; n < in.n; n++ {
-		for c := 0; c < in.c; c++ {
-			base := in.off + n*in.sN + c*in.sC
-			for i := 0; i < oh; i++ {
-				h0, h1 := i*in.h/oh, ((i+1)*in.h+oh-1)/oh
-				for j := 0; j < ow; j++ {
-					w0, w1 := j*in.w/ow, ((j+1)*in.w+ow-1)/ow
-					var s float32
-					for ih := h0; ih < h1; ih++ {
-						row := base + ih*in.sH
-						for iw := w0; iw < w1; iw++ {
-							s += in.data[row+iw*in.sW]
-						}
-					}
-					o[k] = s / float32((h1-h0)*(w1-w0))
-					k++
+	for i := 0; i < oh; i++ {
+		h0, h1 := i*in.h/oh, ((i+1)*in.h+oh-1)/oh
+		for j := 0; j < ow; j++ {
+			w0, w1 := j*in.w/ow, ((j+1)*in.w+ow-1)/ow
+			var s float32
+			for ih := h0; ih < h1; ih++ {
+				row := base + ih*in.sH
+				for iw := w0; iw < w1; iw++ {
+					s += in.data[row+iw*in.sW]
 				}
 			}
+			dst[k] = s / float32((h1-h0)*(w1-w0))
+			k++
 		}
 	}
-	return nil
 }
 
 func adaptiveMaxPool2dKernel(p *ProcessedNode) error {
@@ -353,4 +365,149 @@ func adaptiveMaxPool2dKernel(p *ProcessedNode) error {
 		}
 	}
 	return nil
+}
+
+// ---- outputs over their input ----
+//
+// An in-place rule (see InPlace) lets the runtime place a pooling or
+// depthwise convolution's output at the first byte of its input. These
+// kernels compute output plane i (one image, one channel) from input
+// plane i alone, so they stay exact by walking the planes in an order in
+// which no plane's output reaches an input plane not yet read, and
+// computing a plane whose output overlaps its own input plane aside.
+
+// planeOrder says how to write output planes that may overlap the input.
+type planeOrder uint8
+
+const (
+	planesApart    planeOrder = iota // no overlap: planes in order, in place
+	planesForward                    // first to last
+	planesBackward                   // last to first
+	planesCopy                       // no order works: copy the input aside first
+)
+
+// f32Addr is the address of s's first element, for overlap tests.
+func f32Addr(s []float32) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// rangesOverlap reports whether byte ranges [a0, a1) and [b0, b1) meet.
+func rangesOverlap(a0, a1, b0, b1 uintptr) bool { return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1 }
+
+// planePlan picks the order for writing o (planes of op floats) when the
+// input spans bytes [xlo, xhi) and, if plain, is n contiguous planes of
+// ip floats from xlo. Forward works when no output plane meets a later
+// input plane (output planes no larger than input planes, same start);
+// backward when none meets an earlier one (larger output planes).
+func planePlan(o []float32, op int, xlo, xhi uintptr, n, ip int, plain bool) planeOrder {
+	if len(o) == 0 || op == 0 {
+		return planesApart
+	}
+	olo := f32Addr(o)
+	if !rangesOverlap(olo, olo+uintptr(len(o))*4, xlo, xhi) {
+		return planesApart
+	}
+	if !plain {
+		return planesCopy
+	}
+	fwd, bwd := true, true
+	for i := 0; i < n && (fwd || bwd); i++ {
+		a := olo + uintptr(i*op)*4
+		b := a + uintptr(op)*4
+		if fwd && rangesOverlap(a, b, xlo+uintptr((i+1)*ip)*4, xhi) {
+			fwd = false
+		}
+		if bwd && rangesOverlap(a, b, xlo, xlo+uintptr(i*ip)*4) {
+			bwd = false
+		}
+	}
+	switch {
+	case fwd:
+		return planesForward
+	case bwd:
+		return planesBackward
+	}
+	return planesCopy
+}
+
+// planesRun calls plane(i, dst) to compute each output plane i of o in
+// order ord (planesCopy must have been resolved to planesApart). A plane
+// whose output overlaps its own input plane (ip floats at xlo+i*ip) is
+// computed into *buf (grown once, then reused) and copied into place.
+// plane must not retain dst.
+func planesRun(o []float32, op int, ord planeOrder, xlo uintptr, ip int, buf *[]float32, plane func(i int, dst []float32)) {
+	if op == 0 {
+		return
+	}
+	n := len(o) / op
+	for k := 0; k < n; k++ {
+		i := k
+		if ord == planesBackward {
+			i = n - 1 - k
+		}
+		dst := o[i*op : (i+1)*op]
+		if ord == planesForward || ord == planesBackward {
+			a := f32Addr(dst)
+			in := xlo + uintptr(i*ip)*4
+			if rangesOverlap(a, a+uintptr(op)*4, in, in+uintptr(ip)*4) {
+				if cap(*buf) < op {
+					*buf = make([]float32, op)
+				}
+				s := (*buf)[:op]
+				plane(i, s)
+				copy(dst, s)
+				continue
+			}
+		}
+		plane(i, dst)
+	}
+}
+
+// planeBase is the storage index of plane i's first element.
+func (in *poolInput) planeBase(i int) int {
+	return in.off + i/in.c*in.sN + i%in.c*in.sC
+}
+
+// planeAddr is the address of the input's first element.
+func (in *poolInput) planeAddr() uintptr {
+	return f32Addr(in.data) + uintptr(in.off)*4
+}
+
+// plain reports whether the planes lie contiguous, one after the other.
+func (in *poolInput) plain() bool {
+	return (in.w == 1 || in.sW == 1) && (in.h == 1 || in.sH == in.w) &&
+		(in.c == 1 || in.sC == in.h*in.w) && (in.n == 1 || in.sN == in.c*in.h*in.w)
+}
+
+// poolPlan returns the order for writing o over the input; when no order
+// works it copies the input into the state and points in at the copy.
+func poolPlan(st *poolState, in *poolInput, o []float32, op int) planeOrder {
+	if len(o) == 0 {
+		return planesApart
+	}
+	last := in.off + (in.n-1)*in.sN + (in.c-1)*in.sC + (in.h-1)*in.sH + (in.w-1)*in.sW
+	xlo := in.planeAddr()
+	xhi := f32Addr(in.data) + uintptr(last+1)*4
+	ord := planePlan(o, op, xlo, xhi, in.n*in.c, in.h*in.w, in.plain())
+	if ord != planesCopy {
+		return ord
+	}
+	need := in.n * in.c * in.h * in.w
+	if cap(st.xcopy) < need {
+		st.xcopy = make([]float32, need)
+	}
+	xc := st.xcopy[:need]
+	k := 0
+	for n := 0; n < in.n; n++ {
+		for c := 0; c < in.c; c++ {
+			for h := 0; h < in.h; h++ {
+				row := in.off + n*in.sN + c*in.sC + h*in.sH
+				for w := 0; w < in.w; w++ {
+					xc[k] = in.data[row+w*in.sW]
+					k++
+				}
+			}
+		}
+	}
+	in.data, in.off = xc, 0
+	in.sW, in.sH, in.sC, in.sN = 1, in.w, in.h*in.w, in.c*in.h*in.w
+	return planesApart
 }

@@ -106,6 +106,14 @@ type managedInfo struct {
 	slot       int32
 	start, end int
 	output     bool // a graph output (managed only with ManageOutputTensors)
+	// follows is 1 + the index (among the same region's infos) of the
+	// tensor this one may be written over in place, or 0; node is the
+	// top-level node that writes it, input the index of the node's input
+	// that reads that tensor, and safe its op's check (ops.InPlace).
+	follows int
+	node    int
+	input   int
+	safe    func(p *ops.ProcessedNode) bool
 }
 
 // NewStaticModule runs gosr's passes on g (which it takes over: do not
@@ -400,17 +408,43 @@ func (m *StaticModule) analyze() {
 			}
 		}
 	}
+	// In-place links: ATen's kernels take an out that is exactly self
+	// (rules marked Backend); the other rules hold for Go kernels only,
+	// so they apply only where every node runs Go's.
+	goOnly := m.opts.Backend == nil || m.opts.BackendMode == ops.BackendGo
+	rules := map[*graph.Node]ops.InPlace{}
+	inPlace := func(n *graph.Node) (int, bool) {
+		r, ok := ops.InPlaceOf(n)
+		if !ok || !(r.Backend || goOnly) || m.opts.DisableInPlace {
+			return 0, false
+		}
+		rules[n] = r
+		return r.Input, true
+	}
 	lts, _ := memplan.Lifetimes(m.graph, db, memplan.LifetimeOptions{
 		Candidate:     func(v *graph.Value) bool { return writer[v] != nil },
 		ManageOutputs: m.opts.ManageOutputTensors,
+		InPlace:       inPlace,
 	})
-	for _, lt := range lts {
-		mi := managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End, output: lt.Output}
+	// Lifetimes indexes the whole list; the regions index their own.
+	at := make([]int, len(lts))
+	for i, lt := range lts {
 		if lt.Output {
-			m.managedOut = append(m.managedOut, mi)
-		} else {
-			m.managed = append(m.managed, mi)
+			at[i] = len(m.managedOut)
+			m.managedOut = append(m.managedOut, managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End, output: true})
+			continue
 		}
+		at[i] = len(m.managed)
+		mi := managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End}
+		if lt.Follows > 0 {
+			// Both are intermediates (Lifetimes links no outputs), so the
+			// input's index is already in m.managed.
+			mi.follows = at[lt.Follows-1] + 1
+			mi.node = lt.Start
+			mi.input = rules[lt.Value.Node].Input
+			mi.safe = rules[lt.Value.Node].Safe
+		}
+		m.managed = append(m.managed, mi)
 	}
 }
 

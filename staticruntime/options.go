@@ -33,6 +33,10 @@ type Options struct {
 	ManageOutputTensors bool
 	// Planner places managed tensors; nil means memplan.GreedyBySize.
 	Planner memplan.Planner
+	// DisableInPlace stops the planner from writing an output over the
+	// memory of an input that dies at its node (ops.InPlace, such as a
+	// pooling over its activation), to measure what that saves.
+	DisableInPlace bool
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool
 	// DisablePasses names passes of passes.Pipeline to skip (for

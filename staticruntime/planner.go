@@ -5,6 +5,7 @@ import (
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
+	"github.com/gosr/gosr/ops"
 )
 
 // runPlanner is a runtime's memory planner. It keeps two regions: the
@@ -43,6 +44,10 @@ type region struct {
 	reqs     []memplan.Request
 	dirty    bool
 	replans  int
+	// linked marks, per tensor, an in-place link the current plan honours
+	// (the tensor begins where the input it is written over begins);
+	// unlinked, a link dropped after a run whose inputs did not allow it.
+	linked, unlinked []bool
 }
 
 func (g *region) init(infos []managedInfo, pl memplan.Planner, d ivalue.Device) {
@@ -50,6 +55,8 @@ func (g *region) init(infos []managedInfo, pl memplan.Planner, d ivalue.Device) 
 	g.sizes = make([]int64, len(infos))
 	g.storages = make([]*ivalue.Storage, len(infos))
 	g.reqs = make([]memplan.Request, len(infos))
+	g.linked = make([]bool, len(infos))
+	g.unlinked = make([]bool, len(infos))
 }
 
 func (g *region) reset() {
@@ -58,6 +65,7 @@ func (g *region) reset() {
 	g.slab = nil
 	g.plan = memplan.Plan{}
 	g.dirty = false
+	clear(g.linked)
 }
 
 func (p *runPlanner) init(m *StaticModule) {
@@ -109,6 +117,9 @@ func (g *region) allocate(r *StaticRuntime) error {
 	g.dirty = false
 	g.plan, g.slab = plan, slab
 	g.replans++
+	for i, rq := range g.reqs {
+		g.linked[i] = rq.Follows > 0 && plan.Offsets[i] == plan.Offsets[rq.Follows-1] && rq.Size > 0
+	}
 	for i, mi := range g.infos {
 		t := r.values[mi.slot].Tensor()
 		if t == nil || g.sizes[i] == 0 {
@@ -125,8 +136,49 @@ func (g *region) allocate(r *StaticRuntime) error {
 func (g *region) requests() []memplan.Request {
 	for i, mi := range g.infos {
 		g.reqs[i] = memplan.Request{Size: g.sizes[i], Start: mi.start, End: mi.end}
+		if !g.unlinked[i] {
+			g.reqs[i].Follows = mi.follows
+		}
 	}
 	return g.reqs
+}
+
+// inPlace runs before the top-level node that writes managed tensor i,
+// which the plan may have put over the tensor it follows (an in-place
+// link). The kernel may write over its input only if that input begins
+// where the plan put that tensor (its window, offset 0, contiguous: an
+// op that passes another tensor through, or a view, leaves it elsewhere)
+// and the op's check accepts this run's inputs (ops.InPlace.Safe:
+// shapes, dtypes). If not,
+// the output takes memory of its own for this run, and the next plan
+// keeps the two apart, so it costs one allocation, once.
+func (g *region) inPlace(r *StaticRuntime, i int, p *ops.ProcessedNode) {
+	mi := &g.infos[i]
+	if !g.linked[i] {
+		// Before the first plan, drop the links this run's inputs already
+		// rule out (a convolution no kernel can run in place), so that
+		// the first plan is the one that lasts.
+		if g.replans == 0 && !g.unlinked[i] {
+			a := p.Tensor(mi.input)
+			if a == nil || a.Offset() != 0 || !a.IsContiguous() || mi.safe != nil && !mi.safe(p) {
+				g.unlinked[i] = true
+			}
+		}
+		return
+	}
+	j := mi.follows - 1
+	a := p.Tensor(mi.input)
+	b := r.values[mi.slot].Tensor()
+	if a != nil && b != nil && a.Storage() == g.storages[j] && a.Offset() == 0 && a.IsContiguous() &&
+		b.Storage() == g.storages[i] && (mi.safe == nil || mi.safe(p)) {
+		return
+	}
+	if b != nil && b.Storage() == g.storages[i] {
+		b.SetStorage(nil, 0)
+	}
+	g.linked[i] = false
+	g.unlinked[i] = true
+	g.dirty = true
 }
 
 // deallocate runs after a successful run: it notes tensors that grew or
@@ -181,10 +233,12 @@ func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
 	type span struct {
 		lo, hi uintptr
 		slot   int32
+		g      *region
+		i      int
 	}
 	var live []span
 	for _, g := range []*region{&p.inter, &p.outs} {
-		for _, mi := range g.infos {
+		for i, mi := range g.infos {
 			if mi.start > step || mi.end < step {
 				continue
 			}
@@ -193,12 +247,18 @@ func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
 				continue
 			}
 			lo := uintptr(t.Storage().Ptr())
-			live = append(live, span{lo, lo + uintptr(t.Storage().Len()), mi.slot})
+			live = append(live, span{lo, lo + uintptr(t.Storage().Len()), mi.slot, g, i})
 		}
+	}
+	// An output written over its input (an honoured in-place link) begins
+	// where that input begins, at the step it is written.
+	inPlace := func(a, b span) bool {
+		return a.g == b.g && a.lo == b.lo &&
+			(a.g.linked[b.i] && a.g.infos[b.i].follows-1 == a.i || a.g.linked[a.i] && a.g.infos[a.i].follows-1 == b.i)
 	}
 	for i, a := range live {
 		for _, b := range live[i+1:] {
-			if a.lo < b.hi && b.lo < a.hi {
+			if a.lo < b.hi && b.lo < a.hi && !inPlace(a, b) {
 				return fmt.Errorf("staticruntime: memory plan: after step %d, live tensors %s and %s share memory",
 					step, r.m.slotName(a.slot), r.m.slotName(b.slot))
 			}
@@ -217,7 +277,10 @@ type MemoryStats struct {
 	LowerBound     int64 // largest total of managed tensors alive at one node
 	TensorBytes    int64 // sum of the managed tensors' sizes (aligned)
 	ReusedBytes    int64 // TensorBytes - ManagedBytes: what sharing saved
-	Replans        int   // times the slab was (re)planned
+	// InPlace counts the tensors the plan writes over the input they
+	// follow (memplan.Request.Follows): a pooling over its activation.
+	InPlace int
+	Replans int // times the slab was (re)planned
 	// Groups are the storage groups (request indices) for planners that
 	// group; Offsets the place of each managed tensor in the slab.
 	Groups  [][]int
@@ -251,6 +314,11 @@ func (r *StaticRuntime) MemoryStats() MemoryStats {
 	}
 	if len(g.infos) == 0 {
 		st.Offsets = nil
+	}
+	for _, l := range g.linked {
+		if l {
+			st.InPlace++
+		}
 	}
 	st.LowerBound = memplan.LowerBound(reqs)
 	st.TensorBytes = memplan.TensorBytes(reqs)

@@ -62,6 +62,9 @@ type BlockRunner struct {
 	// check, in the CheckPlan debug mode, verifies the memory plan after
 	// the node of a step.
 	check func(step int) error
+	// links (top block only, nil if none) gives, per node, the managed
+	// tensor it may write over its input (an in-place link), or -1.
+	links []int32
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.
@@ -75,8 +78,11 @@ func (b *BlockRunner) Run() error {
 	if b.check != nil || b.rt.done != nil || !b.rt.m.device.IsHost() {
 		return b.runChecked()
 	}
-	nodes := b.nodes
+	nodes, links := b.nodes, b.links
 	for i := range nodes {
+		if links != nil && links[i] >= 0 {
+			b.rt.planner.inter.inPlace(b.rt, int(links[i]), &nodes[i])
+		}
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
 			return b.nodeError(i, err)
 		}
@@ -97,6 +103,9 @@ func (b *BlockRunner) runChecked() error {
 				return b.nodeError(i, fmt.Errorf("run stopped before this node: %w", b.rt.ctx.Err()))
 			default:
 			}
+		}
+		if b.links != nil && b.links[i] >= 0 {
+			b.rt.planner.inter.inPlace(b.rt, int(b.links[i]), &nodes[i])
 		}
 		if err := b.runNode(i); err != nil {
 			return b.nodeError(i, err)
@@ -160,6 +169,24 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 		r.hostOut = make([]*ivalue.Tensor, len(m.outputs))
 	}
 	r.planner.init(m)
+	for i, mi := range m.managed {
+		if mi.follows == 0 {
+			continue
+		}
+		if r.top.links == nil {
+			r.top.links = make([]int32, len(r.top.nodes))
+			for k := range r.top.links {
+				r.top.links[k] = -1
+			}
+		}
+		// Steps count the top block's nodes as the graph has them; the
+		// runner's list may leave some out (constants).
+		for k, ni := range m.top.nodes {
+			if ni.step == mi.node {
+				r.top.links[k] = int32(i)
+			}
+		}
+	}
 	if m.opts.CheckPlan {
 		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
 	}

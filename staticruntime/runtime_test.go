@@ -289,6 +289,7 @@ func TestMemoryPlanAndGrowth(t *testing.T) {
 			o.CheckPlan = true
 			o.Planner = c.planner
 			o.DisablePasses = []string{"UseInplaceActivations"} // keep 7 tensors
+			o.DisableInPlace = true
 			m := prepare(t, mulReluChain(4), &o)
 			r := m.NewRuntime()
 			w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))

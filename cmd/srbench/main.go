@@ -113,6 +113,7 @@ type flags struct {
 	python       string
 	noOutVariant bool
 	noOptimize   bool
+	noInPlace    bool
 	inputs       string
 	expected     string
 	save         string
@@ -216,6 +217,7 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
 	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
 	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
+	fs.BoolVar(&f.noInPlace, "no-inplace", false, "the planner never writes an output over the dead input it reads (a pooling over its activation)")
 	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
 	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
 	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
@@ -367,6 +369,7 @@ func (f flags) options() (*staticruntime.Options, error) {
 	o := staticruntime.DefaultOptions()
 	o.EnableOutVariant = !f.noOutVariant
 	o.OptimizeMemory = !f.noOptimize
+	o.DisableInPlace = f.noInPlace
 	o.ManageOutputTensors = f.manageOutputs
 	o.InterOpThreads = f.interopThreads()
 	if err := f.setBackend(&o); err != nil {
@@ -443,7 +446,9 @@ type runResult struct {
 	TensorBytes     int64  `json:"tensor_bytes"`
 	ReusedBytes     int64  `json:"reused_bytes"`
 	Replans         int    `json:"replans"`
-	ManageOutputs   bool   `json:"manage_outputs"`
+	// InPlace counts tensors written over the input they follow.
+	InPlace       int  `json:"in_place"`
+	ManageOutputs bool `json:"manage_outputs"`
 	// Device is where the module's tensors and slab live (-device).
 	Device        string `json:"device"`
 	OutputTensors int    `json:"output_tensors"`
@@ -457,7 +462,7 @@ func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool
 	res.Planner, res.ManagedTensors, res.ManagedBytes = ms.Planner, ms.ManagedTensors, ms.ManagedBytes
 	res.Device = ms.Device
 	res.LowerBoundBytes, res.TensorBytes, res.ReusedBytes = ms.LowerBound, ms.TensorBytes, ms.ReusedBytes
-	res.Replans = ms.Replans
+	res.Replans, res.InPlace = ms.Replans, ms.InPlace
 	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
 }
 
@@ -524,6 +529,7 @@ func printMemory(w io.Writer, res *runResult, verbose bool) {
 	}
 	fmt.Fprintf(w, "  bytes reused: %d (%.1f%% of tensor bytes)\n", res.ReusedBytes, pct)
 	fmt.Fprintf(w, "  re-plans: %d\n", res.Replans)
+	fmt.Fprintf(w, "  written in place over their input: %d\n", res.InPlace)
 	if res.ManageOutputs {
 		fmt.Fprintf(w, "  output arena: %d tensors, %d bytes, %d re-plans, %d abandoned arenas\n", ms.OutputTensors, ms.OutputBytes, ms.OutputReplans, ms.AbandonedArenas)
 	}
@@ -544,7 +550,11 @@ func printMemory(w io.Writer, res *runResult, verbose bool) {
 		if i < len(ms.Offsets) {
 			off = ms.Offsets[i]
 		}
-		fmt.Fprintf(w, "  tensor %d: offset %d, size %d, steps %d-%d\n", i, off, t.Size, t.Start, t.End)
+		over := ""
+		if t.Follows > 0 && i < len(ms.Offsets) && ms.Offsets[t.Follows-1] == off {
+			over = fmt.Sprintf(", in place over tensor %d", t.Follows-1)
+		}
+		fmt.Fprintf(w, "  tensor %d: offset %d, size %d, steps %d-%d%s\n", i, off, t.Size, t.Start, t.End, over)
 	}
 }
 

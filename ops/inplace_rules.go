@@ -1,0 +1,68 @@
+package ops
+
+import (
+	"sync"
+
+	"github.com/gosr/gosr/graph"
+)
+
+// In-place outputs: an out-variant kernel that may write its output over
+// the memory of an input that nothing reads after the node. The memory
+// planner (memplan.Request.Follows) then places the output at the same
+// offset as that input, so the two cost one tensor at the node instead of
+// two: a pooling or strided depthwise convolution writes over the
+// activation it reads, an elementwise op over its dead operand.
+//
+// The contract, for a kernel with a rule: when Safe (nil: always) says
+// yes for the inputs about to run, and the runtime has made the output's
+// storage begin at the first byte of input Input's data (that input
+// contiguous, at storage offset 0, nothing else aliasing it), the kernel
+// gives exactly the result it gives with disjoint memory. The runtime
+// checks Safe before every run of the node and, when it says no, gives
+// the output memory of its own for that run.
+
+// InPlace is an op's in-place rule.
+type InPlace struct {
+	// Input is the index of the input whose memory the output may begin in.
+	Input int
+	// Backend says the rule holds for a KernelBackend's kernel as well
+	// (ATen's out= kernels accept an out that is exactly self, which is
+	// how its elementwise in-place ops run). Otherwise the rule applies
+	// only where the node runs gosr's Go kernel.
+	Backend bool
+	// Safe reports whether, for the inputs in p, the kernel may write
+	// over input Input. It must not allocate.
+	Safe func(p *ProcessedNode) bool
+}
+
+type inplaceEntry struct {
+	match func(n *graph.Node) bool
+	rule  InPlace
+}
+
+var (
+	inplaceMu    sync.RWMutex
+	inplaceRules = map[string][]inplaceEntry{}
+)
+
+// RegisterInPlace adds an in-place rule for the nodes of op that match
+// (nil: all of them).
+func RegisterInPlace(op string, match func(n *graph.Node) bool, r InPlace) {
+	inplaceMu.Lock()
+	defer inplaceMu.Unlock()
+	inplaceRules[op] = append(inplaceRules[op], inplaceEntry{match, r})
+}
+
+// InPlaceOf returns the in-place rule for n, if its op has one that
+// matches n.
+func InPlaceOf(n *graph.Node) (InPlace, bool) {
+	inplaceMu.RLock()
+	es := inplaceRules[n.Kind]
+	inplaceMu.RUnlock()
+	for _, e := range es {
+		if e.match == nil || e.match(n) {
+			return e.rule, true
+		}
+	}
+	return InPlace{}, false
+}

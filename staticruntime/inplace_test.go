@@ -1,0 +1,129 @@
+package staticruntime_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// A pooling written over the activation it reads, then an elementwise op
+// over the pooled tensor: with in-place links the plan needs the largest
+// activation only.
+const inplaceIR = `graph(%x : Tensor, %w : Tensor):
+  %k : int[] = prim::Constant[value=[2, 2]]()
+  %e : int[] = prim::Constant[value=annotate(List[int], [])]()
+  %z : int[] = prim::Constant[value=[0, 0]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %f : bool = prim::Constant[value=0]()
+  %a : Tensor = aten::sigmoid(%x)
+  %p : Tensor = aten::max_pool2d(%a, %k, %e, %z, %d, %f)
+  %m : Tensor = aten::mul(%p, %w)
+  %y : Tensor = aten::tanh(%m)
+  return (%y)`
+
+// inplaceWant computes the graph in plain Go. The weights broadcast over
+// leading dimensions only, so element i of the product reads element
+// i mod len of each operand.
+func inplaceWant(x []float32, n, c, h, w int, wv []float32) []float32 {
+	oh, ow := h/2, w/2
+	p := make([]float32, n*c*oh*ow)
+	for i := range p {
+		plane, q := i/(oh*ow), i%(oh*ow)
+		r, s := q/ow, q%ow
+		for dy := 0; dy < 2; dy++ {
+			for dx := 0; dx < 2; dx++ {
+				v := x[plane*h*w+(2*r+dy)*w+2*s+dx]
+				sg := float32(1 / (1 + math.Exp(-float64(v))))
+				if dy+dx == 0 || sg > p[i] {
+					p[i] = sg
+				}
+			}
+		}
+	}
+	out := make([]float32, max(len(p), len(wv)))
+	for i := range out {
+		out[i] = float32(math.Tanh(float64(p[i%len(p)] * wv[i%len(wv)])))
+	}
+	return out
+}
+
+func TestInPlaceLinks(t *testing.T) {
+	ramp := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%13)/4 - 1.5
+		}
+		return x
+	}
+	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, c, h, w int, wshape []int) {
+		t.Helper()
+		x := ramp(n * c * h * w)
+		wn := 1
+		for _, s := range wshape {
+			wn *= s
+		}
+		wv := ramp(wn + 3)[3:]
+		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, c, h, w)), ivalue.FromTensor(ivalue.F32Tensor(wv, wshape...)))
+		require.NoError(t, err)
+		got := f32(t, outs[0])
+		want := inplaceWant(x, n, c, h, w, wv)
+		require.Len(t, got, len(want))
+		for i := range want {
+			require.InDelta(t, want[i], got[i], 1e-5, "element %d", i)
+		}
+	}
+	o := staticruntime.DefaultOptions()
+	o.CheckPlan = true // checks every step, in-place pairs included
+	r := prepare(t, inplaceIR, &o).NewRuntime()
+	run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	st := r.MemoryStats()
+	// sigmoid's result (1536 bytes) holds the pooled tensor, and the
+	// pooled tensor the product: one tensor's memory for all three.
+	assert.Equal(t, 2, st.InPlace)
+	assert.Equal(t, int64(1536), st.ManagedBytes)
+	assert.Equal(t, int64(1536), st.LowerBound)
+
+	o.DisableInPlace = true
+	r0 := prepare(t, inplaceIR, &o).NewRuntime()
+	run(t, r0, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	run(t, r0, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	assert.Zero(t, r0.MemoryStats().InPlace)
+	assert.Equal(t, int64(1536+384), r0.MemoryStats().ManagedBytes)
+
+	// The product broadcasts the pooled tensor to a larger shape: the
+	// multiply may not write over it. That run gives the product memory
+	// of its own, the next plan keeps the two apart, and runs after it
+	// allocate nothing (checked without CheckPlan, which allocates).
+	o.DisableInPlace = false
+	for _, check := range []bool{true, false} {
+		o.CheckPlan = check
+		r := prepare(t, inplaceIR, &o).NewRuntime()
+		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+		run(t, r, 1, 3, 8, 8, []int{2, 3, 4, 4})
+		run(t, r, 1, 3, 8, 8, []int{2, 3, 4, 4})
+		st = r.MemoryStats()
+		assert.Equal(t, 1, st.InPlace, "the pooling is still in place")
+		assert.Equal(t, int64(1536), st.ManagedBytes)
+		if !check && !raceflag.Enabled {
+			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*64), 1, 3, 8, 8))
+			w := ivalue.FromTensor(ivalue.F32Tensor(ramp(96), 2, 3, 4, 4))
+			assert.Zero(t, testing.AllocsPerRun(20, func() {
+				_, err := r.Run(x, w)
+				require.NoError(t, err)
+			}))
+		}
+		// Back to shapes where the multiply could write in place: correct,
+		// with the link left out for good.
+		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+		run(t, r, 2, 3, 8, 8, []int{4, 4})
+		assert.Equal(t, 1, r.MemoryStats().InPlace)
+	}
+}
