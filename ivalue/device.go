@@ -148,6 +148,7 @@ func (t *Tensor) SetDevice(d Device) {
 		return
 	}
 	t.device = d
+	t.gen++
 	if t.storage != nil && t.storage.Device != d {
 		t.attach(nil)
 		t.device = d

@@ -107,7 +107,18 @@ type Tensor struct {
 	own bool
 	// device is where the storage is, or where Resize allocates one.
 	device Device
+	// gen changes whenever the geometry, dtype or storage may have
+	// changed (see Gen).
+	gen uint32
 }
+
+// Gen is the tensor's geometry generation: it changes whenever t's
+// dtype, sizes, strides, offset or storage may have changed (a Resize to
+// new sizes, a view re-pointed, a storage given), and stays the same
+// while a steady Resize to the same sizes leaves t alone. Checks that
+// depend only on those (may a kernel write over this tensor?) can be
+// remembered until it moves.
+func (t *Tensor) Gen() uint32 { return t.gen }
 
 // NewTensor allocates a contiguous, zeroed tensor.
 func NewTensor(dt DType, sizes ...int) *Tensor {
@@ -312,6 +323,7 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 func (t *Tensor) ResizeLike(dt DType, o *Tensor) { t.Resize(dt, o.sizes) }
 
 func (t *Tensor) setGeometry(sizes []int) {
+	t.gen++
 	if cap(t.sizes) < len(sizes) {
 		t.sizes = make([]int, len(sizes), len(sizes)+2)
 		t.strides = make([]int, len(sizes), len(sizes)+2)
@@ -327,6 +339,7 @@ func (t *Tensor) setGeometry(sizes []int) {
 // reusing t's shape slices. View kernels use it so that a steady run
 // allocates nothing. sizes and strides may alias src's.
 func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
+	t.gen++
 	t.plain = false
 	t.own = false
 	t.dtype = src.dtype
@@ -358,6 +371,7 @@ func (t *Tensor) SharesStorage(o *Tensor) bool {
 
 // attach makes s the tensor's storage.
 func (t *Tensor) attach(s *Storage) {
+	t.gen++
 	t.storage = s
 	t.data, t.nbytes = nil, 0
 	if s == nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gosr/gosr/internal/allocs"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/internal/ptfixture"
 	"github.com/gosr/gosr/internal/raceflag"
@@ -89,7 +90,7 @@ func deviceFixtureCase(t *testing.T, b *libtorch.Backend, c ptfixture.Case, dev 
 	if plain {
 		assert.Equal(t, int64(nIn+nOut), s1.Copies-s0.Copies, "copies in a steady run (inputs in, outputs out)")
 		if !raceflag.Enabled {
-			assert.Zero(t, testing.AllocsPerRun(10, func() { r1.Run(inputs...) }), "Go allocations per Run")
+			assert.Zero(t, allocs.Steady(10, func() { r1.Run(inputs...) }), "Go allocations per Run")
 		}
 	}
 }

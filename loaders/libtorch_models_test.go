@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gosr/gosr/internal/allocs"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/internal/ptfixture"
 	"github.com/gosr/gosr/internal/raceflag"
@@ -83,7 +84,7 @@ func TestLibtorchModelsMatchPyTorch(t *testing.T) {
 					assert.True(t, len(chs) == 0 || decided > 0, "auto decided none of %d nodes after 16 runs", len(chs))
 				}
 				if !raceflag.Enabled {
-					assert.Zero(t, testing.AllocsPerRun(10, func() { r.Run(inputs...) }), "allocations per Run")
+					assert.Zero(t, allocs.Steady(10, func() { r.Run(inputs...) }), "allocations per Run")
 				}
 			})
 		}

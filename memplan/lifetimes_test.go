@@ -146,8 +146,12 @@ func TestLifetimesInPlace(t *testing.T) {
   %g : Tensor = aten::mul(%f, %f)
   %h : Tensor = aten::sigmoid(%g)
   %k : Tensor = aten::add(%h, %h, %one)
+  %s : int[] = prim::Constant[value=[-1]]()
+  %l : Tensor = aten::sigmoid(%k)
+  %v : Tensor = aten::view(%l, %s)
+  %u : Tensor = aten::mul(%l, %v)
   %r : Tensor = aten::tanh(%x)
-  return (%k, %r)`, nil)
+  return (%u, %r)`, nil)
 	require.NoError(t, err)
 	// Every op here may write over its first input.
 	inPlace := func(n *graph.Node) (int, bool) { return 0, true }
@@ -168,7 +172,10 @@ func TestLifetimesInPlace(t *testing.T) {
 		"f": "e",
 		"g": "", // %f is both inputs
 		"h": "g",
-	}, got) // %k and %r are outputs: not managed
+		"k": "", // %h is both inputs
+		"l": "k",
+		"v": "", // a view (nil Candidate: views too)
+	}, got) // %l is read through its view too: %u is not linked; %u and %r are outputs
 	// Without the option nothing is linked.
 	lts, _ = Lifetimes(g, alias.Analyze(g), LifetimeOptions{})
 	for _, lt := range lts {

@@ -18,8 +18,9 @@ import (
 // storage begin at the first byte of input Input's data (that input
 // contiguous, at storage offset 0, nothing else aliasing it), the kernel
 // gives exactly the result it gives with disjoint memory. The runtime
-// checks Safe before every run of the node and, when it says no, gives
-// the output memory of its own for that run.
+// links only an input that no other input of the node may alias (from
+// the alias analysis), checks Safe before every run of the node and,
+// when it says no, gives the output memory of its own for that run.
 
 // InPlace is an op's in-place rule.
 type InPlace struct {

@@ -194,8 +194,9 @@ func notSafe(logical bool) func(p *ProcessedNode) bool {
 }
 
 // binarySafe: the other operand (input 1, a tensor or a number)
-// broadcasts to self's shape and does not overlap self's memory (unless
-// it is self's very elements), and the result dtype is self's. trueDiv:
+// broadcasts to self's shape, and the result dtype is self's. (That the
+// other operand does not share self's memory is the runtime's part of
+// the contract: it links only inputs no other input may alias.) trueDiv:
 // division gives float for integer operands unless input 2, the rounding
 // mode, is given.
 func binarySafe(trueDiv bool) func(p *ProcessedNode) bool {
@@ -212,8 +213,15 @@ func binarySafe(trueDiv bool) func(p *ProcessedNode) bool {
 				return false
 			}
 			wrapped = ScalarDType(v)
-		} else if !broadcastsTo(y.Sizes(), x.Sizes()) || !apartOrSame(x, y) {
+			// The common case, a float tensor and a number: the tensor's
+			// dtype wins (the steady runs of a graph check this per node).
+			if x.DType().IsFloat() && !trueDiv {
+				return true
+			}
+		} else if !broadcastsTo(y.Sizes(), x.Sizes()) {
 			return false
+		} else if y.DType() == x.DType() && (!trueDiv || x.DType().IsFloat()) {
+			return true // same dtypes: the result keeps it
 		}
 		dt := ResultType(x, y, nil, wrapped)
 		if trueDiv && !dt.IsFloat() && (p.NumInputs() < 3 || p.IsNone(2)) {
@@ -236,34 +244,6 @@ func broadcastsTo(b, a []int) bool {
 		}
 	}
 	return true
-}
-
-// apartOrSame reports whether y's elements lie apart from contiguous x's,
-// or are x's very elements in the same order (so the kernel reads each
-// before writing it).
-func apartOrSame(x, y *ivalue.Tensor) bool {
-	xl, xh := tensorBytes(x)
-	yl, yh := tensorBytes(y)
-	if !rangesOverlap(xl, xh, yl, yh) {
-		return true
-	}
-	return xl == yl && y.DType() == x.DType() && SameSizes(x.Sizes(), y.Sizes()) && y.IsContiguous()
-}
-
-// tensorBytes is the range of addresses t's elements occupy (on its
-// device), empty for an empty tensor.
-func tensorBytes(t *ivalue.Tensor) (uintptr, uintptr) {
-	s := t.Storage()
-	if s == nil || t.Numel() == 0 {
-		return 0, 0
-	}
-	last := t.Offset()
-	for i, n := range t.Sizes() {
-		last += (n - 1) * t.Strides()[i]
-	}
-	es := uintptr(t.DType().Size())
-	base := uintptr(s.Ptr())
-	return base + uintptr(t.Offset())*es, base + uintptr(last+1)*es
 }
 
 // poolSafe: the kernels handle any geometry (stride 1 and padding

@@ -81,21 +81,21 @@ func TestInPlaceLinks(t *testing.T) {
 	o := staticruntime.DefaultOptions()
 	o.CheckPlan = true // checks every step, in-place pairs included
 	r := prepare(t, inplaceIR, &o).NewRuntime()
-	run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
-	run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
+	run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	st := r.MemoryStats()
-	// sigmoid's result (1536 bytes) holds the pooled tensor, and the
+	// sigmoid's result (6144 bytes) holds the pooled tensor, and the
 	// pooled tensor the product: one tensor's memory for all three.
 	assert.Equal(t, 2, st.InPlace)
-	assert.Equal(t, int64(1536), st.ManagedBytes)
-	assert.Equal(t, int64(1536), st.LowerBound)
+	assert.Equal(t, int64(6144), st.ManagedBytes)
+	assert.Equal(t, int64(6144), st.LowerBound)
 
 	o.DisableInPlace = true
 	r0 := prepare(t, inplaceIR, &o).NewRuntime()
-	run(t, r0, 2, 3, 8, 8, []int{2, 3, 4, 4})
-	run(t, r0, 2, 3, 8, 8, []int{2, 3, 4, 4})
+	run(t, r0, 2, 3, 16, 16, []int{2, 3, 8, 8})
+	run(t, r0, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	assert.Zero(t, r0.MemoryStats().InPlace)
-	assert.Equal(t, int64(1536+384), r0.MemoryStats().ManagedBytes)
+	assert.Equal(t, int64(6144+1536), r0.MemoryStats().ManagedBytes)
 
 	// The product broadcasts the pooled tensor to a larger shape: the
 	// multiply may not write over it. That run gives the product memory
@@ -105,16 +105,16 @@ func TestInPlaceLinks(t *testing.T) {
 	for _, check := range []bool{true, false} {
 		o.CheckPlan = check
 		r := prepare(t, inplaceIR, &o).NewRuntime()
-		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
-		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
-		run(t, r, 1, 3, 8, 8, []int{2, 3, 4, 4})
-		run(t, r, 1, 3, 8, 8, []int{2, 3, 4, 4})
+		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
+		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
+		run(t, r, 1, 3, 16, 16, []int{2, 3, 8, 8})
+		run(t, r, 1, 3, 16, 16, []int{2, 3, 8, 8})
 		st = r.MemoryStats()
 		assert.Equal(t, 1, st.InPlace, "the pooling is still in place")
-		assert.Equal(t, int64(1536), st.ManagedBytes)
+		assert.Equal(t, int64(6144), st.ManagedBytes)
 		if !check && !raceflag.Enabled {
-			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*64), 1, 3, 8, 8))
-			w := ivalue.FromTensor(ivalue.F32Tensor(ramp(96), 2, 3, 4, 4))
+			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*256), 1, 3, 16, 16))
+			w := ivalue.FromTensor(ivalue.F32Tensor(ramp(384), 2, 3, 8, 8))
 			assert.Zero(t, testing.AllocsPerRun(20, func() {
 				_, err := r.Run(x, w)
 				require.NoError(t, err)
@@ -122,8 +122,20 @@ func TestInPlaceLinks(t *testing.T) {
 		}
 		// Back to shapes where the multiply could write in place: correct,
 		// with the link left out for good.
-		run(t, r, 2, 3, 8, 8, []int{2, 3, 4, 4})
-		run(t, r, 2, 3, 8, 8, []int{4, 4})
+		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
+		run(t, r, 2, 3, 16, 16, []int{8, 8})
 		assert.Equal(t, 1, r.MemoryStats().InPlace)
 	}
+
+	// Tensors under a kilobyte are not linked: the check before each
+	// linked node would cost more than the bytes saved.
+	o = staticruntime.DefaultOptions()
+	r1 := prepare(t, mulReluChain(4), &o).NewRuntime()
+	x := ivalue.FromTensor(ivalue.F32Tensor([]float32{1, -2, 3}, 3))
+	w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))
+	for i := 0; i < 2; i++ {
+		_, err := r1.Run(x, w)
+		require.NoError(t, err)
+	}
+	assert.Zero(t, r1.MemoryStats().InPlace)
 }

@@ -114,6 +114,11 @@ type managedInfo struct {
 	node    int
 	input   int
 	safe    func(p *ops.ProcessedNode) bool
+	// memo lists the node's inputs a verdict of safe depends on (its
+	// tensors); memoOK is false when another input may change between
+	// runs (a scalar or list not constant), so nothing is remembered.
+	memo   []int
+	memoOK bool
 }
 
 // NewStaticModule runs gosr's passes on g (which it takes over: do not
@@ -441,8 +446,18 @@ func (m *StaticModule) analyze() {
 			// input's index is already in m.managed.
 			mi.follows = at[lt.Follows-1] + 1
 			mi.node = lt.Start
-			mi.input = rules[lt.Value.Node].Input
-			mi.safe = rules[lt.Value.Node].Safe
+			n := lt.Value.Node
+			mi.input = rules[n].Input
+			mi.safe = rules[n].Safe
+			mi.memoOK = true
+			for k, in := range n.Inputs {
+				switch {
+				case in.Type.Kind == graph.TensorType:
+					mi.memo = append(mi.memo, k)
+				case in.Node == nil || in.Node.Kind != "prim::Constant":
+					mi.memoOK = false
+				}
+			}
 		}
 		m.managed = append(m.managed, mi)
 	}

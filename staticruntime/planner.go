@@ -48,6 +48,50 @@ type region struct {
 	// (the tensor begins where the input it is written over begins);
 	// unlinked, a link dropped after a run whose inputs did not allow it.
 	linked, unlinked []bool
+	// memos remember, per linked tensor, the inputs last found safe.
+	memos []linkMemo
+}
+
+// minLinkBytes is the smallest pair of tensors an in-place link is
+// offered to the planner for: a link saves at most the smaller of the
+// two, and each one honoured costs a check before its node on every run
+// (a few nanoseconds), which below a kilobyte outweighs what it saves.
+const minLinkBytes = 1024
+
+// linkMemo is what a link's last successful check saw: the plan, the
+// output tensor and the node's tensor inputs, each with its geometry
+// generation (ivalue.Tensor.Gen). While none has moved, the verdict
+// stands, and the check costs a few compares.
+type linkMemo struct {
+	replans int
+	out     *ivalue.Tensor
+	outGen  uint32
+	ts      []*ivalue.Tensor
+	gens    []uint32
+}
+
+func (m *linkMemo) holds(g *region, p *ops.ProcessedNode, b *ivalue.Tensor, mi *managedInfo) bool {
+	if m.out == nil || m.replans != g.replans || m.out != b || m.outGen != b.Gen() {
+		return false
+	}
+	for k, in := range mi.memo {
+		t := p.Tensor(in)
+		if t != m.ts[k] || t != nil && t.Gen() != m.gens[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *linkMemo) record(g *region, p *ops.ProcessedNode, b *ivalue.Tensor, mi *managedInfo) {
+	m.replans, m.out, m.outGen = g.replans, b, b.Gen()
+	for k, in := range mi.memo {
+		t := p.Tensor(in)
+		m.ts[k] = t
+		if t != nil {
+			m.gens[k] = t.Gen()
+		}
+	}
 }
 
 func (g *region) init(infos []managedInfo, pl memplan.Planner, d ivalue.Device) {
@@ -57,6 +101,13 @@ func (g *region) init(infos []managedInfo, pl memplan.Planner, d ivalue.Device) 
 	g.reqs = make([]memplan.Request, len(infos))
 	g.linked = make([]bool, len(infos))
 	g.unlinked = make([]bool, len(infos))
+	g.memos = make([]linkMemo, len(infos))
+	for i, mi := range infos {
+		if mi.memoOK {
+			g.memos[i].ts = make([]*ivalue.Tensor, len(mi.memo))
+			g.memos[i].gens = make([]uint32, len(mi.memo))
+		}
+	}
 }
 
 func (g *region) reset() {
@@ -136,7 +187,7 @@ func (g *region) allocate(r *StaticRuntime) error {
 func (g *region) requests() []memplan.Request {
 	for i, mi := range g.infos {
 		g.reqs[i] = memplan.Request{Size: g.sizes[i], Start: mi.start, End: mi.end}
-		if !g.unlinked[i] {
+		if mi.follows > 0 && !g.unlinked[i] && min(g.sizes[i], g.sizes[mi.follows-1]) >= minLinkBytes {
 			g.reqs[i].Follows = mi.follows
 		}
 	}
@@ -167,10 +218,17 @@ func (g *region) inPlace(r *StaticRuntime, i int, p *ops.ProcessedNode) {
 		return
 	}
 	j := mi.follows - 1
-	a := p.Tensor(mi.input)
 	b := r.values[mi.slot].Tensor()
+	memo := &g.memos[i]
+	if mi.memoOK && b != nil && memo.holds(g, p, b, mi) {
+		return
+	}
+	a := p.Tensor(mi.input)
 	if a != nil && b != nil && a.Storage() == g.storages[j] && a.Offset() == 0 && a.IsContiguous() &&
 		b.Storage() == g.storages[i] && (mi.safe == nil || mi.safe(p)) {
+		if mi.memoOK {
+			memo.record(g, p, b, mi)
+		}
 		return
 	}
 	if b != nil && b.Storage() == g.storages[i] {

@@ -304,6 +304,9 @@ func TestPlannerSpeed(t *testing.T) {
 		o.Planner = pl
 		configs = append(configs, config{pl.Name(), o})
 	}
+	o := staticruntime.DefaultOptions()
+	o.DisableInPlace = true
+	configs = append(configs, config{"greedy-no-inplace", o})
 	// The DLRM-style model at batch 256 too: its tensors then outgrow
 	// the L1 cache, where a compact slab pays.
 	for _, c := range cases {

@@ -402,18 +402,24 @@ func TestBenchmarkIndividualOps(t *testing.T) {
 
 // BenchmarkMulReluChain measures the per-node overhead: 100 tiny nodes.
 func BenchmarkMulReluChain(b *testing.B) {
-	m := prepare(b, mulReluChain(50), nil)
-	r := m.NewRuntime()
-	x := ivalue.FromTensor(ivalue.F32Tensor([]float32{0.5}, 1))
-	w := ivalue.FromTensor(ivalue.F32Tensor([]float32{1.01}, 1))
-	r.Run(x, w)
-	r.Run(x, w) // the second run plans the slab
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r.Run(x, w)
+	for _, inPlace := range []bool{true, false} {
+		b.Run(fmt.Sprintf("inplace=%v", inPlace), func(b *testing.B) {
+			o := staticruntime.DefaultOptions()
+			o.DisableInPlace = !inPlace
+			m := prepare(b, mulReluChain(50), &o)
+			r := m.NewRuntime()
+			x := ivalue.FromTensor(ivalue.F32Tensor([]float32{0.5}, 1))
+			w := ivalue.FromTensor(ivalue.F32Tensor([]float32{1.01}, 1))
+			r.Run(x, w)
+			r.Run(x, w) // the second run plans the slab
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r.Run(x, w)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/node")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100, "ns/node")
 }
 
 func TestConstantOutputIsPerRuntime(t *testing.T) {
