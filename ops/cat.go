@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"unsafe"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 )
@@ -101,12 +103,23 @@ func catRun(p *ProcessedNode, st *shapeState, dim int64) error {
 	out.Resize(dt, st.sizes)
 	dst := out.Storage().Data
 	ostr := out.Strides()
+	// With size 1 before dim d, each input is one block of the output;
+	// an input already there (the runtime had its node write it in
+	// place, see staticruntime's cat parts) has nothing to copy.
+	blocks := true
+	for _, s := range st.sizes[:d] {
+		blocks = blocks && s == 1
+	}
+	es := dt.Size()
 	off := 0
 	for _, t := range ts {
 		if catSkip(t) || t.Numel() == 0 {
 			continue
 		}
-		copyConvertND(dst, dt, off*ostr[d], ostr, t.Storage().Data, t.DType(), t.Offset(), t.Strides(), t.Sizes())
+		at := (out.Offset() + off*ostr[d]) * es
+		if !(blocks && t.DType() == dt && at < len(dst) && t.DataPtr() == unsafe.Pointer(&dst[at]) && t.IsContiguous()) {
+			copyConvertND(dst, dt, off*ostr[d], ostr, t.Storage().Data, t.DType(), t.Offset(), t.Strides(), t.Sizes())
+		}
 		off += t.Sizes()[d]
 	}
 	return nil

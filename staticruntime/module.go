@@ -30,6 +30,10 @@ type StaticModule struct {
 	outputs   []int32  // slots of the graph outputs
 	nodes     []*nodeInfo
 	managed   []managedInfo // intermediate tensors the planner places in the slab
+	// cats are the concatenations whose parts are written in place, and
+	// catPart their parts (see catparts.go).
+	cats    []catGroup
+	catPart map[*graph.Value]bool
 	// managedOut are the graph outputs (and tensors that may alias them)
 	// placed in the output arena, with ManageOutputTensors.
 	managedOut []managedInfo
@@ -426,8 +430,12 @@ func (m *StaticModule) analyze() {
 		rules[n] = r
 		return r.Input, true
 	}
+	m.catPart = map[*graph.Value]bool{}
+	if goOnly && !m.opts.DisableInPlace && m.device.IsHost() {
+		m.findCatGroups(db, writer, slotOf)
+	}
 	lts, _ := memplan.Lifetimes(m.graph, db, memplan.LifetimeOptions{
-		Candidate:     func(v *graph.Value) bool { return writer[v] != nil },
+		Candidate:     func(v *graph.Value) bool { return writer[v] != nil && !m.catPart[v] },
 		ManageOutputs: m.opts.ManageOutputTensors,
 		InPlace:       inPlace,
 	})

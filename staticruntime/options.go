@@ -35,7 +35,8 @@ type Options struct {
 	Planner memplan.Planner
 	// DisableInPlace stops the planner from writing an output over the
 	// memory of an input that dies at its node (ops.InPlace, such as a
-	// pooling over its activation), to measure what that saves.
+	// pooling over its activation) and the parts of a cat from being
+	// written straight into its output, to measure what that saves.
 	DisableInPlace bool
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool

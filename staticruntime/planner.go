@@ -419,7 +419,7 @@ func (r *StaticRuntime) unmanagedBytes() int64 {
 	for _, ni := range r.m.nodes {
 		for _, s := range ni.out {
 			t := r.values[s].Tensor()
-			if t == nil || t.Storage() == nil || skip[t.Storage()] || seen[t.Storage()] {
+			if t == nil || t.Storage() == nil || skip[t.Storage()] || seen[t.Storage()] || r.catWindow(t.Storage()) {
 				continue
 			}
 			seen[t.Storage()] = true

@@ -22,6 +22,9 @@ type StaticRuntime struct {
 	top     *BlockRunner
 	outputs []ivalue.IValue
 	planner runPlanner
+	// cats is the state of the module's concatenations whose parts are
+	// written in place (catparts.go).
+	cats []catState
 	// broken is set when a run failed part-way; the next run resets
 	// every slot so no half-written state survives.
 	broken bool
@@ -62,9 +65,11 @@ type BlockRunner struct {
 	// check, in the CheckPlan debug mode, verifies the memory plan after
 	// the node of a step.
 	check func(step int) error
-	// links (top block only, nil if none) gives, per node, the managed
-	// tensor it may write over its input (an in-place link), or -1.
-	links []int32
+	// pre (top block only, nil if none) holds, per node, what the runtime
+	// does before the node runs, or nil: check an in-place link (the
+	// node writes a managed tensor over its input), place the parts of a
+	// concatenation in its output, or check them before the cat.
+	pre []func(p *ops.ProcessedNode)
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.
@@ -78,10 +83,10 @@ func (b *BlockRunner) Run() error {
 	if b.check != nil || b.rt.done != nil || !b.rt.m.device.IsHost() {
 		return b.runChecked()
 	}
-	nodes, links := b.nodes, b.links
+	nodes, pre := b.nodes, b.pre
 	for i := range nodes {
-		if links != nil && links[i] >= 0 {
-			b.rt.planner.inter.inPlace(b.rt, int(links[i]), &nodes[i])
+		if pre != nil && pre[i] != nil {
+			pre[i](&nodes[i])
 		}
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
 			return b.nodeError(i, err)
@@ -104,8 +109,8 @@ func (b *BlockRunner) runChecked() error {
 			default:
 			}
 		}
-		if b.links != nil && b.links[i] >= 0 {
-			b.rt.planner.inter.inPlace(b.rt, int(b.links[i]), &nodes[i])
+		if b.pre != nil && b.pre[i] != nil {
+			b.pre[i](&nodes[i])
 		}
 		if err := b.runNode(i); err != nil {
 			return b.nodeError(i, err)
@@ -169,28 +174,44 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 		r.hostOut = make([]*ivalue.Tensor, len(m.outputs))
 	}
 	r.planner.init(m)
+	r.setHooks()
+	if m.opts.CheckPlan {
+		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
+	}
+	return r
+}
+
+// setHooks fills the top runner's pre: the in-place links' checks and
+// the concatenations' parts (see catparts.go).
+func (r *StaticRuntime) setHooks() {
+	m := r.m
+	add := func(k int, f func(p *ops.ProcessedNode)) {
+		if r.top.pre == nil {
+			r.top.pre = make([]func(p *ops.ProcessedNode), len(r.top.nodes))
+		}
+		if g := r.top.pre[k]; g != nil {
+			r.top.pre[k] = func(p *ops.ProcessedNode) { g(p); f(p) }
+		} else {
+			r.top.pre[k] = f
+		}
+	}
 	for i, mi := range m.managed {
 		if mi.follows == 0 {
 			continue
-		}
-		if r.top.links == nil {
-			r.top.links = make([]int32, len(r.top.nodes))
-			for k := range r.top.links {
-				r.top.links[k] = -1
-			}
 		}
 		// Steps count the top block's nodes as the graph has them; the
 		// runner's list may leave some out (constants).
 		for k, ni := range m.top.nodes {
 			if ni.step == mi.node {
-				r.top.links[k] = int32(i)
+				add(k, func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) })
 			}
 		}
 	}
-	if m.opts.CheckPlan {
-		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
+	r.cats = make([]catState, len(m.cats))
+	for k, g := range m.cats {
+		add(g.first, func(*ops.ProcessedNode) { r.catArm(k) })
+		add(g.cat, func(*ops.ProcessedNode) { r.catCheck(k) })
 	}
-	return r
 }
 
 // detachOutputs gives the caller the outputs of the last run for good:

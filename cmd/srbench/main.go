@@ -217,7 +217,7 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
 	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
 	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
-	fs.BoolVar(&f.noInPlace, "no-inplace", false, "the planner never writes an output over the dead input it reads (a pooling over its activation)")
+	fs.BoolVar(&f.noInPlace, "no-inplace", false, "the planner never writes an output over the dead input it reads (a pooling over its activation), nor the parts of a cat straight into its output")
 	fs.StringVar(&f.inputs, "inputs", "", "torch.save file with the inputs (a tuple of positional inputs, or one tensor) for a .pt model")
 	fs.StringVar(&f.expected, "expected", "", "torch.save file with the expected outputs for a .pt model")
 	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")

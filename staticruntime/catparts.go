@@ -1,0 +1,196 @@
+package staticruntime
+
+import (
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/graph/alias"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops"
+)
+
+// Cat parts written in place: when a concatenation's result is a graph
+// output and each of its inputs is made by an out-variant node for it
+// alone, those nodes write their results straight into their places in
+// the output, and the concatenation has nothing left to copy. The parts
+// then take no memory of their own: a traced model that unrolls a loop
+// into results joined by one cat keeps none of them alive in the slab.
+//
+// Before the first part's node runs, the runtime sizes the output as the
+// last run's parts say and points each part's tensor at its window of
+// the output; the kernels resize into that memory. Before the cat runs it
+// checks that every part is still exactly in its window (shapes may have
+// changed); a part that is not, but lies in the output's memory, is moved
+// out first, so the cat never reads memory it is writing. Only the Go
+// cat kernel is used this way (ATen's refuses inputs inside its output).
+
+// catGroup is one such concatenation: the top-level node indices (in the
+// runner's list) of the cat and of its first part's writer, and the
+// slots of the parts.
+type catGroup struct {
+	cat, first int
+	parts      []int32
+	dim        int
+}
+
+// findCatGroups finds the prim::VarConcat nodes whose parts may be
+// written in place (see above).
+func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*nodeInfo, slotOf map[*graph.Value]int32) {
+	index := map[*graph.Node]int{}
+	for i, ni := range m.top.nodes {
+		index[ni.node] = i
+	}
+	isOutput := map[*graph.Value]bool{}
+	for _, v := range m.graph.Outputs() {
+		isOutput[v] = true
+	}
+	for ci, ni := range m.top.nodes {
+		n := ni.node
+		if n.Kind != "prim::VarConcat" || ni.kind != ops.OutVariant || len(n.Inputs) < 2 || len(n.Outputs) != 1 {
+			continue
+		}
+		y := n.Outputs[0]
+		dimV := n.Inputs[len(n.Inputs)-1]
+		if !(isOutput[y] || db.MayAliasGraphOutput(y)) || dimV.Node == nil || dimV.Node.Kind != "prim::Constant" {
+			continue
+		}
+		dv, ok := dimV.Node.Attr("value")
+		if !ok || dv.Kind() != ivalue.KindInt || dv.Int() < 0 {
+			continue // a negative dim needs the rank; rare in traced graphs
+		}
+		g := catGroup{cat: ci, first: ci, dim: int(dv.Int())}
+		seen := map[*graph.Value]bool{}
+		for _, x := range n.Inputs[:len(n.Inputs)-1] {
+			w := writer[x]
+			wi, top := index[x.Node]
+			if w == nil || !top || seen[x] || len(x.Uses) != 1 || isOutput[x] ||
+				db.MayAliasGraphInput(x) || db.MayAliasGraphOutput(x) || db.EscapesToContainer(x) || len(db.Aliases(x)) != 1 {
+				g.parts = nil
+				break
+			}
+			seen[x] = true
+			g.first = min(g.first, wi)
+			g.parts = append(g.parts, slotOf[x])
+		}
+		if g.parts != nil {
+			m.cats = append(m.cats, g)
+			for _, x := range n.Inputs[:len(n.Inputs)-1] {
+				m.catPart[x] = true
+			}
+		}
+	}
+}
+
+// catState is one runtime's state of a group: the storage its windows
+// were cut from, the windows, and the layout armed for this run.
+type catState struct {
+	from  *ivalue.Storage
+	wins  []*ivalue.Storage
+	armed bool
+	sizes []int // the output's sizes as armed
+}
+
+// catArm runs before the first part's node: it sizes the output and
+// points each part at its window, from the parts' shapes of the last run.
+func (r *StaticRuntime) catArm(k int) {
+	g, st := &r.m.cats[k], &r.cats[k]
+	st.armed = false
+	y := r.top.nodes[g.cat].OwnTensor(0)
+	first := r.values[g.parts[0]].Tensor()
+	if first == nil || first.Dim() <= g.dim {
+		return // the first run, or a rank the cat would refuse
+	}
+	dt := first.DType()
+	st.sizes = append(st.sizes[:0], first.Sizes()...)
+	for i := 0; i < g.dim; i++ {
+		if st.sizes[i] != 1 {
+			return // parts are not contiguous blocks of the output
+		}
+	}
+	total := 0
+	for _, s := range g.parts {
+		t := r.values[s].Tensor()
+		if t == nil || t.DType() != dt || t.Dim() != len(st.sizes) || t.Numel() == 0 {
+			return
+		}
+		for i, n := range t.Sizes() {
+			if i != g.dim && n != st.sizes[i] {
+				return
+			}
+		}
+		total += t.Sizes()[g.dim]
+	}
+	st.sizes[g.dim] = total
+	y.Resize(dt, st.sizes)
+	if !y.Device().IsHost() {
+		return
+	}
+	// Windows are cut again when the output's memory or the split moved
+	// (a steady run keeps them: no allocation).
+	same := y.Storage() == st.from && len(st.wins) == len(g.parts)
+	for i, s := range g.parts {
+		same = same && r.values[s].Tensor().Nbytes() == st.wins[i].Len()
+	}
+	if !same {
+		st.from = y.Storage()
+		st.wins = st.wins[:0]
+		off := y.Offset() * dt.Size()
+		for _, s := range g.parts {
+			n := r.values[s].Tensor().Nbytes()
+			st.wins = append(st.wins, st.from.Window(off, n))
+			off += n
+		}
+	}
+	for i, s := range g.parts {
+		if t := r.values[s].Tensor(); t.Storage() != st.wins[i] {
+			t.SetStorage(st.wins[i], 0)
+		}
+	}
+	st.armed = true
+}
+
+// catCheck runs before the cat: every part must be exactly in its window
+// with the shape it was armed with; a part that is not, yet lies in the
+// output's memory, moves to memory of its own before the cat reads it.
+func (r *StaticRuntime) catCheck(k int) {
+	g, st := &r.m.cats[k], &r.cats[k]
+	if !st.armed {
+		return
+	}
+	st.armed = false
+	inPlace := true
+	for i, s := range g.parts {
+		t := r.values[s].Tensor()
+		if t == nil || t.Storage() != st.wins[i] || t.Offset() != 0 || !t.IsContiguous() || t.Nbytes() != st.wins[i].Len() {
+			inPlace = false
+			break
+		}
+	}
+	if inPlace {
+		return
+	}
+	lo := uintptr(st.from.Ptr())
+	hi := lo + uintptr(st.from.Len())
+	for _, s := range g.parts {
+		t := r.values[s].Tensor()
+		if t == nil || t.Storage() == nil {
+			continue
+		}
+		if p := uintptr(t.Storage().Ptr()); p >= lo && p < hi {
+			// A copy of its own; the next arm gives it a window again.
+			c := t.Clone()
+			t.SetView(c, c.Offset(), c.Sizes(), c.Strides())
+		}
+	}
+}
+
+// catWindow reports whether s is one of the runtime's part windows (they
+// are the outputs' memory, not intermediates of their own).
+func (r *StaticRuntime) catWindow(s *ivalue.Storage) bool {
+	for i := range r.cats {
+		for _, w := range r.cats[i].wins {
+			if w == s {
+				return true
+			}
+		}
+	}
+	return false
+}
