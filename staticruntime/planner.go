@@ -146,8 +146,12 @@ func (p *runPlanner) allocate(r *StaticRuntime) error {
 		p.abandoned++
 	}
 	p.lent = r.m.opts.ManageOutputTensors
+	replans := p.inter.replans
 	if err := p.inter.allocate(r); err != nil {
 		return err
+	}
+	if p.inter.replans != replans && len(r.linkHooks) > 0 {
+		r.refreshHooks() // the new plan's links
 	}
 	return p.outs.allocate(r)
 }

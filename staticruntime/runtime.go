@@ -25,6 +25,8 @@ type StaticRuntime struct {
 	// cats is the state of the module's concatenations whose parts are
 	// written in place (catparts.go).
 	cats []catState
+	// linkHooks are the checks of the in-place links (setHooks).
+	linkHooks []linkHook
 	// broken is set when a run failed part-way; the next run resets
 	// every slot so no half-written state survives.
 	broken bool
@@ -181,20 +183,11 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 	return r
 }
 
-// setHooks fills the top runner's pre: the in-place links' checks and
-// the concatenations' parts (see catparts.go).
+// setHooks prepares what the top runner does before some nodes (see
+// BlockRunner.pre): the in-place links' checks and the concatenations'
+// parts (catparts.go). refreshHooks installs them.
 func (r *StaticRuntime) setHooks() {
 	m := r.m
-	add := func(k int, f func(p *ops.ProcessedNode)) {
-		if r.top.pre == nil {
-			r.top.pre = make([]func(p *ops.ProcessedNode), len(r.top.nodes))
-		}
-		if g := r.top.pre[k]; g != nil {
-			r.top.pre[k] = func(p *ops.ProcessedNode) { g(p); f(p) }
-		} else {
-			r.top.pre[k] = f
-		}
-	}
 	for i, mi := range m.managed {
 		if mi.follows == 0 {
 			continue
@@ -203,14 +196,52 @@ func (r *StaticRuntime) setHooks() {
 		// runner's list may leave some out (constants).
 		for k, ni := range m.top.nodes {
 			if ni.step == mi.node {
-				add(k, func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) })
+				r.linkHooks = append(r.linkHooks, linkHook{node: k, tensor: i,
+					f: func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) }})
 			}
 		}
 	}
 	r.cats = make([]catState, len(m.cats))
-	for k, g := range m.cats {
-		add(g.first, func(*ops.ProcessedNode) { r.catArm(k) })
-		add(g.cat, func(*ops.ProcessedNode) { r.catCheck(k) })
+	r.refreshHooks()
+}
+
+// linkHook is the check of one in-place link, before its node.
+type linkHook struct {
+	node, tensor int
+	f            func(p *ops.ProcessedNode)
+}
+
+// refreshHooks fills the top runner's pre for the current plan: the
+// links it honours (and, before the first plan, every link not yet ruled
+// out, to rule out the rest), and every concatenation's hooks. A link
+// the plan does not honour costs nothing on the steady path. It runs
+// when a plan is made (which allocates anyway), not on steady runs.
+func (r *StaticRuntime) refreshHooks() {
+	g := &r.planner.inter
+	clear(r.top.pre)
+	any := false
+	add := func(k int, f func(p *ops.ProcessedNode)) {
+		if r.top.pre == nil {
+			r.top.pre = make([]func(p *ops.ProcessedNode), len(r.top.nodes))
+		}
+		any = true
+		if h := r.top.pre[k]; h != nil {
+			r.top.pre[k] = func(p *ops.ProcessedNode) { h(p); f(p) }
+		} else {
+			r.top.pre[k] = f
+		}
+	}
+	for _, h := range r.linkHooks {
+		if g.linked[h.tensor] || g.replans == 0 && !g.unlinked[h.tensor] {
+			add(h.node, h.f)
+		}
+	}
+	for k, cg := range r.m.cats {
+		add(cg.first, func(*ops.ProcessedNode) { r.catArm(k) })
+		add(cg.cat, func(*ops.ProcessedNode) { r.catCheck(k) })
+	}
+	if !any {
+		r.top.pre = nil
 	}
 }
 
