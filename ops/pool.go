@@ -189,6 +189,10 @@ func maxPool2dKernel(p *ProcessedNode) error {
 
 // maxPoolPlane computes one output plane from the input plane at base.
 func maxPoolPlane(in *poolInput, q *poolParams, base int, dst []float32) {
+	if q.dh == 1 && q.dw == 1 && (in.sW == 1 || in.w == 1) {
+		maxPoolPlaneRows(in, q, base, dst)
+		return
+	}
 	negInf := float32(math.Inf(-1))
 	k := 0
 	for oh := 0; oh < q.oh; oh++ {
@@ -214,6 +218,65 @@ func maxPoolPlane(in *poolInput, q *poolParams, base int, dst []float32) {
 			}
 			dst[k] = m
 			k++
+		}
+	}
+}
+
+// maxPoolPlaneRows is maxPoolPlane for unit dilation and contiguous
+// rows: each output row takes, from each input row its window covers, a
+// running max over slices, so the columns whose window lies inside the
+// row need no bounds tests (2x2 stride 2, the common case, is a loop of
+// pairs). Border columns (padding) take the clipped window.
+func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
+	negInf := float32(math.Inf(-1))
+	kw, sw, pw := q.kw, q.sw, q.pw
+	// Output columns whose window [ow*sw-pw, +kw) lies inside [0, w).
+	lo := min((pw+sw-1)/sw, q.ow)
+	hi := max(lo, min(q.ow, (in.w-kw+pw)/sw+1))
+	if in.w-kw+pw < 0 {
+		hi = lo
+	}
+	for oh := 0; oh < q.oh; oh++ {
+		out := dst[oh*q.ow : (oh+1)*q.ow]
+		for i := range out {
+			out[i] = negInf
+		}
+		h0 := oh*q.sh - q.ph
+		for i := 0; i < q.kh; i++ {
+			ih := h0 + i
+			if uint(ih) >= uint(in.h) {
+				continue
+			}
+			row := in.data[base+ih*in.sH : base+ih*in.sH+in.w]
+			if kw == 2 && sw == 2 && pw == 0 {
+				mid := out[lo:hi]
+				r := row[:2*len(mid)]
+				for ow := range mid {
+					mid[ow] = max(mid[ow], max(r[2*ow], r[2*ow+1]))
+				}
+			} else {
+				for ow := lo; ow < hi; ow++ {
+					m := out[ow]
+					for _, v := range row[ow*sw-pw : ow*sw-pw+kw] {
+						m = max(m, v)
+					}
+					out[ow] = m
+				}
+			}
+			for ow := 0; ow < q.ow; ow++ {
+				if ow == lo {
+					ow = hi
+					if ow >= q.ow {
+						break
+					}
+				}
+				a, b := max(ow*sw-pw, 0), min(ow*sw-pw+kw, in.w)
+				m := out[ow]
+				for _, v := range row[a:max(a, b)] {
+					m = max(m, v)
+				}
+				out[ow] = m
+			}
 		}
 	}
 }
