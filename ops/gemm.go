@@ -150,6 +150,10 @@ func gemmBlocked(sc *Scratch, m, n, k int, alpha float32, a, b gemmMat, conv *ge
 			}
 			for ic := 0; ic < m; ic += gemmMC {
 				mcur := min(gemmMC, m-ic)
+				if preA == nil && gemmUseDirect(a, alpha, mcur, ncur) {
+					gemmMacroDirect(pk, a, ic, mcur, pc, bp, ncur, kc, c, coff+ic*ldc+jc, ldc)
+					continue
+				}
 				ap := pk.a[:]
 				if preA != nil {
 					ap = preA.blocks[pc/gemmKC*preA.nic+ic/gemmMC]
@@ -268,6 +272,63 @@ func gemmMacro(pk *gemmPack, apack, bpack []float32, mc, nc, kc int, c []float32
 			clear(t)
 			gemmKernel(kc, ap, bp, t, gemmNR)
 			for i := 0; i < mr; i++ {
+				row := c[o+i*ldc : o+i*ldc+nr]
+				tr := t[i*gemmNR : i*gemmNR+nr]
+				for j := range row {
+					row[j] += tr[j]
+				}
+			}
+		}
+	}
+}
+
+// gemmUseDirect reports whether a block of A is better read in place
+// than packed: packing costs a pass over the block's mc x kc values and
+// pays back only over many B panels, so a block multiplied by one or two
+// panels (a linear of a few outputs) or only a few rows (a small batch)
+// skips it. Only row-major A qualifies (rows read as they lie), and alpha
+// must be 1 (packing is where it is applied).
+// gemmNoDirect turns the in-place path off (tests cover both paths).
+var gemmNoDirect = false
+
+func gemmUseDirect(a gemmMat, alpha float32, mc, nc int) bool {
+	return !gemmNoDirect && a.cs == 1 && alpha == 1 && (mc < 2*gemmMR || nc <= 2*gemmNR)
+}
+
+// gemmMacroDirect is gemmMacro with A read in place: rows [ic, ic+mc)
+// and columns [pc, pc+kc) of a, four rows at a time. Rows left over
+// (mc not a multiple of 4) are copied to a zero-padded block first, so
+// the kernel never reads past A.
+func gemmMacroDirect(pk *gemmPack, a gemmMat, ic, mc, pc int, bpack []float32, nc, kc int, c []float32, coff, ldc int) {
+	const mr = 4
+	full := mc &^ (mr - 1)
+	var rest []float32
+	if full < mc {
+		rest = pk.a[:mr*kc]
+		clear(rest)
+		for i := full; i < mc; i++ {
+			src := a.off + (ic+i)*a.rs + pc
+			copy(rest[(i-full)*kc:(i-full+1)*kc], a.data[src:src+kc])
+		}
+	}
+	for jr := 0; jr < nc; jr += gemmNR {
+		nr := min(gemmNR, nc-jr)
+		bp := bpack[jr*kc : jr*kc+kc*gemmNR]
+		for ir := 0; ir < mc; ir += mr {
+			ap, lda := rest, kc
+			if ir < full {
+				ap, lda = a.data[a.off+(ic+ir)*a.rs+pc:], a.rs
+			}
+			o := coff + ir*ldc + jr
+			rows := min(mr, mc-ir)
+			if rows == mr && nr == gemmNR {
+				gemmKernelDirect(kc, ap, lda, bp, c[o:], ldc)
+				continue
+			}
+			t := pk.c[:mr*gemmNR]
+			clear(t)
+			gemmKernelDirect(kc, ap, lda, bp, t, gemmNR)
+			for i := 0; i < rows; i++ {
 				row := c[o+i*ldc : o+i*ldc+nr]
 				tr := t[i*gemmNR : i*gemmNR+nr]
 				for j := range row {
@@ -612,6 +673,44 @@ func gemmKernelGo(k int, a, b, c []float32, ldc int) {
 				c12 += a1 * b2
 				c13 += a1 * b3
 				ai += gemmMR
+				bi += gemmNR
+			}
+			r0 := c[i0*ldc+j0 : i0*ldc+j0+4 : i0*ldc+j0+4]
+			r0[0] += c00
+			r0[1] += c01
+			r0[2] += c02
+			r0[3] += c03
+			r1 := c[(i0+1)*ldc+j0 : (i0+1)*ldc+j0+4 : (i0+1)*ldc+j0+4]
+			r1[0] += c10
+			r1[1] += c11
+			r1[2] += c12
+			r1[3] += c13
+		}
+	}
+}
+
+// gemmKernelDirectGo is the pure-Go gemmKernelDirect, in 2x4 register
+// blocks like gemmKernelGo.
+func gemmKernelDirectGo(k int, a []float32, lda int, b, c []float32, ldc int) {
+	b = b[:k*gemmNR]
+	for i0 := 0; i0 < 4; i0 += 2 {
+		a0s := a[i0*lda : i0*lda+k]
+		a1s := a[(i0+1)*lda : (i0+1)*lda+k]
+		for j0 := 0; j0 < gemmNR; j0 += 4 {
+			var c00, c01, c02, c03, c10, c11, c12, c13 float32
+			bi := j0
+			for q := range a0s {
+				bv := b[bi : bi+4 : bi+4]
+				a0, a1 := a0s[q], a1s[q]
+				b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
+				c00 += a0 * b0
+				c01 += a0 * b1
+				c02 += a0 * b2
+				c03 += a0 * b3
+				c10 += a1 * b0
+				c11 += a1 * b1
+				c12 += a1 * b2
+				c13 += a1 * b3
 				bi += gemmNR
 			}
 			r0 := c[i0*ldc+j0 : i0*ldc+j0+4 : i0*ldc+j0+4]

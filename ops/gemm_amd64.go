@@ -11,6 +11,9 @@ import "golang.org/x/sys/cpu"
 func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func gemmKernel4x16DirectAVX2(k int, a *float32, lda int, b, c *float32, ldc int)
+
+//go:noescape
 func gemmDotAVX2(x, y *float32, n int) float32
 
 //go:noescape
@@ -39,6 +42,19 @@ func gemmKernel(k int, a, b, c []float32, ldc int) {
 	_ = b[k*gemmNR-1]
 	_ = c[(gemmMR-1)*ldc+gemmNR-1]
 	gemmKernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc)
+}
+
+// gemmKernelDirect is C[4x16] += A[4xk]*B[kx16] with A's rows read in
+// place (a[i*lda+q]) and B a packed panel.
+func gemmKernelDirect(k int, a []float32, lda int, b, c []float32, ldc int) {
+	if !gemmHasAsm || k == 0 {
+		gemmKernelDirectGo(k, a, lda, b, c, ldc)
+		return
+	}
+	_ = a[3*lda+k-1]
+	_ = b[k*gemmNR-1]
+	_ = c[3*ldc+gemmNR-1]
+	gemmKernel4x16DirectAVX2(k, &a[0], lda, &b[0], &c[0], ldc)
 }
 
 func gemmDot(x, y []float32) float32 {

@@ -6,6 +6,10 @@ package ops
 
 func gemmKernel(k int, a, b, c []float32, ldc int) { gemmKernelGo(k, a, b, c, ldc) }
 
+func gemmKernelDirect(k int, a []float32, lda int, b, c []float32, ldc int) {
+	gemmKernelDirectGo(k, a, lda, b, c, ldc)
+}
+
 func gemmDot(x, y []float32) float32 { return gemmDotGo(x, y) }
 
 func gemmAxpy(alpha float32, x, y []float32) { gemmAxpyGo(alpha, x, y) }

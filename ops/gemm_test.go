@@ -44,13 +44,17 @@ func TestGemmShapes(t *testing.T) {
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 64, 64}, {64, 1, 64}, {7, 13, 5}, {6, 16, 3}, {13, 33, 300},
 		{73, 17, 257}, {1, 9, 13}, {11, 1, 21}, {5, 4100, 9}, {64, 70, 576}, {2, 3, 0}, {1, 9, 1000},
+		// Blocks gemmMacroDirect takes: a few rows, or one or two panels.
+		{4, 32, 13}, {4, 16, 32}, {3, 40, 7}, {9, 32, 300}, {30, 20, 17}, {2, 2, 600},
 	}
-	for _, asm := range []bool{false, true} {
+	for _, mode := range []struct{ asm, noDirect bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		asm := mode.asm
 		if asm && !gemmHasAsm {
 			continue
 		}
 		saved := gemmHasAsm
 		gemmHasAsm = asm
+		gemmNoDirect = mode.noDirect
 		for _, sh := range shapes {
 			m, n, k := sh[0], sh[1], sh[2]
 			for _, ta := range []bool{false, true} {
@@ -71,7 +75,7 @@ func TestGemmShapes(t *testing.T) {
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
 								require.InDelta(t, want[i*n+j], c[i*ldc+j], 1e-3*(1+math.Sqrt(float64(k))),
-									"asm=%v m=%d n=%d k=%d ta=%v tb=%v at (%d,%d)", asm, m, n, k, ta, tb, i, j)
+									"asm=%v noDirect=%v m=%d n=%d k=%d ta=%v tb=%v at (%d,%d)", asm, mode.noDirect, m, n, k, ta, tb, i, j)
 							}
 						}
 					}
@@ -79,6 +83,7 @@ func TestGemmShapes(t *testing.T) {
 			}
 		}
 		gemmHasAsm = saved
+		gemmNoDirect = false
 	}
 }
 
@@ -104,7 +109,7 @@ func TestGemmDotAxpy(t *testing.T) {
 
 func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewSource(3))
-	for _, sh := range [][3]int{{64, 3136, 576}, {32, 512, 512}, {1, 512, 512}, {1, 64, 64}} {
+	for _, sh := range [][3]int{{64, 3136, 576}, {32, 512, 512}, {1, 512, 512}, {1, 64, 64}, {4, 32, 32}, {4, 512, 512}} {
 		m, n, k := sh[0], sh[1], sh[2]
 		for _, asm := range []bool{false, true} {
 			name := "go"
