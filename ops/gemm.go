@@ -120,6 +120,10 @@ func gemm(sc *Scratch, m, n, k int, alpha float32, a, b gemmMat, conv *gemmConvS
 			gemmGemv(n, k, alpha, b.t(), a.data, a.off, a.cs, c, coff, 1)
 			return
 		}
+		if a.cs == 1 && b.rs == 1 && m*n <= gemmDotsMax {
+			gemmDots(m, n, k, alpha, a, b, c, coff, ldc)
+			return
+		}
 	}
 	gemmBlocked(sc, m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc)
 }
@@ -278,6 +282,36 @@ func gemmMacro(pk *gemmPack, apack, bpack []float32, mc, nc, kc int, c []float32
 					row[j] += tr[j]
 				}
 			}
+		}
+	}
+}
+
+// gemmDotsMax bounds the products gemmDots computes: below it, packing
+// B into zero-padded 16-column panels (a small bmm's n is often 4 or 8)
+// costs more than the multiply itself.
+const gemmDotsMax = 64
+
+// gemmDots is C += alpha*A*B as m*n dot products, for A with contiguous
+// rows and B with contiguous columns (a matrix times a transposed one,
+// such as the pairwise dot products of DLRM's feature interaction).
+func gemmDots(m, n, k int, alpha float32, a, b gemmMat, c []float32, coff, ldc int) {
+	var d [4]float32
+	i := 0
+	for ; i+4 <= m; i += 4 {
+		rows := a.data[a.off+i*a.rs:]
+		for j := 0; j < n; j++ {
+			x := b.data[b.off+j*b.cs : b.off+j*b.cs+k]
+			d = [4]float32{}
+			gemmDot4(rows, a.rs, x, &d)
+			for r := range 4 {
+				c[coff+(i+r)*ldc+j] += alpha * d[r]
+			}
+		}
+	}
+	for ; i < m; i++ {
+		row := a.data[a.off+i*a.rs : a.off+i*a.rs+k]
+		for j := 0; j < n; j++ {
+			c[coff+i*ldc+j] += alpha * gemmDot(row, b.data[b.off+j*b.cs:b.off+j*b.cs+k])
 		}
 	}
 }

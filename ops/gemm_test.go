@@ -46,6 +46,8 @@ func TestGemmShapes(t *testing.T) {
 		{73, 17, 257}, {1, 9, 13}, {11, 1, 21}, {5, 4100, 9}, {64, 70, 576}, {2, 3, 0}, {1, 9, 1000},
 		// Blocks gemmMacroDirect takes: a few rows, or one or two panels.
 		{4, 32, 13}, {4, 16, 32}, {3, 40, 7}, {9, 32, 300}, {30, 20, 17}, {2, 2, 600},
+		// And gemmDots: tiny products of a matrix and a transposed one.
+		{4, 4, 16}, {5, 3, 9}, {8, 8, 1}, {7, 9, 33},
 	}
 	for _, mode := range []struct{ asm, noDirect bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		asm := mode.asm
