@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -307,18 +309,32 @@ func TestPlannerSpeed(t *testing.T) {
 	o := staticruntime.DefaultOptions()
 	o.DisableInPlace = true
 	configs = append(configs, config{"greedy-no-inplace", o})
-	// The DLRM-style model at batch 256 too: its tensors then outgrow
-	// the L1 cache, where a compact slab pays.
+	// The DLRM-style model at serving batch sizes too: its tensors then
+	// outgrow the L1 cache (b256) and the L2 (b2048), where a compact slab
+	// pays.
 	for _, c := range cases {
 		if c.Name == "dlrm_like" {
-			big := *c
-			big.Name = "dlrm_like_b256"
-			big.Inputs = tileDLRM(c.Inputs, 64)
-			cases = append(cases, &big)
+			for _, k := range []int{64, 512} {
+				big := *c
+				big.Name = fmt.Sprintf("dlrm_like_b%d", 4*k)
+				big.Inputs = tileDLRM(c.Inputs, k)
+				cases = append(cases, &big)
+			}
 			break
 		}
 	}
+	// GOSR_PLANNER_SPEED=name times only the models whose names hold it.
+	filter := os.Getenv("GOSR_PLANNER_SPEED")
+	// GOSR_PLANNER_ROUNDS sets the paired rounds (101 by default): a
+	// gain of 1% needs several hundred for the sign test to see it.
+	rounds := 101
+	if n, err := strconv.Atoi(os.Getenv("GOSR_PLANNER_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
 	for _, c := range cases {
+		if filter != "1" && !strings.Contains(c.Name, filter) {
+			continue
+		}
 		rs := make([]*staticruntime.StaticRuntime, len(configs))
 		for i, cf := range configs {
 			rs[i] = prepareCase(t, c, cf.o).NewRuntime()
@@ -332,7 +348,7 @@ func TestPlannerSpeed(t *testing.T) {
 		rs[0].Run(c.Inputs...)
 		per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
 		samples := make([][]float64, len(configs))
-		for rep := 0; rep < 101; rep++ {
+		for rep := 0; rep < rounds; rep++ {
 			for i := range configs {
 				t0 := time.Now()
 				for k := 0; k < per; k++ {
