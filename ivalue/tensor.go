@@ -322,11 +322,24 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 // ResizeLike is Resize with the sizes of o.
 func (t *Tensor) ResizeLike(dt DType, o *Tensor) { t.Resize(dt, o.sizes) }
 
+// newShape gives t room for n dims: sizes and strides in one block of a
+// whole number of 64-byte cache lines (up to 4 dims in one line). Kernels
+// rewrite these slices on every run, and runtimes serving in parallel
+// each have their own tensors: two small blocks of different runtimes
+// sharing a cache line would bounce it between cores on every run.
+// Blocks of 8 ints are the allocator's 64-byte size class, which places
+// them on line boundaries.
+func (t *Tensor) newShape(n int) {
+	half := (n + 2 + 3) &^ 3 // at least two dims spare, a whole half line
+	buf := make([]int, 2*half)
+	t.sizes = buf[:n:half]
+	t.strides = buf[half : half+n : 2*half]
+}
+
 func (t *Tensor) setGeometry(sizes []int) {
 	t.gen++
 	if cap(t.sizes) < len(sizes) {
-		t.sizes = make([]int, len(sizes), len(sizes)+2)
-		t.strides = make([]int, len(sizes), len(sizes)+2)
+		t.newShape(len(sizes))
 	}
 	// sizes may alias t.sizes (a caller passing t.Sizes()).
 	t.sizes = t.sizes[:len(sizes)]
@@ -346,8 +359,7 @@ func (t *Tensor) SetView(src *Tensor, offset int, sizes, strides []int) {
 	t.attach(src.storage)
 	t.offset = offset
 	if cap(t.sizes) < len(sizes) || cap(t.strides) < len(strides) {
-		t.sizes = make([]int, len(sizes), len(sizes)+2)
-		t.strides = make([]int, len(sizes), len(sizes)+2)
+		t.newShape(len(sizes))
 	}
 	t.sizes = t.sizes[:len(sizes)]
 	t.strides = t.strides[:len(sizes)]
