@@ -152,11 +152,82 @@ func stackRun(p *ProcessedNode, st *shapeState, dim int64) error {
 	ostr := out.Strides()
 	st.aux = append(st.aux[:0], ostr[:d]...)
 	st.aux = append(st.aux, ostr[d+1:]...)
+	for j, t := range ts {
+		if sharesMemory(out, t) {
+			// The output may begin in a part's memory (the in-place rule).
+			if stackOverOwnPart(out, ts, j, d) {
+				return nil
+			}
+			// Not the layout stackOverOwnPart handles: read that part from
+			// a copy, made before anything is written.
+			if st.spare == nil {
+				st.spare = &ivalue.Tensor{}
+			}
+			st.spare.Resize(t.DType(), t.Sizes())
+			copyND(st.spare.Storage().Data, 0, st.spare.Strides(), t.Storage().Data, t.Offset(), t.Strides(), t.Sizes(), t.DType().Size())
+			ts[j] = st.spare
+			break // the rule's contract: at most one part shares the output's memory
+		}
+	}
 	dst := out.Storage().Data
 	for i, t := range ts {
 		copyConvertND(dst, dt, i*ostr[d], st.aux, t.Storage().Data, t.DType(), t.Offset(), t.Strides(), t.Sizes())
 	}
 	return nil
+}
+
+// stackOverOwnPart stacks ts into out (contiguous, stacked at dim d) when
+// out begins exactly where part j does, without a copy of the part: with
+// outer the elements before dim d and inner those after, block (o, k) of
+// out, at (o*n+k)*inner, overwrites row o*n+k of part j, which block
+// (o*n+k, j) reads; writing the blocks for o from the last down, and
+// within o = 0 block j first, reads every row of part j before it is
+// overwritten. It needs every part contiguous and of out's dtype, and
+// reports whether it ran.
+func stackOverOwnPart(out *ivalue.Tensor, ts []*ivalue.Tensor, j, d int) bool {
+	pj := ts[j]
+	if pj.DataPtr() != out.DataPtr() {
+		return false
+	}
+	for _, t := range ts {
+		if t.DType() != out.DType() || !t.IsContiguous() {
+			return false
+		}
+	}
+	n, es := len(ts), out.DType().Size()
+	inner := 1
+	for _, s := range pj.Sizes()[d:] {
+		inner *= s
+	}
+	outer := pj.Numel() / max(inner, 1)
+	dst := out.Storage().Data[out.Offset()*es:]
+	row := inner * es
+	put := func(o, k int) {
+		t := ts[k]
+		src := t.Storage().Data[(t.Offset()+o*inner)*es:]
+		copy(dst[(o*n+k)*row:(o*n+k+1)*row], src[:row])
+	}
+	for o := outer - 1; o >= 0; o-- {
+		if o == 0 {
+			put(0, j)
+		}
+		for k := range n {
+			if o != 0 || k != j {
+				put(o, k)
+			}
+		}
+	}
+	return true
+}
+
+// sharesMemory reports whether the storages of a and b overlap.
+func sharesMemory(a, b *ivalue.Tensor) bool {
+	x, y := a.Storage().Data, b.Storage().Data
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	xs, ys := uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(unsafe.SliceData(y)))
+	return xs < ys+uintptr(len(y)) && ys < xs+uintptr(len(x))
 }
 
 func catKernel(stack, variadic bool) Kernel {

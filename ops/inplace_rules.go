@@ -26,6 +26,9 @@ import (
 type InPlace struct {
 	// Input is the index of the input whose memory the output may begin in.
 	Input int
+	// InputOf, when set, gives Input for a node (variadic ops, whose
+	// arity varies from node to node).
+	InputOf func(n *graph.Node) int
 	// Backend says the rule holds for a KernelBackend's kernel as well
 	// (ATen's out= kernels accept an out that is exactly self, which is
 	// how its elementwise in-place ops run). Otherwise the rule applies
@@ -62,7 +65,11 @@ func InPlaceOf(n *graph.Node) (InPlace, bool) {
 	inplaceMu.RUnlock()
 	for _, e := range es {
 		if e.match == nil || e.match(n) {
-			return e.rule, true
+			r := e.rule
+			if r.InputOf != nil {
+				r.Input = r.InputOf(n)
+			}
+			return r, true
 		}
 	}
 	return InPlace{}, false

@@ -16,9 +16,17 @@ import (
 //     their planes (pool.go's planePlan), Go kernel only;
 //   - conv1d, conv2d, _convolution, convolution: depthwise with one
 //     output channel per input channel (plane by plane) and 1x1 stride-1
-//     unpadded ungrouped ones (column tiles), Go kernel only.
+//     unpadded ungrouped ones (column tiles), Go kernel only;
+//   - prim::VarStack over its last part: the kernel copies a part whose
+//     memory the output covers aside before it writes (stackRun), Go
+//     kernel only. A stack's parts and output are all alive at the stack,
+//     its peak in a DLRM-style model; the last part is the one most
+//     likely made just for it.
 
 func init() {
+	RegisterInPlace("prim::VarStack", func(n *graph.Node) bool { return len(n.Inputs) >= 2 },
+		InPlace{InputOf: func(n *graph.Node) int { return len(n.Inputs) - 2 }})
+
 	// Unary ops, as unary.go registers them; floatOnly ops give float32
 	// for integer and bool inputs.
 	for _, u := range []struct {

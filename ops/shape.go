@@ -18,6 +18,7 @@ type shapeState struct {
 	offs    []int // per-element offsets (advanced indexing)
 	own     *ivalue.Storage
 	tensors []*ivalue.Tensor
+	spare   *ivalue.Tensor // a copy of an input the output overwrites
 }
 
 // shapeStateOf returns p's scratch, creating it on the first run.

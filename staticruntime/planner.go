@@ -55,8 +55,10 @@ type region struct {
 // minLinkBytes is the smallest pair of tensors an in-place link is
 // offered to the planner for: a link saves at most the smaller of the
 // two, and each one honoured costs a check before its node on every run
-// (a few nanoseconds), which below a kilobyte outweighs what it saves.
-const minLinkBytes = 1024
+// (a few nanoseconds). 256 bytes keeps links off the scalar-sized
+// tensors of control code and still lets a DLRM-style model's stack of
+// 256-byte features write over its last feature (the model's peak).
+const minLinkBytes = 256
 
 // linkMemo is what a link's last successful check saw: the plan, the
 // output tensor and the node's tensor inputs, each with its geometry

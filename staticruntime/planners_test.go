@@ -348,13 +348,20 @@ func TestPlannerSpeed(t *testing.T) {
 		rs[0].Run(c.Inputs...)
 		per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
 		samples := make([][]float64, len(configs))
+		for i := range samples {
+			samples[i] = make([]float64, rounds)
+		}
 		for rep := 0; rep < rounds; rep++ {
-			for i := range configs {
+			// Each round starts at the next configuration: whichever runs
+			// first in a round runs after a different one than the rest,
+			// and that position must not fall on one configuration always.
+			for r := range configs {
+				i := (rep + r) % len(configs)
 				t0 := time.Now()
 				for k := 0; k < per; k++ {
 					rs[i].Run(c.Inputs...)
 				}
-				samples[i] = append(samples[i], float64(time.Since(t0).Nanoseconds())/float64(per)/1e3)
+				samples[i][rep] = float64(time.Since(t0).Nanoseconds()) / float64(per) / 1e3
 			}
 		}
 		line := fmt.Sprintf("%-18s", c.Name)
