@@ -66,13 +66,16 @@ type InterpreterInfo struct {
 	ID      int           // the process-wide interpreter number
 	Startup time.Duration // dlmopen + Py_InitializeEx + gosr's modules
 	Load    int           // sessions holding it now
+	// PrivateLibrary: loaded from a private copy of libpython (every
+	// interpreter but the process's first, unless SharedLibEnv is set).
+	PrivateLibrary bool
 }
 
 // Interpreters describes the manager's interpreters.
 func (m *Manager) Interpreters() []InterpreterInfo {
 	out := make([]InterpreterInfo, len(m.interps))
 	for i, in := range m.interps {
-		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load())}
+		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load()), PrivateLibrary: in.private}
 	}
 	return out
 }

@@ -73,6 +73,9 @@ type interpStartup struct {
 	// Reused: taken from the process's idle interpreters (a manager
 	// closed before), so its start-up was paid earlier.
 	Reused bool `json:"reused"`
+	// PrivateLibrary: the interpreter runs a private copy of libpython
+	// (pyfallback.InterpreterInfo).
+	PrivateLibrary bool `json:"private_library"`
 }
 
 // rssStep is the process's resident memory around one manager's first
@@ -194,7 +197,7 @@ func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected 
 	newInterps := 0
 	if first {
 		for _, in := range m.Interpreters() {
-			res.Startup = append(res.Startup, interpStartup{Manager: c.n, ID: in.ID, StartupMs: float64(in.Startup.Microseconds()) / 1e3, Reused: seen[in.ID]})
+			res.Startup = append(res.Startup, interpStartup{Manager: c.n, ID: in.ID, StartupMs: float64(in.Startup.Microseconds()) / 1e3, Reused: seen[in.ID], PrivateLibrary: in.PrivateLibrary})
 			if !seen[in.ID] {
 				newInterps++
 			}
@@ -484,9 +487,12 @@ func printFallback(w io.Writer, res *fallbackResult) {
 	}
 	fmt.Fprintf(w, "interpreters (a process holds at most %d)\n", res.MaxInterps)
 	for _, s := range res.Startup {
-		note := ""
+		note := ", the system's libpython"
+		if s.PrivateLibrary {
+			note = ", a private copy of libpython"
+		}
 		if s.Reused {
-			note = " (reused: started by an earlier manager)"
+			note += " (reused: started by an earlier manager)"
 		}
 		fmt.Fprintf(w, "  manager of %d: interpreter %d start-up %.1f ms%s\n", s.Manager, s.ID, s.StartupMs, note)
 	}
