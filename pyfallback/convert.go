@@ -159,9 +159,10 @@ func (in *interp) fromPy(o uintptr, lease uint64) (ivalue.IValue, error) {
 		return ivalue.TupleOf(&ivalue.List{Items: items}), nil
 	case c.DictType:
 		d := &ivalue.Dict{}
-		var pos uintptr
-		var k, v uintptr
-		for call(c.PyDict_Next, o, uintptr(unsafe.Pointer(&pos)), uintptr(unsafe.Pointer(&k)), uintptr(unsafe.Pointer(&v))) != 0 {
+		f := in.outs.push() // pos, key, value
+		defer in.outs.pop()
+		for call(c.PyDict_Next, o, uintptr(unsafe.Pointer(&f[0])), uintptr(unsafe.Pointer(&f[1])), uintptr(unsafe.Pointer(&f[2]))) != 0 {
+			k, v := f[1], f[2]
 			kv, err := in.fromPy(k, lease)
 			if err != nil {
 				return ivalue.None(), err

@@ -126,6 +126,7 @@ type capi struct {
 	// Life cycle and threads.
 	Py_InitializeEx, Py_FinalizeEx, PyEval_SaveThread, PyEval_RestoreThread            uintptr
 	Py_AddPendingCall, ctypeInit, PyThreadState_SetAsyncExc, PyThread_get_thread_ident uintptr
+	PyGILState_GetThisThreadState, PyGILState_Ensure                                   uintptr
 	// Evaluation.
 	PyRun_StringFlags, PyImport_AddModule, PyModule_GetDict, PyImport_ImportModule      uintptr
 	PyObject_Call, PyObject_GetAttrString, PyObject_SetAttrString, PyObject_Str         uintptr
@@ -166,6 +167,8 @@ func loadCAPI(h uintptr) (*capi, error) {
 	sym(&c.ctypeInit, "__ctype_init")
 	sym(&c.PyThreadState_SetAsyncExc, "PyThreadState_SetAsyncExc")
 	sym(&c.PyThread_get_thread_ident, "PyThread_get_thread_ident")
+	sym(&c.PyGILState_GetThisThreadState, "PyGILState_GetThisThreadState")
+	sym(&c.PyGILState_Ensure, "PyGILState_Ensure")
 	sym(&c.PyRun_StringFlags, "PyRun_StringFlags")
 	sym(&c.PyImport_AddModule, "PyImport_AddModule")
 	sym(&c.PyModule_GetDict, "PyModule_GetDict")

@@ -69,13 +69,19 @@ type InterpreterInfo struct {
 	// PrivateLibrary: loaded from a private copy of libpython (every
 	// interpreter but the process's first, unless SharedLibEnv is set).
 	PrivateLibrary bool
+	// Calls and Busy: jobs run since the process started the interpreter
+	// and the time they held it (GIL taken to GIL dropped), for every
+	// manager it was lent to.
+	Calls uint64
+	Busy  time.Duration
 }
 
 // Interpreters describes the manager's interpreters.
 func (m *Manager) Interpreters() []InterpreterInfo {
 	out := make([]InterpreterInfo, len(m.interps))
 	for i, in := range m.interps {
-		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load()), PrivateLibrary: in.private}
+		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load()), PrivateLibrary: in.private,
+			Calls: in.calls.Load(), Busy: time.Duration(in.busyNs.Load())}
 	}
 	return out
 }

@@ -266,9 +266,11 @@ func (s *Session) MakeMovable(ctx context.Context, p *Package, obj *Object) (*Mo
 		}
 		c := in.c
 		data := call(c.PyTuple_GetItem, r, 0)
-		var buf uintptr
-		var n int
-		if call(c.PyBytes_AsStringAndSize, data, uintptr(unsafe.Pointer(&buf)), uintptr(unsafe.Pointer(&n))) != 0 {
+		f := in.outs.push()
+		rc := call(c.PyBytes_AsStringAndSize, data, uintptr(unsafe.Pointer(&f[0])), uintptr(unsafe.Pointer(&f[1])))
+		buf, n := f[0], int(f[1])
+		in.outs.pop()
+		if rc != 0 {
 			return in.fetchErr()
 		}
 		mv.data = append([]byte(nil), unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), buf)), n)...)

@@ -63,6 +63,11 @@ type fallbackRow struct {
 	RoundTputs  []float64 `json:"round_throughputs"`
 	MaxAbsDiff  float64   `json:"max_abs_diff"`
 	CasesTested int       `json:"cases_checked"`
+	// InterpBusy is the share of the interpreters' time spent running a
+	// call (holding the GIL), over every round; CallUs the mean time one
+	// call held its interpreter (conversions and Python).
+	InterpBusy float64 `json:"interpreter_busy"`
+	CallUs     float64 `json:"python_call_us"`
 }
 
 // interpStartup is one interpreter as its manager first started it.
@@ -179,6 +184,21 @@ type fbConfig struct {
 	lat     []int64
 	tputs   []float64
 	started bool // opened once: start-up and RSS recorded
+	// Interpreter time over the rounds: GIL held, calls, and the
+	// interpreters' wall time (round length x n).
+	busy, wall time.Duration
+	calls      uint64
+}
+
+// interpTotals sums the manager's interpreters' busy time and calls.
+func (c *fbConfig) interpTotals() (time.Duration, uint64) {
+	var b time.Duration
+	var n uint64
+	for _, in := range c.m.Interpreters() {
+		b += in.Busy
+		n += in.Calls
+	}
+	return b, n
 }
 
 // open starts the manager, loads the package, checks every case against
@@ -293,6 +313,7 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 	ends := make([]time.Duration, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
+	busy0, calls0 := c.interpTotals()
 	t0 := time.Now()
 	for t := range threads {
 		wg.Add(1)
@@ -321,6 +342,11 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 		}()
 	}
 	wg.Wait()
+	wall := time.Since(t0)
+	busy1, calls1 := c.interpTotals()
+	c.busy += busy1 - busy0
+	c.calls += calls1 - calls0
+	c.wall += wall * time.Duration(c.n)
 	rate := 0.0
 	for t := range threads {
 		if errs[t] != nil {
@@ -417,6 +443,12 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 		ls := percentiles(slices.Clone(c.lat))
 		row.P50Us, row.P90Us, row.P99Us, row.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean
 		row.Requests = len(c.lat)
+		if c.wall > 0 {
+			row.InterpBusy = float64(c.busy) / float64(c.wall)
+		}
+		if c.calls > 0 {
+			row.CallUs = float64(c.busy.Nanoseconds()) / 1e3 / float64(c.calls)
+		}
 		if res.Rows[0].Throughput > 0 {
 			row.Ratio = row.Throughput / res.Rows[0].Throughput
 		}
@@ -465,9 +497,9 @@ func printFallback(w io.Writer, res *fallbackResult) {
 	} else {
 		fmt.Fprintf(w, "  max abs diff from the expected outputs over %d cases: %.3g\n", res.Rows[0].CasesTested, d)
 	}
-	fmt.Fprintf(w, "%12s %8s %14s %11s %11s %11s %7s\n", "interpreters", "threads", "runs/s", "p50 us", "p90 us", "p99 us", "ratio")
+	fmt.Fprintf(w, "%12s %8s %14s %11s %11s %11s %7s %12s %13s\n", "interpreters", "threads", "runs/s", "p50 us", "p90 us", "p99 us", "ratio", "interp busy", "us/py call")
 	for _, r := range res.Rows {
-		fmt.Fprintf(w, "%12d %8d %14.1f %11.1f %11.1f %11.1f %6.2fx\n", r.Interpreters, r.Threads, r.Throughput, r.P50Us, r.P90Us, r.P99Us, r.Ratio)
+		fmt.Fprintf(w, "%12d %8d %14.1f %11.1f %11.1f %11.1f %6.2fx %11.0f%% %13.1f\n", r.Interpreters, r.Threads, r.Throughput, r.P50Us, r.P90Us, r.P99Us, r.Ratio, 100*r.InterpBusy, r.CallUs)
 	}
 	per := fmt.Sprintf("%.0f ms", res.RoundMs)
 	if res.ItersPerG > 0 {
@@ -477,7 +509,7 @@ func printFallback(w io.Writer, res *fallbackResult) {
 	if !res.ManagersKept {
 		kept = "managers reopened each round"
 	}
-	fmt.Fprintf(w, "(runs/s: median over %d interleaved rounds of %s, %s; ratio: to the first row's median; latency percentiles over every request of every round)\n", res.Rounds, per, kept)
+	fmt.Fprintf(w, "(runs/s: median over %d interleaved rounds of %s, %s; ratio: to the first row's median; latency percentiles over every request of every round; interp busy: the interpreters' share of the time holding a call, us/py call: the mean time one call held its interpreter)\n", res.Rounds, per, kept)
 	for _, r := range res.Rows {
 		ts := make([]string, len(r.RoundTputs))
 		for i, v := range r.RoundTputs {

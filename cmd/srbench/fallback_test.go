@@ -121,9 +121,9 @@ func TestRunFallbackPackage(t *testing.T) {
 
 			var buf bytes.Buffer
 			printFallback(&buf, res)
-			assert.Regexp(t, `interpreters\s+threads\s+runs/s\s+p50 us\s+p90 us\s+p99 us\s+ratio`, buf.String())
-			assert.Regexp(t, `(?m)^\s+1\s+2\s+[0-9.]+ .* 1\.00x$`, buf.String())
-			assert.Regexp(t, `(?m)^\s+2\s+2\s+[0-9.]+ .*x$`, buf.String())
+			assert.Regexp(t, `interpreters\s+threads\s+runs/s\s+p50 us\s+p90 us\s+p99 us\s+ratio\s+interp busy\s+us/py call`, buf.String())
+			assert.Regexp(t, `(?m)^\s+1\s+2\s+[0-9.]+ .* 1\.00x\s+\d+%\s+[0-9.]+$`, buf.String())
+			assert.Regexp(t, `(?m)^\s+2\s+2\s+[0-9.]+ .*x\s+\d+%\s+[0-9.]+$`, buf.String())
 			assert.Contains(t, buf.String(), "start-up")
 			assert.Contains(t, buf.String(), "MiB each")
 
@@ -140,6 +140,12 @@ func TestRunFallbackPackage(t *testing.T) {
 				assert.Contains(t, j.Rows[1], k)
 			}
 			assert.EqualValues(t, 2, j.Rows[1]["interpreters"])
+			for _, r := range res.Rows {
+				// Every request made one python_call: the interpreters ran calls, and were busy part of the time.
+				assert.Greater(t, r.CallUs, 0.0)
+				assert.Greater(t, r.InterpBusy, 0.0)
+				assert.LessOrEqual(t, r.InterpBusy, 1.0)
+			}
 			assert.Contains(t, j.Startup[0], "startup_ms")
 			assert.Contains(t, j.RSS[0], "rss_per_interpreter_kb")
 		})

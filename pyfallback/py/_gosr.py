@@ -193,9 +193,10 @@ def _addr_of(mv):
 _pyapi = None
 
 
-def start_watchdog(fd, running_addr, libpython):
-    """A thread that raises TimeoutError in the main thread's job when gosr
-    writes that job's number to the pipe fd (a context ended)."""
+def start_watchdog(fd, running_addr, ident_addr, libpython):
+    """A thread that raises TimeoutError in a job when gosr writes that
+    job's number to the pipe fd (a context ended). The job runs on the
+    thread whose ident gosr stores beside its number."""
     global _pyapi
     import os
     import threading
@@ -204,8 +205,8 @@ def start_watchdog(fd, running_addr, libpython):
     set_async = _pyapi.PyThreadState_SetAsyncExc
     set_async.argtypes = (ctypes.c_ulong, ctypes.py_object)
     set_async.restype = ctypes.c_int
-    main = threading.get_ident()
     running = ctypes.c_int64.from_address(running_addr)
+    ident = ctypes.c_uint64.from_address(ident_addr)
 
     def watch():
         while True:
@@ -215,7 +216,7 @@ def start_watchdog(fd, running_addr, libpython):
             gen = int.from_bytes(b, "little")
             # We hold the GIL here, so the job cannot end under us.
             if running.value == gen:
-                set_async(main, ContextEnded)
+                set_async(ident.value, ContextEnded)
 
     threading.Thread(target=watch, name="gosr-watchdog", daemon=True).start()
 
