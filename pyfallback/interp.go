@@ -69,7 +69,7 @@ type interp struct {
 	jobGen   uint64
 	// sem is held by the one job running: jobs of the interpreter's own
 	// thread and jobs run on their caller's thread (doHere) take turns.
-	sem chan struct{}
+	sem     chan struct{}
 	wdWrite int
 	ident   uintptr // the thread ident Python knows the main thread by
 	private bool    // loaded from a private copy of libpython (openLibrary)
