@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/ivalue"
 )
 
 // onLockedThread runs fn on a goroutine locked to its thread, and the
@@ -192,5 +194,57 @@ func TestConcurrentCalls(t *testing.T) {
 		case <-time.After(2 * time.Minute):
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// Lists a fallback returns for a Tensor result: flat int lists take
+// the one-pass path; nested, bool and float lists the general one;
+// ragged ones are an error.
+func TestListResultsToTensors(t *testing.T) {
+	m := manager(t)
+	ctx := context.Background()
+	s, err := m.Acquire(ctx)
+	require.NoError(t, err)
+	defer s.Release()
+	cases := []struct {
+		expr  string
+		dtype ivalue.DType
+		sizes []int
+		vals  string // fmt of the values
+		err   string
+	}{
+		{"[3, 1, 2]", ivalue.Int64, []int{3}, "[3 1 2]", ""},
+		{"(5, True)", ivalue.Int64, []int{2}, "[5 1]", ""},
+		{"[True, False]", ivalue.Bool, []int{2}, "[true false]", ""},
+		{"[1, 2.5]", ivalue.Float32, []int{2}, "[1 2.5]", ""},
+		{"[[1, 2], [3, 4]]", ivalue.Int64, []int{2, 2}, "[1 2 3 4]", ""},
+		{"[1, [2]]", 0, nil, "", "ragged"},
+		{"[[1], [2, 3]]", 0, nil, "", "ragged"},
+		{"[2**70]", 0, nil, "", "too big"},
+	}
+	require.NoError(t, s.Exec(ctx, "def val(e):\n    return eval(e)\n"))
+	f, err := s.Global(ctx, "val")
+	require.NoError(t, err)
+	defer f.Close()
+	for _, c := range cases {
+		v, err := s.Call(ctx, f, "Tensor", ivalue.FromString(c.expr))
+		if c.err != "" {
+			assert.ErrorContains(t, err, c.err, c.expr)
+			continue
+		}
+		require.NoError(t, err, c.expr)
+		x := v.Tensor()
+		require.Equal(t, c.dtype, x.DType(), c.expr)
+		assert.Equal(t, c.sizes, x.Sizes(), c.expr)
+		var vals any
+		switch c.dtype {
+		case ivalue.Int64:
+			vals = x.I64Contig()
+		case ivalue.Bool:
+			vals = x.BContig()
+		case ivalue.Float32:
+			vals = x.F32Contig()
+		}
+		assert.Equal(t, c.vals, fmt.Sprint(vals), c.expr)
 	}
 }

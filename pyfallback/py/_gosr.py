@@ -290,15 +290,25 @@ def _array_out(a):
 def _flatten(x, shape, out):
     if isinstance(x, (list, tuple)):
         shape.append(len(x))
-        first = True
+        first = None
         for e in x:
             sub = []
             _flatten(e, sub, out)
-            if first:
+            if first is None:
                 shape.extend(sub)
-                first = False
+                first = sub
+            elif sub != first:
+                raise ValueError("gosr: a ragged nested list cannot become a tensor")
         return
     out.append(x)
+
+
+def _int_array(x):
+    """array('q', x) when x is a flat sequence of ints, else None."""
+    try:
+        return array.array("q", x)
+    except (TypeError, OverflowError):
+        return None
 
 
 def to_tensor(x):
@@ -313,6 +323,11 @@ def to_tensor(x):
         x, shape = [x], ()
         flat = x
     elif isinstance(x, (list, tuple)):
+        # A flat list of ints (token ids, offsets): one C pass, no walk
+        # in Python. Bools among ints give int64 below too.
+        a = _int_array(x) if x and type(x[0]) is int else None
+        if a is not None:
+            return Out((a.buffer_info()[0], 5, (len(x),), a))
         shape, flat = [], []
         _flatten(x, shape, flat)
         shape = tuple(shape)
