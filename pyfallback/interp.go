@@ -59,8 +59,6 @@ type interp struct {
 	lease atomic.Uint64
 	// load is the number of sessions holding the interpreter (the balancer's measure).
 	load atomic.Int32
-	// interrupt is set while a job must stop.
-	interrupt atomic.Bool
 	// running is the generation of the job holding the GIL (0 between
 	// jobs) and runIdent the Python ident of the thread it runs on; the
 	// watchdog reads both through ctypes. jobGen counts jobs.
@@ -374,22 +372,26 @@ func (in *interp) do(ctx context.Context, j *job, fn func(*interp) error) error 
 		return j.err
 	case <-done:
 	}
-	// Interrupt, and again every 20 ms: code that catches the exception
-	// (a bare except) gets it again.
-	in.interrupt.Store(true)
+	in.interruptUntil(j, j.done)
+	j.fn = nil
+	if j.err != nil {
+		return fmt.Errorf("%w (interrupted: %w)", ctx.Err(), j.err)
+	}
+	return ctx.Err()
+}
+
+// interruptUntil interrupts job j, and again every 20 ms (code that
+// catches the exception, a bare except, gets it again), until end
+// delivers: the job ended.
+func (in *interp) interruptUntil(j *job, end <-chan struct{}) {
 	j.interrupted.Store(true)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		in.addPendingGen(j.gen)
 		select {
-		case <-j.done:
-			in.interrupt.Store(false)
-			j.fn = nil
-			if j.err != nil {
-				return fmt.Errorf("%w (interrupted: %w)", ctx.Err(), j.err)
-			}
-			return ctx.Err()
+		case <-end:
+			return
 		case <-tick.C:
 		}
 	}
@@ -433,7 +435,10 @@ func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) (err
 	}
 	var stop func() bool
 	if done != nil {
-		stop = context.AfterFunc(ctx, func() { in.interruptHere(j) })
+		stop = context.AfterFunc(ctx, func() {
+			in.interruptUntil(j, j.fin)
+			j.done <- struct{}{}
+		})
 	}
 	c := in.c
 	t := time.Now()
@@ -467,24 +472,6 @@ func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) (err
 		return ctx.Err(), true
 	}
 	return err, true
-}
-
-// interruptHere interrupts job j running on its caller's thread, and
-// again every 20 ms (code that catches the exception gets it again),
-// until doHere says the job ended.
-func (in *interp) interruptHere(j *job) {
-	j.interrupted.Store(true)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		in.addPendingGen(j.gen)
-		select {
-		case <-j.fin:
-			j.done <- struct{}{}
-			return
-		case <-tick.C:
-		}
-	}
 }
 
 // addPending asks the interpreter's watchdog (a Python thread blocked
