@@ -1,0 +1,5 @@
+//go:build !race
+
+package pyfallback
+
+const raceBuild = false
