@@ -81,6 +81,9 @@ type interp struct {
 	// balancer's record, InterpreterInfo).
 	calls  atomic.Uint64
 	busyNs atomic.Int64
+	// handed counts calls run on the interpreter's own thread because the
+	// caller's thread could not run this copy (or HandoffEnv).
+	handed atomic.Uint64
 }
 
 type job struct {
@@ -355,6 +358,7 @@ func (in *interp) do(ctx context.Context, j *job, fn func(*interp) error) error 
 			return err
 		}
 	}
+	in.handed.Add(1)
 	if done == nil {
 		in.jobs <- j
 		<-j.done

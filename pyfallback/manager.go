@@ -55,6 +55,7 @@ func NewManager(n int) (*Manager, error) {
 		m.interps = append(m.interps, in)
 		m.leases = append(m.leases, in.lease.Add(1))
 	}
+	spare.opened()
 	return m, nil
 }
 
@@ -74,6 +75,9 @@ type InterpreterInfo struct {
 	// manager it was lent to.
 	Calls uint64
 	Busy  time.Duration
+	// HandedOver: of Calls, those run on the interpreter's own thread
+	// because the caller's thread had run another copy (see threads.go).
+	HandedOver uint64
 }
 
 // Interpreters describes the manager's interpreters.
@@ -81,7 +85,7 @@ func (m *Manager) Interpreters() []InterpreterInfo {
 	out := make([]InterpreterInfo, len(m.interps))
 	for i, in := range m.interps {
 		out[i] = InterpreterInfo{ID: in.id, Startup: in.startup, Load: int(in.load.Load()), PrivateLibrary: in.private,
-			Calls: in.calls.Load(), Busy: time.Duration(in.busyNs.Load())}
+			Calls: in.calls.Load(), Busy: time.Duration(in.busyNs.Load()), HandedOver: in.handed.Load()}
 	}
 	return out
 }
@@ -160,6 +164,7 @@ func (m *Manager) Close() error {
 	}
 	procs.mu.Lock()
 	procs.free = append(procs.free, m.interps...)
+	spare.closed()
 	procs.mu.Unlock()
 	return nil
 }
@@ -341,9 +346,8 @@ func (s *Session) Value(ctx context.Context, o *Object) (ivalue.IValue, error) {
 	}
 	var out ivalue.IValue
 	err := s.do(ctx, func(in *interp) error {
-		args := in.tuple(o.ptr)
-		in.incref(o.ptr)
-		r := in.callObj(in.fEval, in.tuple(in.str("_gosr._any(x)"), in.dictWith("x", o.ptr)))
+		args := in.tuple(in.str("_gosr._any(x)"), in.dictWith("x", o.ptr))
+		r := in.callObj(in.fEval, args)
 		in.decref(args)
 		if r == 0 {
 			return in.fetchErr()

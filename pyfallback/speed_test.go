@@ -3,11 +3,15 @@ package pyfallback
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gosr/gosr/ivalue"
 	"github.com/stretchr/testify/require"
 )
 
@@ -117,4 +121,91 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// TestSpareProc measures what the spare P (spareproc.go) saves: calls of
+// the tokenizer fixture's tokenize (one batch a call, about 150 us) from
+// 1 goroutine and from 2 goroutines on 2 interpreters, with GOMAXPROCS as
+// before the manager opened and with the spare P, switched between
+// rounds in this process: calls/s and CPU time per call (getrusage),
+// medians over the rounds.
+//
+// Set GOSR_PY_SPEED=1 to run it; nothing else should use the CPU.
+func TestSpareProc(t *testing.T) {
+	if os.Getenv("GOSR_PY_SPEED") == "" {
+		t.Skip("set GOSR_PY_SPEED=1")
+	}
+	m := manager(t)
+	before, raised, ok := SpareProc()
+	if !ok {
+		t.Skipf("%s=0", SpareProcEnv)
+	}
+	defer runtime.GOMAXPROCS(raised)
+	p, err := m.LoadPackage(filepath.Join(fixtures, "tokenizer.pt"))
+	require.NoError(t, err)
+	ctx := context.Background()
+	batch := ivalue.NewList(
+		ivalue.FromString("Return a new list containing all items from the iterable in ascending order."),
+		ivalue.FromString("A custom key function can be supplied to customize the sort order, and the reverse flag can be set to request the result in descending order."),
+		ivalue.FromString("If the file cannot be opened, an error is raised; the default encoding is platform dependent."),
+		ivalue.FromString("Hello, world!"))
+	fns := make([]*Object, m.Len())
+	for i := range fns {
+		s, err := m.AcquireHint(ctx, i)
+		require.NoError(t, err)
+		fns[i], err = s.Resolve(ctx, p, "textpkg.tok:tokenize")
+		require.NoError(t, err)
+		v, err := s.Call(ctx, fns[i], "Tuple[Tensor, Tensor]", batch)
+		require.NoError(t, err)
+		require.Equal(t, 4, v.List().Items[1].Tensor().Numel(), "one offset a text")
+		s.Release()
+	}
+	// rate runs g goroutines, goroutine i on interpreter i, for 250 ms:
+	// calls/s and CPU us per call.
+	rate := func(g int) (float64, float64) {
+		var a, b syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &a)
+		var wg sync.WaitGroup
+		var n [2]int
+		t0 := time.Now()
+		for i := range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Since(t0) < 250*time.Millisecond {
+					s, err := m.AcquireHint(ctx, i)
+					if err == nil {
+						_, err = s.Call(ctx, fns[s.Interpreter()], "Tuple[Tensor, Tensor]", batch)
+						s.Release()
+					}
+					if err != nil {
+						panic(err)
+					}
+					n[i]++
+				}
+			}()
+		}
+		wg.Wait()
+		el := time.Since(t0)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &b)
+		calls := float64(n[0] + n[1])
+		cpu := time.Duration(b.Utime.Nano() + b.Stime.Nano() - a.Utime.Nano() - a.Stime.Nano())
+		return calls / el.Seconds(), float64(cpu.Microseconds()) / calls
+	}
+	var rates, cpus [2][2][]float64 // [spare][goroutines-1]
+	for range 15 {
+		for k, procs := range []int{before, raised} {
+			runtime.GOMAXPROCS(procs)
+			for g := 1; g <= 2; g++ {
+				r, c := rate(g)
+				rates[k][g-1] = append(rates[k][g-1], r)
+				cpus[k][g-1] = append(cpus[k][g-1], c)
+			}
+		}
+	}
+	for k, procs := range []int{before, raised} {
+		one, two := median(rates[k][0]), median(rates[k][1])
+		t.Logf("GOMAXPROCS %d: 1 goroutine %5.0f calls/s %5.1f us CPU a call; 2 goroutines on 2 interpreters %5.0f calls/s %5.1f us CPU a call; ratio %.2fx",
+			procs, one, median(cpus[k][0]), two, median(cpus[k][1]), two/one)
+	}
 }

@@ -105,6 +105,8 @@ func TestThreadRunsOneCopy(t *testing.T) {
 			t.Skip("this thread belongs to another manager's interpreter")
 		}
 		other := (own + 1) % m.Len()
+		handed := func(i int) uint64 { return m.Interpreters()[i].HandedOver }
+		ownHanded, otherHanded := handed(own), handed(other)
 		for k := range 20 {
 			for _, i := range []int{own, other} {
 				s, err := m.AcquireHint(ctx, i)
@@ -126,6 +128,8 @@ func TestThreadRunsOneCopy(t *testing.T) {
 		id, ok := threads.owner(syscall.Gettid())
 		assert.True(t, ok)
 		assert.Equal(t, m.interps[own].id, id)
+		assert.Equal(t, ownHanded, handed(own), "the thread's own copy ran here")
+		assert.Equal(t, otherHanded+20, handed(other), "every call of the other copy was handed over")
 	})
 }
 

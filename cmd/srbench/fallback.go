@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,10 @@ type fallbackRow struct {
 	// call held its interpreter (conversions and Python).
 	InterpBusy float64 `json:"interpreter_busy"`
 	CallUs     float64 `json:"python_call_us"`
+	// HandedOver: calls that ran on their interpreter's own thread, the
+	// caller's thread having run another copy (pyfallback's thread rule).
+	HandedOver uint64 `json:"python_calls_handed_over"`
+	Calls      uint64 `json:"python_calls"`
 }
 
 // interpStartup is one interpreter as its manager first started it.
@@ -114,6 +119,10 @@ type fallbackResult struct {
 	Startup      []interpStartup `json:"interpreter_startup"`
 	RSS          []rssStep       `json:"rss"`
 	ManagersKept bool            `json:"managers_kept"`
+	// GOMAXPROCS while the rounds ran, and before gosr added its spare P
+	// (pyfallback.SpareProc); the two are equal when none was added.
+	GOMAXPROCS       int `json:"gomaxprocs"`
+	GOMAXPROCSBefore int `json:"gomaxprocs_before_managers"`
 }
 
 // fallbackCases reads the cases (argument lists) and, when known, the
@@ -186,19 +195,21 @@ type fbConfig struct {
 	started bool // opened once: start-up and RSS recorded
 	// Interpreter time over the rounds: GIL held, calls, and the
 	// interpreters' wall time (round length x n).
-	busy, wall time.Duration
-	calls      uint64
+	busy, wall    time.Duration
+	calls, handed uint64
 }
 
-// interpTotals sums the manager's interpreters' busy time and calls.
-func (c *fbConfig) interpTotals() (time.Duration, uint64) {
+// interpTotals sums the manager's interpreters' busy time, calls and
+// calls handed over.
+func (c *fbConfig) interpTotals() (time.Duration, uint64, uint64) {
 	var b time.Duration
-	var n uint64
+	var n, h uint64
 	for _, in := range c.m.Interpreters() {
 		b += in.Busy
 		n += in.Calls
+		h += in.HandedOver
 	}
-	return b, n
+	return b, n, h
 }
 
 // open starts the manager, loads the package, checks every case against
@@ -313,7 +324,7 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 	ends := make([]time.Duration, threads)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
-	busy0, calls0 := c.interpTotals()
+	busy0, calls0, handed0 := c.interpTotals()
 	t0 := time.Now()
 	for t := range threads {
 		wg.Add(1)
@@ -343,9 +354,10 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 	}
 	wg.Wait()
 	wall := time.Since(t0)
-	busy1, calls1 := c.interpTotals()
+	busy1, calls1, handed1 := c.interpTotals()
 	c.busy += busy1 - busy0
 	c.calls += calls1 - calls0
+	c.handed += handed1 - handed0
 	c.wall += wall * time.Duration(c.n)
 	rate := 0.0
 	for t := range threads {
@@ -429,6 +441,10 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 					return nil, err
 				}
 			}
+			res.GOMAXPROCS, res.GOMAXPROCSBefore = runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0)
+			if before, _, ok := pyfallback.SpareProc(); ok {
+				res.GOMAXPROCSBefore = before
+			}
 			if err := c.round(max(f.threads, 1), f.iters, f.round, cases); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
@@ -446,6 +462,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 		if c.wall > 0 {
 			row.InterpBusy = float64(c.busy) / float64(c.wall)
 		}
+		row.Calls, row.HandedOver = c.calls, c.handed
 		if c.calls > 0 {
 			row.CallUs = float64(c.busy.Nanoseconds()) / 1e3 / float64(c.calls)
 		}
@@ -516,6 +533,11 @@ func printFallback(w io.Writer, res *fallbackResult) {
 			ts[i] = fmt.Sprintf("%.0f", v)
 		}
 		fmt.Fprintf(w, "  rounds, %d interpreter(s): %s runs/s\n", r.Interpreters, strings.Join(ts, " "))
+	}
+	if res.GOMAXPROCS != res.GOMAXPROCSBefore {
+		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, pyfallback.SpareProcEnv)
+	} else {
+		fmt.Fprintf(w, "GOMAXPROCS %d\n", res.GOMAXPROCS)
 	}
 	fmt.Fprintf(w, "interpreters (a process holds at most %d)\n", res.MaxInterps)
 	for _, s := range res.Startup {

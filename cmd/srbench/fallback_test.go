@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"testing"
@@ -126,6 +127,9 @@ func TestRunFallbackPackage(t *testing.T) {
 			assert.Regexp(t, `(?m)^\s+2\s+2\s+[0-9.]+ .*x\s+\d+%\s+[0-9.]+$`, buf.String())
 			assert.Contains(t, buf.String(), "start-up")
 			assert.Contains(t, buf.String(), "MiB each")
+			// A spare P while the managers are open (pyfallback.SpareProc).
+			assert.Equal(t, res.GOMAXPROCSBefore+1, res.GOMAXPROCS)
+			assert.Regexp(t, fmt.Sprintf(`GOMAXPROCS %d while the managers were open: %d and a spare P`, res.GOMAXPROCS, res.GOMAXPROCSBefore), buf.String())
 
 			b, err := json.Marshal(res)
 			require.NoError(t, err)
@@ -136,7 +140,7 @@ func TestRunFallbackPackage(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(b, &j))
 			require.Len(t, j.Rows, 2)
-			for _, k := range []string{"interpreters", "threads", "throughput", "p50_us", "p90_us", "p99_us", "mean_us", "ratio"} {
+			for _, k := range []string{"interpreters", "threads", "throughput", "p50_us", "p90_us", "p99_us", "mean_us", "ratio", "python_calls", "python_calls_handed_over"} {
 				assert.Contains(t, j.Rows[1], k)
 			}
 			assert.EqualValues(t, 2, j.Rows[1]["interpreters"])
@@ -145,6 +149,8 @@ func TestRunFallbackPackage(t *testing.T) {
 				assert.Greater(t, r.CallUs, 0.0)
 				assert.Greater(t, r.InterpBusy, 0.0)
 				assert.LessOrEqual(t, r.InterpBusy, 1.0)
+				assert.GreaterOrEqual(t, r.Calls, uint64(r.Requests), "a python_call a request")
+				assert.LessOrEqual(t, r.HandedOver, r.Calls)
 			}
 			assert.Contains(t, j.Startup[0], "startup_ms")
 			assert.Contains(t, j.RSS[0], "rss_per_interpreter_kb")
