@@ -129,7 +129,9 @@ func startInterp(path string) (*interp, error) {
 	in := &interp{id: len(procs.all), path: path, jobs: make(chan *job), sem: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
 	go in.loop(ready)
-	if err := <-ready; err != nil {
+	err := <-ready
+	skipDestructorsAtExit()
+	if err != nil {
 		return nil, err
 	}
 	procs.all = append(procs.all, in)

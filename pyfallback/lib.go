@@ -54,6 +54,8 @@ var libc struct {
 	dlmopen uintptr
 	dlerror uintptr
 	dlsym   uintptr
+	onExit  uintptr
+	exit    uintptr // _exit
 }
 
 func loadLibc() error {
@@ -66,7 +68,7 @@ func loadLibc() error {
 		for _, s := range []struct {
 			p    *uintptr
 			name string
-		}{{&libc.dlmopen, "dlmopen"}, {&libc.dlerror, "dlerror"}, {&libc.dlsym, "dlsym"}} {
+		}{{&libc.dlmopen, "dlmopen"}, {&libc.dlerror, "dlerror"}, {&libc.dlsym, "dlsym"}, {&libc.onExit, "on_exit"}, {&libc.exit, "_exit"}} {
 			if *s.p, err = purego.Dlsym(h, s.name); err != nil {
 				libc.err = fmt.Errorf("pyfallback: libc has no %s: %w", s.name, err)
 				return
@@ -77,6 +79,24 @@ func loadLibc() error {
 }
 
 const lmIDNewLM = ^uintptr(0) // LM_ID_NEWLM
+
+// skipDestructorsAtExit makes libc's exit() end the process at once,
+// with exit's status, before the dynamic loader runs the destructors of
+// the libraries in the interpreters' namespaces. Those were never meant
+// to run beside other copies of themselves, with Python never finalized:
+// libGLdispatch (loaded with torch) fails an assertion, and a crash in
+// them was seen too. A Go program leaves by exit_group and never calls
+// exit(), but under the race detector os.Exit ends in TSan's
+// __tsan_fini, which calls exit(). on_exit handlers run last registered
+// first, and the loader's own (which runs the destructors) was
+// registered at start-up, so one registered after each interpreter
+// starts runs before it. The handler is _exit itself: on_exit calls it
+// with the status first.
+func skipDestructorsAtExit() {
+	if libc.onExit != 0 && libc.exit != 0 {
+		purego.SyscallN(libc.onExit, libc.exit, 0)
+	}
+}
 
 // dlmopenNew loads path into a new link-map namespace: a private copy of
 // the library and of everything it links (libc included), so each copy

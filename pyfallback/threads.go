@@ -47,7 +47,7 @@ func (t *threadOwners) claim(tid, id int) bool {
 // ran on the caller's thread; for comparison and as a way out.
 const HandoffEnv = "GOSR_PYTHON_HANDOFF"
 
-var callerThreads = os.Getenv(HandoffEnv) == "" && !raceBuild
+var callerThreads = os.Getenv(HandoffEnv) == ""
 
 // owner is the interpreter that claimed thread tid, if any.
 func (t *threadOwners) owner(tid int) (int, bool) {

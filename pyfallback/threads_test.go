@@ -45,9 +45,6 @@ func onLockedThread(t *testing.T, m *Manager, fn func(own int)) {
 }
 
 func setCallerThreads(t *testing.T, on bool) {
-	if on && raceBuild {
-		t.Skip("calls on the caller's thread are off under the race detector (race.go)")
-	}
 	old := callerThreads
 	callerThreads = on
 	t.Cleanup(func() { callerThreads = old })

@@ -1,5 +1,0 @@
-//go:build !race
-
-package pyfallback
-
-const raceBuild = false
