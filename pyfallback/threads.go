@@ -3,6 +3,7 @@ package pyfallback
 import (
 	"os"
 	"sync"
+	"syscall"
 )
 
 // Every interpreter is a libpython copy in its own dlmopen namespace,
@@ -55,4 +56,19 @@ func (t *threadOwners) owner(tid int) (int, bool) {
 	defer t.mu.RUnlock()
 	id, ok := t.by[tid]
 	return id, ok
+}
+
+// threadOwner is the index in m of the interpreter that claimed the
+// calling thread, or -1 (unclaimed, or another manager's).
+func (m *Manager) threadOwner() int {
+	id, ok := threads.owner(syscall.Gettid())
+	if !ok {
+		return -1
+	}
+	for k, in := range m.interps {
+		if in.id == id {
+			return k
+		}
+	}
+	return -1
 }

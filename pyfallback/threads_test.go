@@ -125,6 +125,7 @@ func TestThreadRunsOneCopy(t *testing.T) {
 		id, ok := threads.owner(syscall.Gettid())
 		assert.True(t, ok)
 		assert.Equal(t, m.interps[own].id, id)
+		assert.Equal(t, own, m.threadOwner(), "python_call nodes prefer this interpreter here")
 		assert.Equal(t, ownHanded, handed(own), "the thread's own copy ran here")
 		assert.Equal(t, otherHanded+20, handed(other), "every call of the other copy was handed over")
 	})
