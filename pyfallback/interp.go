@@ -81,8 +81,7 @@ type interp struct {
 	// balancer's record, InterpreterInfo).
 	calls  atomic.Uint64
 	busyNs atomic.Int64
-	// handed counts calls run on the interpreter's own thread because the
-	// caller's thread could not run this copy (or HandoffEnv).
+	// handed counts calls run on the interpreter's own thread (HandoffEnv).
 	handed atomic.Uint64
 }
 
@@ -141,7 +140,6 @@ func startInterp(path string) (*interp, error) {
 func (in *interp) loop(ready chan<- error) {
 	// The thread stays locked for good: it is the copy's main thread.
 	runtime.LockOSThread()
-	threads.claim(syscall.Gettid(), in.id)
 	t0 := time.Now()
 	ts, err := in.boot()
 	if err != nil {
@@ -241,6 +239,10 @@ func (in *interp) boot() (uintptr, error) {
 		return 0, err
 	}
 	in.c = c
+	if err := in.partitionKeys(h); err != nil {
+		return 0, err
+	}
+	prepareThread()
 	call(c.ctypeInit)
 	call(c.Py_InitializeEx, 0) // 0: leave the process's signal handlers to Go
 	c.ExcTimeoutError = derefPtr(c.ExcTimeoutError)
@@ -356,9 +358,7 @@ func (in *interp) do(ctx context.Context, j *job, fn func(*interp) error) error 
 		}
 	}
 	if callerThreads {
-		if err, ran := in.doHere(ctx, done, j); ran {
-			return err
-		}
+		return in.doHere(ctx, done, j)
 	}
 	in.handed.Add(1)
 	if done == nil {
@@ -403,42 +403,27 @@ func (in *interp) interruptUntil(j *job, end <-chan struct{}) {
 	}
 }
 
-// doHere runs job j on the calling thread (locked to it, and claimed for
-// this interpreter's copy). It saves two thread switches per call over
-// handing the job to the interpreter's thread: waking that thread and
-// waking the caller again cost 10-60 us each on the 2-core VM measured,
-// against about 100 us of Python in the tokenizer fixture's call.
+// doHere runs job j on the calling thread, locked to it. It saves two
+// thread switches per call over handing the job to the interpreter's
+// thread: waking that thread and waking the caller again cost 10-60 us
+// each on the 2-core VM measured, against about 100 us of Python in the
+// tokenizer fixture's call. Any copy may run on any thread (threads.go).
 //
 // The thread gets a Python thread state of its own in this copy the
 // first time (PyGILState_Ensure, then the GIL is dropped with the state
 // kept), after the copy's libc has set up its per-thread ctype tables.
-func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) (error, bool) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if !threads.claim(syscall.Gettid(), in.id) {
-		return nil, false
-	}
+func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) error {
 	select {
 	case in.sem <- struct{}{}:
-	default:
-		// Another call holds the interpreter: wait unlocked, so that the
-		// wake-up runs this goroutine on whichever thread is at hand
-		// (a locked one would be woken through a second thread), then
-		// check the thread again.
-		runtime.UnlockOSThread()
-		select {
-		case in.sem <- struct{}{}:
-		case <-done:
-			runtime.LockOSThread()
-			j.fn = nil
-			return ctx.Err(), true
-		}
-		runtime.LockOSThread()
-		if !threads.claim(syscall.Gettid(), in.id) {
-			<-in.sem
-			return nil, false
-		}
+	case <-done:
+		j.fn = nil
+		return ctx.Err()
 	}
+	// Locked only once the interpreter is ours: a goroutine that waited
+	// is woken on whichever thread is at hand (a locked one would be
+	// woken through a second thread).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	var stop func() bool
 	if done != nil {
 		stop = context.AfterFunc(ctx, func() {
@@ -451,6 +436,7 @@ func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) (err
 	if ts := call(c.PyGILState_GetThisThreadState); ts != 0 {
 		call(c.PyEval_RestoreThread, ts)
 	} else {
+		prepareThread()
 		call(c.ctypeInit)
 		call(c.PyGILState_Ensure)
 	}
@@ -473,11 +459,11 @@ func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) (err
 		j.fin <- struct{}{}
 		<-j.done
 		if err != nil {
-			return fmt.Errorf("%w (interrupted: %w)", ctx.Err(), err), true
+			return fmt.Errorf("%w (interrupted: %w)", ctx.Err(), err)
 		}
-		return ctx.Err(), true
+		return ctx.Err()
 	}
-	return err, true
+	return err
 }
 
 // addPending asks the interpreter's watchdog (a Python thread blocked

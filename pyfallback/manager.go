@@ -76,7 +76,7 @@ type InterpreterInfo struct {
 	Calls uint64
 	Busy  time.Duration
 	// HandedOver: of Calls, those run on the interpreter's own thread
-	// because the caller's thread had run another copy (see threads.go).
+	// (HandoffEnv).
 	HandedOver uint64
 }
 

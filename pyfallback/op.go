@@ -71,18 +71,7 @@ type pyCaller struct {
 func (c *pyCaller) CallPython(p *ops.ProcessedNode) error {
 	m := c.pkg.m
 	ctx := c.ctx()
-	hint := c.hint
-	if callerThreads {
-		// Prefer the interpreter that owns this thread: any other is
-		// handed over (threads.go). Nothing blocks between here and the
-		// call, so the goroutine is most likely still on this thread
-		// then; locking it here would keep it locked while it waits for
-		// a busy interpreter (doHere waits unlocked).
-		if k := m.threadOwner(); k >= 0 {
-			hint = k
-		}
-	}
-	if err := m.acquire(ctx, hint, &c.s); err != nil {
+	if err := m.acquire(ctx, c.hint, &c.s); err != nil {
 		return fmt.Errorf("python %s: %w", c.fn, err)
 	}
 	c.hint = c.s.idx
