@@ -19,7 +19,12 @@ import (
 // thread state, OpenSSL's error stack: a crash in ERR_set_mark was
 // seen). So the keys are split:
 //
-//   - The base libc keeps blocks 0 and 1 (keys 0-63) for the process.
+//   - The base libc keeps blocks 0 and 1 (keys 0-63) for the process,
+//     and holds every key of blocks 2-31 itself, so that a library that
+//     creates a key through it later gets one of blocks 0-1 (this
+//     happens inside copies too: libGLdispatch, loaded with torch,
+//     looks pthread_key_create up with dlsym(RTLD_DEFAULT) and gets the
+//     base libc's).
 //   - Each copy gets blocks of its own, by interpreter id: at start-up
 //     it creates every key its libc has (1024) and deletes those of its
 //     blocks, so that its libraries' keys fall there, and a copy that
@@ -75,7 +80,17 @@ func makeAnchors() error {
 				return
 			}
 		}
-		keys, err := fillKeys(anchors.create, func(k int) bool { return k >= 2*keyBlock && k%keyBlock == 0 })
+		// The base libc ends up holding every key of blocks 2-31 (the
+		// anchors, and the copies' keys so that no library of the base
+		// namespace is given one of theirs) and none of the free keys of
+		// blocks 0-1, which stay the process's. libGLdispatch, loaded
+		// with torch in a copy, finds pthread_key_create with
+		// dlsym(RTLD_DEFAULT) and gets the base libc's: were the anchors
+		// free it would be given one, whose value prepareThread sets to
+		// 1, and its destructor would be called with 1 when the thread
+		// ends.
+		base := func(k int) bool { return k < 2*keyBlock }
+		keys, err := fillKeys(anchors.create, base, func(k int) bool { return !base(k) })
 		if err != nil {
 			anchors.err = err
 			return
@@ -95,9 +110,9 @@ func makeAnchors() error {
 
 // fillKeys creates keys with create (a libc's pthread_key_create) until
 // the libc has none left, and returns the new ones for which free says
-// true, for the caller to delete. A key free wants that was taken
-// before (by another library of that libc) is an error.
-func fillKeys(create uintptr, free func(k int) bool) ([]uint32, error) {
+// true, for the caller to delete. A key need says must be gosr's that
+// was taken before (by another library of that libc) is an error.
+func fillKeys(create uintptr, free, need func(k int) bool) ([]uint32, error) {
 	k := new(uint32) // C writes it: heap memory does not move
 	made := make([]bool, keysMax)
 	var out []uint32
@@ -114,7 +129,7 @@ func fillKeys(create uintptr, free func(k int) bool) ([]uint32, error) {
 		}
 	}
 	for i := range keysMax {
-		if !made[i] && free(i) {
+		if !made[i] && need(i) {
 			return nil, fmt.Errorf("pthread key %d was taken before gosr could reserve it", i)
 		}
 	}
@@ -136,7 +151,8 @@ func (in *interp) partitionKeys(h uintptr) error {
 	if hi > keysMax {
 		return fmt.Errorf("no pthread keys left for interpreter %d", in.id)
 	}
-	keys, err := fillKeys(create, func(k int) bool { return k >= lo && k < hi && k%keyBlock != 0 })
+	own := func(k int) bool { return k >= lo && k < hi && k%keyBlock != 0 }
+	keys, err := fillKeys(create, own, own)
 	if err != nil {
 		return fmt.Errorf("interpreter %d's libc: %w", in.id, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,10 +122,12 @@ func TestCopiesShareThreads(t *testing.T) {
 
 // A Go thread that ran copies can end (a goroutine that exits locked
 // ends its thread): the base libc frees the thread's key blocks, which
-// it allocated itself (threads.go), and the interpreters go on. It runs
-// in a child process: in this one torch may have been imported
-// (TestTorchInsideInterpreters), and then a thread that ran a copy
-// cannot end (README: libGLdispatch's thread destructor crashes).
+// it allocated itself (threads.go), and the interpreters go on. Torch
+// (else numpy) is imported first in every copy: libGLdispatch, which
+// torch loads, creates its key in the base libc, with a destructor
+// that crashed when that key was an anchor (set to 1 on every thread).
+// It runs in a child process, so that a crash fails the test rather
+// than the test binary.
 func TestThreadEndsAfterCopies(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("under the race detector the thread of a goroutine that exits locked was seen not to end")
@@ -144,6 +147,19 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	ctx := context.Background()
+	mod := "numpy"
+	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil {
+		mod = "torch"
+	}
+	for i := range m.Len() {
+		s, err := m.AcquireHint(ctx, i)
+		require.NoError(t, err)
+		err = s.Exec(ctx, "import "+mod)
+		s.Release()
+		if err != nil {
+			t.Logf("interpreter %d: import %s: %v", i, mod, err) // the libraries loaded so far are enough
+		}
+	}
 	tids := make(chan int, 3)
 	for range 3 {
 		done := make(chan struct{})
@@ -160,6 +176,9 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 					t.Error(err)
 					return
 				}
+			}
+			if v := call(anchors.get, uintptr(anchors.keys[len(anchors.keys)-1])); v != 1 {
+				t.Errorf("the base libc's last anchor on this thread is %d, want 1 (its key blocks are the base libc's)", v)
 			}
 			tids <- syscall.Gettid()
 		}()
@@ -303,5 +322,30 @@ func TestListResultsToTensors(t *testing.T) {
 			vals = x.F32Contig()
 		}
 		assert.Equal(t, c.vals, fmt.Sprint(vals), c.expr)
+	}
+}
+
+// After the first interpreter starts, a key created through the base
+// libc (by a library of the base namespace, or one that looked
+// pthread_key_create up with dlsym(RTLD_DEFAULT), as libGLdispatch does)
+// is one of blocks 0-1: never an anchor, never a copy's.
+func TestBaseKeysStayLow(t *testing.T) {
+	manager(t)
+	require.NoError(t, makeAnchors())
+	k := new(uint32)
+	var made []uint32
+	for call(anchors.create, uintptr(unsafe.Pointer(k)), 0) == 0 {
+		made = append(made, *k)
+	}
+	defer func() {
+		for _, k := range made {
+			call(anchors.del, uintptr(k))
+		}
+	}()
+	for _, k := range made {
+		assert.Less(t, k, uint32(2*keyBlock), "a base key in a copy's or an anchor's block")
+	}
+	for _, k := range anchors.keys {
+		assert.Zero(t, call(anchors.set, uintptr(k), call(anchors.get, uintptr(k))), "anchor %d is a live key of the base libc", k)
 	}
 }
