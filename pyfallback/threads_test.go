@@ -147,19 +147,7 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	ctx := context.Background()
-	mod := "numpy"
-	if exec.Command("/usr/bin/python3", "-c", "import torch").Run() == nil {
-		mod = "torch"
-	}
-	for i := range m.Len() {
-		s, err := m.AcquireHint(ctx, i)
-		require.NoError(t, err)
-		err = s.Exec(ctx, "import "+mod)
-		s.Release()
-		if err != nil {
-			t.Logf("interpreter %d: import %s: %v", i, mod, err) // the libraries loaded so far are enough
-		}
-	}
+	importHeavy(t, m)
 	tids := make(chan int, 3)
 	for range 3 {
 		done := make(chan struct{})
