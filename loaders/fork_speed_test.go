@@ -1,8 +1,13 @@
 package loaders_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"strconv"
 	"sort"
 	"sync"
 	"testing"
@@ -26,7 +31,8 @@ func medianOf(xs []float64) float64 {
 // interleaved, medians:
 //   - the two-branch CNN block with 1 and 2 inter-op workers;
 //   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
-//     resnet18).
+//     resnet18), and for DLRM, in the same rounds, PyTorch's Static
+//     Runtime in 1 and 2 processes as the machine's control.
 //
 // Set GOSR_FORK_SPEED=1 to run it; nothing else should use the CPU.
 func TestForkSpeed(t *testing.T) {
@@ -126,18 +132,74 @@ func TestForkSpeed(t *testing.T) {
 			return sum
 		}
 		throughput(2) // makes the second runtime
+		// The control, in the same rounds where the model is quick enough
+		// for rates over 0.2 s: PyTorch's Static Runtime in 1 and 2
+		// processes, which share no memory at all.
+		var pt *ptScaling
+		if name == "dlrm_like.scripted_frozen" {
+			pt = startPTScaling(t, c, span)
+		}
 		// Rounds are paired (1 goroutine, then 2, back to back): the
 		// median of the per-round ratios is robust to the machine's
 		// drift from round to round, which the ratio of medians is not.
-		var s1, s2, ratios []float64
+		var s1, s2, ratios, p1, p2, pratios []float64
 		for range 21 {
 			s1 = append(s1, throughput(1))
 			s2 = append(s2, throughput(2))
 			ratios = append(ratios, s2[len(s2)-1]/s1[len(s1)-1])
+			if pt != nil {
+				p1 = append(p1, pt.rate(t, 1))
+				p2 = append(p2, pt.rate(t, 2))
+				pratios = append(pratios, p2[len(p2)-1]/p1[len(p1)-1])
+			}
 		}
 		a, b := medianOf(s1), medianOf(s2)
 		t.Logf("%-26s 1 goroutine: %9.1f runs/s   2 goroutines: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx", name, a, b, b/a, medianOf(ratios))
+		if pt != nil {
+			a, b := medianOf(p1), medianOf(p2)
+			t.Logf("%-26s PyTorch SR, 1 process: %9.1f runs/s   2 processes: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx (the same rounds)", name, a, b, b/a, medianOf(pratios))
+		}
 		allocs := testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) })
 		t.Logf("%-26s allocations per pooled request: %v", name, allocs)
 	}
+}
+
+// ptScaling drives scripts/pt_pool_scaling.py: PyTorch's Static Runtime
+// on a fixture in 1 or 2 worker processes, one round per request.
+type ptScaling struct {
+	in  io.WriteCloser
+	out *bufio.Scanner
+}
+
+// startPTScaling starts the script for c, or returns nil (and says why)
+// where no python3 imports torch.
+func startPTScaling(t *testing.T, c ptfixture.Case, span time.Duration) *ptScaling {
+	py, err := ptfixture.FindPython("torch")
+	if err != nil {
+		t.Logf("no PyTorch control: %v", err)
+		return nil
+	}
+	cmd := exec.Command(py, "../scripts/pt_pool_scaling.py", c.Path, c.Inputs, fmt.Sprint(span.Seconds()))
+	cmd.Stderr = io.Discard // Static Runtime logs its options there
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	p := &ptScaling{in: in, out: bufio.NewScanner(out)}
+	require.True(t, p.out.Scan(), "pt_pool_scaling.py did not start")
+	require.Equal(t, "ready", p.out.Text())
+	return p
+}
+
+// rate runs n worker processes for one round and returns their summed
+// runs per second.
+func (p *ptScaling) rate(t *testing.T, n int) float64 {
+	_, err := fmt.Fprintln(p.in, n)
+	require.NoError(t, err)
+	require.True(t, p.out.Scan(), "pt_pool_scaling.py ended")
+	r, err := strconv.ParseFloat(p.out.Text(), 64)
+	require.NoError(t, err)
+	return r
 }
