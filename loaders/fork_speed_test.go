@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +32,9 @@ func medianOf(xs []float64) float64 {
 // interleaved, medians:
 //   - the two-branch CNN block with 1 and 2 inter-op workers;
 //   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
-//     resnet18), and for DLRM, in the same rounds, PyTorch's Static
-//     Runtime in 1 and 2 processes as the machine's control.
+//     resnet18), and for DLRM, in the same rounds, two controls: gosr
+//     itself in 1 and 2 processes, and PyTorch's Static Runtime in 1 and 2
+//     processes.
 //
 // Set GOSR_FORK_SPEED=1 to run it; nothing else should use the CPU.
 func TestForkSpeed(t *testing.T) {
@@ -54,15 +56,8 @@ func TestForkSpeed(t *testing.T) {
 		return ptfixture.Case{}
 	}
 	prep := func(c ptfixture.Case, interop int) (*staticruntime.StaticModule, []ivalue.IValue) {
-		m, err := loaders.Load(c.Path)
-		require.NoError(t, err)
-		t.Cleanup(func() { m.Close() })
-		o := staticruntime.DefaultOptions()
-		o.InterOpThreads = interop
-		sm, err := staticruntime.NewStaticModule(m.Graph, &o)
-		require.NoError(t, err)
 		in, _ := caseInputs(t, c)
-		return sm, in
+		return loadModule(t, c.Path, interop), in
 	}
 
 	// Inter-op parallelism inside one request.
@@ -132,17 +127,19 @@ func TestForkSpeed(t *testing.T) {
 			return sum
 		}
 		throughput(2) // makes the second runtime
-		// The control, in the same rounds where the model is quick enough
-		// for rates over 0.2 s: PyTorch's Static Runtime in 1 and 2
-		// processes, which share no memory at all.
+		// The controls, in the same rounds where the model is quick enough
+		// for rates over 0.2 s: gosr and PyTorch's Static Runtime in 1
+		// and 2 processes, which share no memory at all.
 		var pt *ptScaling
+		var procs *gosrProcs
 		if name == "dlrm_like.scripted_frozen" {
 			pt = startPTScaling(t, c, span)
+			procs = startGosrProcs(t, c, span)
 		}
 		// Rounds are paired (1 goroutine, then 2, back to back): the
 		// median of the per-round ratios is robust to the machine's
 		// drift from round to round, which the ratio of medians is not.
-		var s1, s2, ratios, p1, p2, pratios []float64
+		var s1, s2, ratios, p1, p2, pratios, g1, g2, gratios []float64
 		for range 21 {
 			s1 = append(s1, throughput(1))
 			s2 = append(s2, throughput(2))
@@ -152,12 +149,21 @@ func TestForkSpeed(t *testing.T) {
 				p2 = append(p2, pt.rate(t, 2))
 				pratios = append(pratios, p2[len(p2)-1]/p1[len(p1)-1])
 			}
+			if procs != nil {
+				g1 = append(g1, procs.rate(t, 1))
+				g2 = append(g2, procs.rate(t, 2))
+				gratios = append(gratios, g2[len(g2)-1]/g1[len(g1)-1])
+			}
 		}
 		a, b := medianOf(s1), medianOf(s2)
 		t.Logf("%-26s 1 goroutine: %9.1f runs/s   2 goroutines: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx", name, a, b, b/a, medianOf(ratios))
 		if pt != nil {
 			a, b := medianOf(p1), medianOf(p2)
 			t.Logf("%-26s PyTorch SR, 1 process: %9.1f runs/s   2 processes: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx (the same rounds)", name, a, b, b/a, medianOf(pratios))
+		}
+		if procs != nil {
+			a, b := medianOf(g1), medianOf(g2)
+			t.Logf("%-26s gosr, 1 process: %9.1f runs/s   2 processes: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx (the same rounds)", name, a, b, b/a, medianOf(gratios))
 		}
 		allocs := testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) })
 		t.Logf("%-26s allocations per pooled request: %v", name, allocs)
@@ -181,16 +187,36 @@ func startPTScaling(t *testing.T, c ptfixture.Case, span time.Duration) *ptScali
 	}
 	cmd := exec.Command(py, "../scripts/pt_pool_scaling.py", c.Path, c.Inputs, fmt.Sprint(span.Seconds()))
 	cmd.Stderr = io.Discard // Static Runtime logs its options there
+	in, out := startWorker(t, cmd)
+	return &ptScaling{in: in, out: out}
+}
+
+// loadModule loads a fixture archive as a module with interop inter-op
+// workers.
+func loadModule(t *testing.T, path string, interop int) *staticruntime.StaticModule {
+	m, err := loaders.Load(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	o := staticruntime.DefaultOptions()
+	o.InterOpThreads = interop
+	sm, err := staticruntime.NewStaticModule(m.Graph, &o)
+	require.NoError(t, err)
+	return sm
+}
+
+// startWorker starts cmd, stopped when the test ends (by closing its
+// stdin), and waits for it to print "ready".
+func startWorker(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { in.Close(); cmd.Wait() })
-	p := &ptScaling{in: in, out: bufio.NewScanner(out)}
-	require.True(t, p.out.Scan(), "pt_pool_scaling.py did not start")
-	require.Equal(t, "ready", p.out.Text())
-	return p
+	sc := bufio.NewScanner(out)
+	require.True(t, sc.Scan(), "%s did not start", cmd.Path)
+	require.Equal(t, "ready", sc.Text(), cmd.Path)
+	return in, sc
 }
 
 // rate runs n worker processes for one round and returns their summed
@@ -202,4 +228,77 @@ func (p *ptScaling) rate(t *testing.T, n int) float64 {
 	r, err := strconv.ParseFloat(p.out.Text(), 64)
 	require.NoError(t, err)
 	return r
+}
+
+// gosrProcs drives two copies of this test binary, each running
+// TestPoolWorker: gosr on one runtime per process, so that nothing in the
+// process is shared between the two busy cores.
+type gosrProcs struct {
+	ins  [2]io.WriteCloser
+	outs [2]*bufio.Scanner
+}
+
+func startGosrProcs(t *testing.T, c ptfixture.Case, span time.Duration) *gosrProcs {
+	g := &gosrProcs{}
+	for i := range g.ins {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestPoolWorker$")
+		cmd.Env = append(os.Environ(), "GOSR_POOL_WORKER="+strings.Join([]string{c.Path, c.Inputs, c.Expected, span.String()}, "\n"))
+		cmd.Stderr = os.Stderr
+		g.ins[i], g.outs[i] = startWorker(t, cmd)
+	}
+	return g
+}
+
+// rate runs n worker processes for one round, starting together, and
+// returns their summed runs per second.
+func (g *gosrProcs) rate(t *testing.T, n int) float64 {
+	start := time.Now().Add(10 * time.Millisecond).UnixNano()
+	for i := range n {
+		_, err := fmt.Fprintln(g.ins[i], start)
+		require.NoError(t, err)
+	}
+	sum := 0.0
+	for i := range n {
+		require.True(t, g.outs[i].Scan(), "pool worker ended")
+		r, err := strconv.ParseFloat(g.outs[i].Text(), 64)
+		require.NoError(t, err)
+		sum += r
+	}
+	return sum
+}
+
+// TestPoolWorker is the body of a gosrProcs worker (GOSR_POOL_WORKER is
+// the model, inputs and expected outputs' paths and the span, a line each): it prints "ready", then for each start time
+// (Unix nanoseconds) read from stdin runs the model from then on for the
+// span and prints its rate.
+func TestPoolWorker(t *testing.T) {
+	spec := os.Getenv("GOSR_POOL_WORKER")
+	if spec == "" {
+		t.Skip("a worker process of TestForkSpeed")
+	}
+	parts := strings.Split(spec, "\n")
+	require.Len(t, parts, 4)
+	span, err := time.ParseDuration(parts[3])
+	require.NoError(t, err)
+	in, _ := caseInputs(t, ptfixture.Case{Inputs: parts[1], Expected: parts[2]})
+	r := loadModule(t, parts[0], 1).NewRuntime()
+	for range 1000 {
+		_, err := r.Run(in...)
+		require.NoError(t, err)
+	}
+	fmt.Println("ready")
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		start, err := strconv.ParseInt(sc.Text(), 10, 64)
+		require.NoError(t, err)
+		for time.Now().UnixNano() < start {
+		}
+		t0 := time.Now()
+		n := 0
+		for time.Since(t0) < span {
+			r.Run(in...)
+			n++
+		}
+		fmt.Println(float64(n) / time.Since(t0).Seconds())
+	}
 }
