@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/internal/ccall"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
 )
@@ -286,7 +287,7 @@ type kernel struct {
 // state is one runtime's call context for a node: the shim's context
 // (C memory, freed when the state is collected) and Go scratch.
 type state struct {
-	sys     sysArgs
+	sys     ccall.Frame
 	h       *cHdr
 	tensors []cTensor
 	args    []cArg
@@ -488,7 +489,7 @@ func (k *kernel) run(p *ops.ProcessedNode) error {
 		}
 		h.nout = int64(len(p.Out))
 	}
-	rc := int64(st.sys.call1(l.run, uintptr(unsafe.Pointer(h))))
+	rc := int64(st.sys.Call1(l.run, uintptr(unsafe.Pointer(h))))
 	runtime.KeepAlive(p)
 	switch rc {
 	case 0:
@@ -632,7 +633,7 @@ func (k *kernel) place(p *ops.ProcessedNode, st *state, nin int) error {
 		return nil
 	}
 	h.nout = int64(nout)
-	if st.sys.call1(k.b.lib.finish, uintptr(unsafe.Pointer(h))) != 0 {
+	if st.sys.Call1(k.b.lib.finish, uintptr(unsafe.Pointer(h))) != 0 {
 		st.ready = false
 		return k.fail(st)
 	}

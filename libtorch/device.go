@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/gosr/gosr/internal/ccall"
 	"github.com/gosr/gosr/ivalue"
 )
 
@@ -98,7 +99,7 @@ func (m *deviceMemory) Alloc(d ivalue.Device, n int) (*ivalue.Storage, error) {
 // copier is the C-side arguments of one copy, reused (a steady run copies
 // its inputs in and outputs out without allocating).
 type copier struct {
-	sys      sysArgs
+	sys      ccall.Frame
 	dst, src cTensor
 	msg      [512]byte
 }
@@ -131,7 +132,7 @@ func (m *deviceMemory) Copy(dst, src *ivalue.Tensor) error {
 			st *= c.src.sizes[d]
 		}
 	}
-	rc := c.sys.call4(m.lib.copy, uintptr(unsafe.Pointer(&c.dst)), uintptr(unsafe.Pointer(&c.src)),
+	rc := c.sys.Call(m.lib.copy, uintptr(unsafe.Pointer(&c.dst)), uintptr(unsafe.Pointer(&c.src)),
 		uintptr(unsafe.Pointer(&c.msg[0])), uintptr(len(c.msg)))
 	runtime.KeepAlive(dst)
 	runtime.KeepAlive(src)

@@ -24,9 +24,9 @@ func (in *interp) toPy(v ivalue.IValue) (uintptr, error) {
 		return in.float(v.Double()), nil
 	case ivalue.KindBool:
 		if v.Bool() {
-			return call(c.PyBool_FromLong, 1), nil
+			return in.call(c.PyBool_FromLong, 1), nil
 		}
-		return call(c.PyBool_FromLong, 0), nil
+		return in.call(c.PyBool_FromLong, 0), nil
 	case ivalue.KindString, ivalue.KindDevice:
 		return in.str(v.Str()), nil
 	case ivalue.KindTensor:
@@ -35,9 +35,9 @@ func (in *interp) toPy(v ivalue.IValue) (uintptr, error) {
 		items := v.List().Items
 		var o uintptr
 		if v.Kind() == ivalue.KindList {
-			o = call(c.PyList_New, uintptr(len(items)))
+			o = in.call(c.PyList_New, uintptr(len(items)))
 		} else {
-			o = call(c.PyTuple_New, uintptr(len(items)))
+			o = in.call(c.PyTuple_New, uintptr(len(items)))
 		}
 		for i, it := range items {
 			e, err := in.toPy(it)
@@ -46,15 +46,15 @@ func (in *interp) toPy(v ivalue.IValue) (uintptr, error) {
 				return 0, err
 			}
 			if v.Kind() == ivalue.KindList {
-				call(c.PyList_SetItem, o, uintptr(i), e)
+				in.call(c.PyList_SetItem, o, uintptr(i), e)
 			} else {
-				call(c.PyTuple_SetItem, o, uintptr(i), e)
+				in.call(c.PyTuple_SetItem, o, uintptr(i), e)
 			}
 		}
 		return o, nil
 	case ivalue.KindDict:
 		d := v.Dict()
-		o := call(c.PyDict_New)
+		o := in.call(c.PyDict_New)
 		for i := range d.Keys {
 			k, err := in.toPy(d.Keys[i])
 			if err != nil {
@@ -67,7 +67,7 @@ func (in *interp) toPy(v ivalue.IValue) (uintptr, error) {
 				in.decref(o)
 				return 0, err
 			}
-			call(c.PyDict_SetItem, o, k, val)
+			in.call(c.PyDict_SetItem, o, k, val)
 			in.decref(k)
 			in.decref(val)
 		}
@@ -94,9 +94,9 @@ func (in *interp) tensorToPy(t *ivalue.Tensor) (uintptr, error) {
 	if !t.IsContiguous() {
 		t = t.Contiguous()
 	}
-	shape := call(in.c.PyTuple_New, uintptr(t.Dim()))
+	shape := in.call(in.c.PyTuple_New, uintptr(t.Dim()))
 	for i, d := range t.Sizes() {
-		call(in.c.PyTuple_SetItem, shape, uintptr(i), in.long(int64(d)))
+		in.call(in.c.PyTuple_SetItem, shape, uintptr(i), in.long(int64(d)))
 	}
 	var addr uintptr
 	if t.Numel() > 0 {
@@ -123,8 +123,8 @@ func (in *interp) fromPy(o uintptr, lease uint64) (ivalue.IValue, error) {
 	case c.BoolType:
 		return ivalue.FromBool(o == c.True), nil
 	case c.LongType:
-		v := int64(call(c.PyLong_AsLongLong, o))
-		if v == -1 && call(c.PyErr_Occurred) != 0 {
+		v := int64(in.call(c.PyLong_AsLongLong, o))
+		if v == -1 && in.call(c.PyErr_Occurred) != 0 {
 			return ivalue.None(), in.fetchErr()
 		}
 		return ivalue.FromInt(v), nil
@@ -140,14 +140,14 @@ func (in *interp) fromPy(o uintptr, lease uint64) (ivalue.IValue, error) {
 		var n int
 		get := c.PyList_GetItem
 		if typeOf(o) == c.ListType {
-			n = int(call(c.PyList_Size, o))
+			n = int(in.call(c.PyList_Size, o))
 		} else {
-			n = int(call(c.PyTuple_Size, o))
+			n = int(in.call(c.PyTuple_Size, o))
 			get = c.PyTuple_GetItem
 		}
 		items := make([]ivalue.IValue, n)
 		for i := range items {
-			v, err := in.fromPy(call(get, o, uintptr(i)), lease)
+			v, err := in.fromPy(in.call(get, o, uintptr(i)), lease)
 			if err != nil {
 				return ivalue.None(), err
 			}
@@ -161,7 +161,7 @@ func (in *interp) fromPy(o uintptr, lease uint64) (ivalue.IValue, error) {
 		d := &ivalue.Dict{}
 		f := in.outs.push() // pos, key, value
 		defer in.outs.pop()
-		for call(c.PyDict_Next, o, uintptr(unsafe.Pointer(&f[0])), uintptr(unsafe.Pointer(&f[1])), uintptr(unsafe.Pointer(&f[2]))) != 0 {
+		for in.call(c.PyDict_Next, o, uintptr(unsafe.Pointer(&f[0])), uintptr(unsafe.Pointer(&f[1])), uintptr(unsafe.Pointer(&f[2]))) != 0 {
 			k, v := f[1], f[2]
 			kv, err := in.fromPy(k, lease)
 			if err != nil {
@@ -192,10 +192,10 @@ func (in *interp) fromPy(o uintptr, lease uint64) (ivalue.IValue, error) {
 //go:nocheckptr
 func (in *interp) outTensor(o uintptr, dst *ivalue.Tensor) (*ivalue.Tensor, error) {
 	c := in.c
-	addr := uintptr(call(c.PyLong_AsLongLong, call(c.PyTuple_GetItem, o, 0)))
-	code := ivalue.DType(call(c.PyLong_AsLongLong, call(c.PyTuple_GetItem, o, 1)))
-	shapeObj := call(c.PyTuple_GetItem, o, 2)
-	nd := int(call(c.PyTuple_Size, shapeObj))
+	addr := uintptr(in.call(c.PyLong_AsLongLong, in.call(c.PyTuple_GetItem, o, 0)))
+	code := ivalue.DType(in.call(c.PyLong_AsLongLong, in.call(c.PyTuple_GetItem, o, 1)))
+	shapeObj := in.call(c.PyTuple_GetItem, o, 2)
+	nd := int(in.call(c.PyTuple_Size, shapeObj))
 	var sizesBuf [8]int
 	sizes := sizesBuf[:0]
 	if nd > len(sizesBuf) {
@@ -203,7 +203,7 @@ func (in *interp) outTensor(o uintptr, dst *ivalue.Tensor) (*ivalue.Tensor, erro
 	}
 	n := 1
 	for i := 0; i < nd; i++ {
-		d := int(call(c.PyLong_AsLongLong, call(c.PyTuple_GetItem, shapeObj, uintptr(i))))
+		d := int(in.call(c.PyLong_AsLongLong, in.call(c.PyTuple_GetItem, shapeObj, uintptr(i))))
 		if d < 0 {
 			return nil, fmt.Errorf("a result tensor with a negative dimension")
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/staticruntime"
@@ -153,3 +154,63 @@ func TestInterruptFallback(t *testing.T) {
 }
 
 var _ = staticruntime.DefaultOptions
+
+// TestFallbackRunAllocatesNothing: a steady run of the tokenizer model,
+// Python call included, allocates nothing in Go: C calls go through the
+// interpreter's argument block, and the tensors the call returns are
+// copied into the node's own tensors, reused from run to run.
+func TestFallbackRunAllocatesNothing(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	m := manager(t)
+	p, err := m.LoadPackage(filepath.Join(fixtures, "tokenizer.pt"))
+	require.NoError(t, err)
+	sm, _, err := p.Module("model", "model.pkl", nil)
+	require.NoError(t, err)
+	exp := expected(t, "tokenizer")
+	ins, outs := get(exp, "inputs").List().Items, get(exp, "outputs").List().Items
+	rt := sm.NewRuntime()
+	in := ins[2].List().Items // four sentences, srbench's batch
+	for range 20 {
+		_, err := rt.Run(in...)
+		require.NoError(t, err)
+	}
+	assert.Zero(t, testing.AllocsPerRun(200, func() { _, _ = rt.Run(in...) }))
+	got, err := rt.Run(in...)
+	require.NoError(t, err)
+	require.NoError(t, sameValue(outs[2], got[0]))
+}
+
+// TestFallbackOutputsKept: a python_call's tensor that is a graph output
+// (objects.pt returns l2_normalize's result) stays the caller's under
+// ManageOutputTensors when the caller runs again without releasing it,
+// and each run still matches PyTorch; after ReleaseOutputs the node's
+// tensor is reused.
+func TestFallbackOutputsKept(t *testing.T) {
+	m := manager(t)
+	p, err := m.LoadPackage(filepath.Join(fixtures, "objects.pt"))
+	require.NoError(t, err)
+	o := staticruntime.DefaultOptions()
+	o.ManageOutputTensors = true
+	sm, _, err := p.Module("model", "model.pkl", &o)
+	require.NoError(t, err)
+	exp := expected(t, "objects")
+	ins, outs := get(exp, "inputs").List().Items, get(exp, "outputs").List().Items
+	require.GreaterOrEqual(t, len(ins), 2)
+	rt := sm.NewRuntime()
+	run := func(i int) *ivalue.Tensor {
+		got, err := rt.Run(ins[i].List().Items...)
+		require.NoError(t, err)
+		require.NoError(t, sameValue(outs[i], got[0]), "case %d", i)
+		return got[0].Tensor() // the slice is the runtime's
+	}
+	first := run(0)
+	kept := first.Float64s()
+	second := run(1) // first not released
+	assert.NotSame(t, first, second)
+	assert.Equal(t, kept, first.Float64s(), "the kept output was written by the next run")
+	rt.ReleaseOutputs()
+	third := run(0)
+	assert.Same(t, second, third, "after ReleaseOutputs the node's tensor is reused")
+}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/gosr/gosr/internal/ccall"
 )
 
 // The Python half of gosr, loaded into every interpreter from the binary
@@ -47,6 +49,9 @@ type interp struct {
 	path string
 	c    *capi
 	jobs chan *job
+	// fc is the argument block of in.call: only code holding the
+	// interpreter (in.sem, or boot on the loop thread) calls through it.
+	fc ccall.Frame
 
 	// PyObject*s of the _gosr module, valid while the interpreter lives.
 	glb, gosr                                             uintptr
@@ -433,22 +438,22 @@ func (in *interp) doHere(ctx context.Context, done <-chan struct{}, j *job) erro
 	}
 	c := in.c
 	t := time.Now()
-	if ts := call(c.PyGILState_GetThisThreadState); ts != 0 {
-		call(c.PyEval_RestoreThread, ts)
+	if ts := in.call(c.PyGILState_GetThisThreadState); ts != 0 {
+		in.call(c.PyEval_RestoreThread, ts)
 	} else {
 		prepareThread()
-		call(c.ctypeInit)
-		call(c.PyGILState_Ensure)
+		in.call(c.ctypeInit)
+		in.call(c.PyGILState_Ensure)
 	}
-	ident := call(c.PyThread_get_thread_ident)
+	ident := in.call(c.PyThread_get_thread_ident)
 	atomic.StoreInt64(&in.runIdent, int64(ident))
 	atomic.StoreInt64(&in.running, int64(j.gen))
 	j.err = in.runJob(j)
 	atomic.StoreInt64(&in.running, 0)
 	if j.interrupted.Load() {
-		call(c.PyThreadState_SetAsyncExc, ident, 0)
+		in.call(c.PyThreadState_SetAsyncExc, ident, 0)
 	}
-	call(c.PyEval_SaveThread)
+	in.call(c.PyEval_SaveThread)
 	in.busyNs.Add(int64(time.Since(t)))
 	in.calls.Add(1)
 	<-in.sem
@@ -479,25 +484,32 @@ func (in *interp) addPendingGen(gen uint64) {
 
 // ---- small C API helpers (interpreter thread only) ----
 
+// call is a C call by the holder of the interpreter, through its own
+// argument block: no allocation (the package's call allocates its
+// arguments). A pointer argument into Go memory must point to memory
+// the interpreter keeps (in.sbuf, in.outs), which purego's call would
+// otherwise have moved to the heap and kept alive for the call.
+func (in *interp) call(fn uintptr, args ...uintptr) uintptr { return in.fc.Call(fn, args...) }
+
 func (in *interp) decref(o uintptr) {
 	if o != 0 {
-		call(in.c.Py_DecRef, o)
+		in.call(in.c.Py_DecRef, o)
 	}
 }
 
 func (in *interp) incref(o uintptr) {
 	if o != 0 {
-		call(in.c.Py_IncRef, o)
+		in.call(in.c.Py_IncRef, o)
 	}
 }
 
 func (in *interp) str(s string) uintptr {
 	if len(s) == 0 {
-		return call(in.c.PyUnicode_FromStringAndSize, 0, 0)
+		return in.call(in.c.PyUnicode_FromStringAndSize, 0, 0)
 	}
 	// Through a heap buffer: s may live on a stack that moves (cOuts).
 	in.sbuf = append(in.sbuf[:0], s...)
-	o := call(in.c.PyUnicode_FromStringAndSize, uintptr(unsafe.Pointer(&in.sbuf[0])), uintptr(len(s)))
+	o := in.call(in.c.PyUnicode_FromStringAndSize, uintptr(unsafe.Pointer(&in.sbuf[0])), uintptr(len(s)))
 	if cap(in.sbuf) > 1<<20 {
 		in.sbuf = nil // a package's sources: do not keep megabytes for names
 	}
@@ -531,35 +543,35 @@ func (o *cOuts) pop() { o.depth-- }
 //go:nocheckptr
 func (in *interp) goStr(o uintptr) (string, bool) {
 	f := in.outs.push()
-	p := call(in.c.PyUnicode_AsUTF8AndSize, o, uintptr(unsafe.Pointer(&f[0])))
+	p := in.call(in.c.PyUnicode_AsUTF8AndSize, o, uintptr(unsafe.Pointer(&f[0])))
 	n := int(f[0])
 	in.outs.pop()
 	if p == 0 {
-		call(in.c.PyErr_Clear)
+		in.call(in.c.PyErr_Clear)
 		return "", false
 	}
 	return string(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), p)), n)), true
 }
 
-func (in *interp) long(v int64) uintptr { return call(in.c.PyLong_FromLongLong, uintptr(v)) }
+func (in *interp) long(v int64) uintptr { return in.call(in.c.PyLong_FromLongLong, uintptr(v)) }
 
 func (in *interp) float(v float64) uintptr {
 	// SyscallN passes each argument in both the integer and the SSE
 	// register of its position, so a lone double arrives in xmm0.
-	return call(in.c.PyFloat_FromDouble, uintptr(math.Float64bits(v)))
+	return in.call(in.c.PyFloat_FromDouble, uintptr(math.Float64bits(v)))
 }
 
 func (in *interp) tuple(items ...uintptr) uintptr {
-	t := call(in.c.PyTuple_New, uintptr(len(items)))
+	t := in.call(in.c.PyTuple_New, uintptr(len(items)))
 	for i, it := range items {
-		call(in.c.PyTuple_SetItem, t, uintptr(i), it) // steals
+		in.call(in.c.PyTuple_SetItem, t, uintptr(i), it) // steals
 	}
 	return t
 }
 
 // callObj calls f(*args) (args a tuple, borrowed); new reference or 0.
 func (in *interp) callObj(f, args uintptr) uintptr {
-	return call(in.c.PyObject_Call, f, args, 0)
+	return in.call(in.c.PyObject_Call, f, args, 0)
 }
 
 // PyError is a Python exception that reached Go.

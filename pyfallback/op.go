@@ -41,7 +41,10 @@ func (p *Package) NewPythonCaller(n *graph.Node, ctx func() context.Context) (op
 	if !ok || v.Kind() != ivalue.KindString {
 		return nil, fmt.Errorf("%s: the first input must be the constant function name", n.Kind)
 	}
-	c := &pyCaller{pkg: p, fn: v.Str(), ctx: ctx, hint: -1, nOut: len(n.Outputs)}
+	c := &pyCaller{pkg: p, fn: v.Str(), ctx: ctx, hint: -1, nOut: len(n.Outputs), tensorOut: make([]bool, len(n.Outputs))}
+	for i, o := range n.Outputs {
+		c.tensorOut[i] = o.Type != nil && o.Type.Kind == graph.TensorType
+	}
 	if len(n.Outputs) == 1 {
 		c.ret = pyType(n.Outputs[0].Type)
 	} else {
@@ -66,6 +69,14 @@ type pyCaller struct {
 	s    Session
 	p    *ops.ProcessedNode
 	run  func(*interp) error
+	// tensorOut marks the outputs typed Tensor: a tensor result is
+	// copied into the node's own tensor (ProcessedNode.OutTensor), which
+	// the next run reuses, as an out variant's.
+	tensorOut []bool
+	// The last interpreter's function and return-type string (a new
+	// reference, kept): most calls go to the same interpreter.
+	lastIn         *interp
+	lastF, lastRet uintptr
 }
 
 func (c *pyCaller) CallPython(p *ops.ProcessedNode) error {
@@ -87,23 +98,28 @@ func (c *pyCaller) CallPython(p *ops.ProcessedNode) error {
 
 func (c *pyCaller) runOn(in *interp) error {
 	p := c.p
-	f, err := c.pkg.resolve(in, c.fn)
-	if err != nil {
-		return err
+	if c.lastIn != in {
+		f, err := c.pkg.resolve(in, c.fn)
+		if err != nil {
+			return err
+		}
+		c.lastIn, c.lastF, c.lastRet = in, f, in.str(c.ret)
 	}
+	f := c.lastF
 	n := p.NumInputs() - 1
 	cc := in.c
-	t := call(cc.PyTuple_New, uintptr(n))
+	t := in.call(cc.PyTuple_New, uintptr(n))
 	for i := 0; i < n; i++ {
 		o, err := in.toPy(*p.Input(i + 1))
 		if err != nil {
 			in.decref(t)
 			return fmt.Errorf("argument %d: %w", i+1, err)
 		}
-		call(cc.PyTuple_SetItem, t, uintptr(i), o)
+		in.call(cc.PyTuple_SetItem, t, uintptr(i), o)
 	}
 	in.incref(f)
-	ia := in.tuple(f, t, in.str(c.ret))
+	in.incref(c.lastRet)
+	ia := in.tuple(f, t, c.lastRet)
 	r := in.callObj(in.fInvoke, ia)
 	in.decref(ia)
 	if r == 0 {
@@ -114,20 +130,27 @@ func (c *pyCaller) runOn(in *interp) error {
 		return in.errFrom(r)
 	}
 	if c.nOut == 1 {
-		v, err := in.fromPy(r, c.s.lease)
-		if err != nil {
-			return err
-		}
-		p.SetOutput(0, v)
-		return nil
+		return c.setOutput(in, 0, r)
 	}
 	for i := 0; i < c.nOut; i++ {
-		v, err := in.fromPy(call(cc.PyTuple_GetItem, r, uintptr(i)), c.s.lease)
-		if err != nil {
+		if err := c.setOutput(in, i, in.call(cc.PyTuple_GetItem, r, uintptr(i))); err != nil {
 			return fmt.Errorf("result %d: %w", i, err)
 		}
-		p.SetOutput(i, v)
 	}
+	return nil
+}
+
+// setOutput converts result o (borrowed) into output i.
+func (c *pyCaller) setOutput(in *interp, i int, o uintptr) error {
+	if c.tensorOut[i] && typeOf(o) == in.outType {
+		_, err := in.outTensor(o, c.p.OutTensor(i))
+		return err
+	}
+	v, err := in.fromPy(o, c.s.lease)
+	if err != nil {
+		return err
+	}
+	c.p.SetOutput(i, v)
 	return nil
 }
 

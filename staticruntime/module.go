@@ -247,7 +247,11 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 				return nil, fmt.Errorf("staticruntime: %s: %w", describe(n), err)
 			}
 			ni.kernel, ni.kind = k, kind
-			ni.fresh = kind == ops.Fallback
+			// A fallback's results may be anything, so it writes new
+			// objects each run; a python_call's tensors are copies the
+			// node makes itself (pyfallback), safe to reuse as an out
+			// variant's.
+			ni.fresh = kind == ops.Fallback && !ops.IsPythonCall(n)
 			if n.Kind == "prim::fork" {
 				sub, err := prepareFork(n, o)
 				if err != nil {

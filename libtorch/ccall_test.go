@@ -7,6 +7,8 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/ccall"
 )
 
 // requireLib loads the shim or skips (fails with GOSR_REQUIRE_LIBTORCH=1,
@@ -21,24 +23,24 @@ func requireLib(t testing.TB) *lib {
 	return l
 }
 
-// TestFastCall checks the hand-made argument block against purego's own
+// TestFastCall checks the ccall argument block against purego's own
 // SyscallN, and that it allocates nothing.
 func TestFastCall(t *testing.T) {
 	l := requireLib(t)
-	var s sysArgs
+	var s ccall.Frame
 	for _, x := range []uintptr{0, 1, 41, 1 << 40} {
 		want, _, _ := purego.SyscallN(l.echo, x)
 		require.Equal(t, 2*x+1, want)
-		require.Equal(t, want, s.call1(l.echo, x))
+		require.Equal(t, want, s.Call1(l.echo, x))
 	}
-	require.Zero(t, testing.AllocsPerRun(100, func() { s.call1(l.echo, 3) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { s.Call1(l.echo, 3) }))
 }
 
 // BenchmarkCall is the bare cost of crossing into the shim and back.
 func BenchmarkCall(b *testing.B) {
 	l := requireLib(b)
-	var s sysArgs
+	var s ccall.Frame
 	for b.Loop() {
-		s.call1(l.echo, 3)
+		s.Call1(l.echo, 3)
 	}
 }
