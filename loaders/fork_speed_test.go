@@ -34,7 +34,8 @@ func medianOf(xs []float64) float64 {
 //   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
 //     resnet18), and for DLRM, in the same rounds, two controls: gosr
 //     itself in 1 and 2 processes, and PyTorch's Static Runtime in 1 and 2
-//     processes.
+//     processes; each with its runs per busy CPU-second and the share of
+//     CPU time the hypervisor stole (see scaling).
 //
 // Set GOSR_FORK_SPEED=1 to run it; nothing else should use the CPU.
 func TestForkSpeed(t *testing.T) {
@@ -139,35 +140,88 @@ func TestForkSpeed(t *testing.T) {
 		// Rounds are paired (1 goroutine, then 2, back to back): the
 		// median of the per-round ratios is robust to the machine's
 		// drift from round to round, which the ratio of medians is not.
-		var s1, s2, ratios, p1, p2, pratios, g1, g2, gratios []float64
+		var pool1, pt1, procs1 scaling
 		for range 21 {
-			s1 = append(s1, throughput(1))
-			s2 = append(s2, throughput(2))
-			ratios = append(ratios, s2[len(s2)-1]/s1[len(s1)-1])
+			pool1.pair(func() float64 { return throughput(1) }, func() float64 { return throughput(2) })
 			if pt != nil {
-				p1 = append(p1, pt.rate(t, 1))
-				p2 = append(p2, pt.rate(t, 2))
-				pratios = append(pratios, p2[len(p2)-1]/p1[len(p1)-1])
+				pt1.pair(func() float64 { return pt.rate(t, 1) }, func() float64 { return pt.rate(t, 2) })
 			}
 			if procs != nil {
-				g1 = append(g1, procs.rate(t, 1))
-				g2 = append(g2, procs.rate(t, 2))
-				gratios = append(gratios, g2[len(g2)-1]/g1[len(g1)-1])
+				procs1.pair(func() float64 { return procs.rate(t, 1) }, func() float64 { return procs.rate(t, 2) })
 			}
 		}
-		a, b := medianOf(s1), medianOf(s2)
-		t.Logf("%-26s 1 goroutine: %9.1f runs/s   2 goroutines: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx", name, a, b, b/a, medianOf(ratios))
+		pool1.log(t, name, "1 goroutine", "2 goroutines", "")
 		if pt != nil {
-			a, b := medianOf(p1), medianOf(p2)
-			t.Logf("%-26s PyTorch SR, 1 process: %9.1f runs/s   2 processes: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx (the same rounds)", name, a, b, b/a, medianOf(pratios))
+			pt1.log(t, name, "PyTorch SR, 1 process", "2 processes", " (the same rounds)")
 		}
 		if procs != nil {
-			a, b := medianOf(g1), medianOf(g2)
-			t.Logf("%-26s gosr, 1 process: %9.1f runs/s   2 processes: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx (the same rounds)", name, a, b, b/a, medianOf(gratios))
+			procs1.log(t, name, "gosr, 1 process", "2 processes", " (the same rounds)")
 		}
 		allocs := testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) })
 		t.Logf("%-26s allocations per pooled request: %v", name, allocs)
 	}
+}
+
+// scaling collects paired rounds of one configuration at 1 and at 2
+// (goroutines or processes), with the machine's CPU time over each round
+// from /proc/stat: busy time (user, nice, system, irq, softirq) and steal
+// (time the hypervisor gave a vCPU that wanted to run to something
+// else). Runs per busy CPU-second say what one core does while the
+// other is busy too, whatever the hypervisor took.
+type scaling struct {
+	r1, r2, ratios, cpuRatios []float64
+	busy, steal               [2]float64 // seconds, summed over rounds
+}
+
+func (s *scaling) pair(one, two func() float64) {
+	var rates, perCPU [2]float64
+	for i, f := range [2]func() float64{one, two} {
+		b0, s0 := cpuStat()
+		t0 := time.Now()
+		rates[i] = f()
+		w := time.Since(t0).Seconds()
+		b1, s1 := cpuStat()
+		s.busy[i] += b1 - b0
+		s.steal[i] += s1 - s0
+		if b1 > b0 {
+			perCPU[i] = rates[i] / ((b1 - b0) / w)
+		}
+	}
+	s.r1 = append(s.r1, rates[0])
+	s.r2 = append(s.r2, rates[1])
+	s.ratios = append(s.ratios, rates[1]/rates[0])
+	if perCPU[0] > 0 && perCPU[1] > 0 {
+		s.cpuRatios = append(s.cpuRatios, perCPU[1]/perCPU[0])
+	}
+}
+
+func (s *scaling) log(t *testing.T, name, one, two, note string) {
+	a, b := medianOf(s.r1), medianOf(s.r2)
+	t.Logf("%-26s %s: %9.1f runs/s   %s: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx%s", name, one, a, two, b, b/a, medianOf(s.ratios), note)
+	if len(s.cpuRatios) > 0 {
+		share := func(i int) float64 { return 100 * s.steal[i] / (s.busy[i] + s.steal[i]) }
+		t.Logf("%-26s   per busy CPU-second, 2 against 1: %.2f (median paired); steal %.1f%% / %.1f%% of the CPU time wanted", name, medianOf(s.cpuRatios), share(0), share(1))
+	}
+}
+
+// cpuStat returns the machine's busy and steal CPU time in seconds, from
+// /proc/stat's first line (zeros where it cannot be read).
+func cpuStat() (busy, steal float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0
+	}
+	var v [9]float64
+	for i := 1; i < 9; i++ {
+		v[i], _ = strconv.ParseFloat(f[i], 64)
+	}
+	const hz = 100 // USER_HZ
+	return (v[1] + v[2] + v[3] + v[6] + v[7]) / hz, v[8] / hz
 }
 
 // ptScaling drives scripts/pt_pool_scaling.py: PyTorch's Static Runtime
