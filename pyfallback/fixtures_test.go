@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
@@ -213,4 +214,56 @@ func TestFallbackOutputsKept(t *testing.T) {
 	rt.ReleaseOutputs()
 	third := run(0)
 	assert.Same(t, second, third, "after ReleaseOutputs the node's tensor is reused")
+}
+
+// pyLoopIR calls clash_a's models.resnet:head (2x+1) in a loop: the
+// result is carried to the next iteration, stored in a list, and used
+// once inside the iteration only (%d, its 0-d sum). A python_call's
+// tensor is reused from run to run, never where an earlier one must
+// survive.
+const pyLoopIR = `graph(%x : Tensor, %n : int):
+  %fn : str = prim::Constant[value="models.resnet:head"]()
+  %true : bool = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %l : Tensor[] = prim::ListConstruct()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %acc : Tensor):
+      %h : Tensor = gosr::python_call(%fn, %acc)
+      %t : Tensor = gosr::python_call(%fn, %h)
+      %d : Tensor = aten::sum(%t, %none)
+      %_ : Tensor[] = aten::append(%l, %h)
+      -> (%true, %h)
+  return (%y, %l)
+`
+
+func TestPythonCallInLoop(t *testing.T) {
+	m := manager(t)
+	p, err := m.LoadPackage(filepath.Join(fixtures, "clash_a.pt"))
+	require.NoError(t, err)
+	g, err := graph.Parse(pyLoopIR, nil)
+	require.NoError(t, err)
+	o := staticruntime.DefaultOptions()
+	o.Python = p
+	sm, err := staticruntime.NewStaticModule(g, &o)
+	require.NoError(t, err)
+	rt := sm.NewRuntime()
+	x := ivalue.NewTensor(ivalue.Float32, 2, 3)
+	for i, v := range []float32{1, 2, 3, -1, 0, 0.5} {
+		x.F32()[i] = v
+	}
+	for run := range 3 {
+		n := 3 + run
+		out, err := rt.Run(ivalue.FromTensor(x), ivalue.FromInt(int64(n)))
+		require.NoError(t, err)
+		items := out[1].List().Items
+		require.Len(t, items, n)
+		want := append([]float32(nil), x.F32()...)
+		for k := range n {
+			for i := range want {
+				want[i] = 2*want[i] + 1
+			}
+			assert.Equal(t, want, items[k].Tensor().F32(), "run %d, iteration %d", run, k)
+		}
+		assert.Equal(t, want, out[0].Tensor().F32(), "run %d, loop result", run)
+	}
 }
