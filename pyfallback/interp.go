@@ -52,6 +52,8 @@ type interp struct {
 	// fc is the argument block of in.call: only code holding the
 	// interpreter (in.sem, or boot on the loop thread) calls through it.
 	fc ccall.Frame
+	// strs are strConst's strings (holder only).
+	strs map[string]uintptr
 
 	// PyObject*s of the _gosr module, valid while the interpreter lives.
 	glb, gosr                                             uintptr
@@ -513,6 +515,21 @@ func (in *interp) str(s string) uintptr {
 	if cap(in.sbuf) > 1<<20 {
 		in.sbuf = nil // a package's sources: do not keep megabytes for names
 	}
+	return o
+}
+
+// strConst returns s as a Python str kept for the interpreter's life
+// (borrowed): the few strings passed on every call (a python_call's
+// return type) are made once.
+func (in *interp) strConst(s string) uintptr {
+	if o, ok := in.strs[s]; ok {
+		return o
+	}
+	if in.strs == nil {
+		in.strs = map[string]uintptr{}
+	}
+	o := in.str(s)
+	in.strs[s] = o
 	return o
 }
 

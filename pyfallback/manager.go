@@ -412,18 +412,27 @@ func (s *Session) Call(ctx context.Context, fn *Object, ret string, args ...ival
 // invoke runs _gosr.invoke(fn, args, ret): a new reference to the
 // converted result, or the Python error.
 func (in *interp) invoke(fn uintptr, ret string, args []ivalue.IValue) (uintptr, error) {
+	r := in.str(ret)
+	defer in.decref(r)
+	return in.invokeObj(fn, r, args, 0)
+}
+
+// invokeObj is invoke with ret a Python str (borrowed); errors number
+// the arguments from first.
+func (in *interp) invokeObj(fn, ret uintptr, args []ivalue.IValue, first int) (uintptr, error) {
 	c := in.c
-	t := call(c.PyTuple_New, uintptr(len(args)))
+	t := in.call(c.PyTuple_New, uintptr(len(args)))
 	for i, a := range args {
 		p, err := in.toPy(a)
 		if err != nil {
 			in.decref(t)
-			return 0, fmt.Errorf("argument %d: %w", i, err)
+			return 0, fmt.Errorf("argument %d: %w", first+i, err)
 		}
-		call(c.PyTuple_SetItem, t, uintptr(i), p)
+		in.call(c.PyTuple_SetItem, t, uintptr(i), p)
 	}
 	in.incref(fn)
-	ia := in.tuple(fn, t, in.str(ret))
+	in.incref(ret)
+	ia := in.tuple(fn, t, ret)
 	r := in.callObj(in.fInvoke, ia)
 	in.decref(ia)
 	if r == 0 {

@@ -73,10 +73,12 @@ type pyCaller struct {
 	// copied into the node's own tensor (ProcessedNode.OutTensor), which
 	// the next run reuses, as an out variant's.
 	tensorOut []bool
-	// The last interpreter's function and return-type string (a new
-	// reference, kept): most calls go to the same interpreter.
+	// The last interpreter's function and return-type string (both
+	// borrowed: the package's and the interpreter's): most calls go to
+	// the same interpreter.
 	lastIn         *interp
 	lastF, lastRet uintptr
+	args           []ivalue.IValue // the call's arguments, reused
 }
 
 func (c *pyCaller) CallPython(p *ops.ProcessedNode) error {
@@ -103,32 +105,19 @@ func (c *pyCaller) runOn(in *interp) error {
 		if err != nil {
 			return err
 		}
-		c.lastIn, c.lastF, c.lastRet = in, f, in.str(c.ret)
+		c.lastIn, c.lastF, c.lastRet = in, f, in.strConst(c.ret)
 	}
-	f := c.lastF
-	n := p.NumInputs() - 1
-	cc := in.c
-	t := in.call(cc.PyTuple_New, uintptr(n))
-	for i := 0; i < n; i++ {
-		o, err := in.toPy(*p.Input(i + 1))
-		if err != nil {
-			in.decref(t)
-			return fmt.Errorf("argument %d: %w", i+1, err)
-		}
-		in.call(cc.PyTuple_SetItem, t, uintptr(i), o)
+	for i := 1; i < p.NumInputs(); i++ {
+		c.args = append(c.args, *p.Input(i))
 	}
-	in.incref(f)
-	in.incref(c.lastRet)
-	ia := in.tuple(f, t, c.lastRet)
-	r := in.callObj(in.fInvoke, ia)
-	in.decref(ia)
-	if r == 0 {
-		return in.fetchErr()
+	r, err := in.invokeObj(c.lastF, c.lastRet, c.args, 1)
+	clear(c.args) // references only for the call
+	c.args = c.args[:0]
+	if err != nil {
+		return err
 	}
 	defer in.decref(r)
-	if in.isErr(r) {
-		return in.errFrom(r)
-	}
+	cc := in.c
 	if c.nOut == 1 {
 		return c.setOutput(in, 0, r)
 	}
