@@ -60,7 +60,12 @@ type fallbackRow struct {
 	MeanUs       float64 `json:"mean_us"`
 	Requests     int     `json:"requests"`
 	// Ratio is Throughput over the first row's (the ratio of medians).
-	Ratio       float64   `json:"ratio"`
+	Ratio float64 `json:"ratio"`
+	// PairedRatio is the median over rounds of this row's throughput over
+	// the first row's in the same round: rounds are interleaved, so it
+	// does not follow the machine's drift from round to round as the
+	// ratio of medians can.
+	PairedRatio float64   `json:"paired_ratio"`
 	RoundTputs  []float64 `json:"round_throughputs"`
 	MaxAbsDiff  float64   `json:"max_abs_diff"`
 	CasesTested int       `json:"cases_checked"`
@@ -469,6 +474,14 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 		if res.Rows[0].Throughput > 0 {
 			row.Ratio = row.Throughput / res.Rows[0].Throughput
 		}
+		first := configs[0].tputs
+		if len(first) == len(c.tputs) && len(first) > 0 {
+			rs := make([]float64, len(first))
+			for k := range first {
+				rs[k] = c.tputs[k] / first[k]
+			}
+			row.PairedRatio = median(rs)
+		}
 	}
 	return res, nil
 }
@@ -532,7 +545,11 @@ func printFallback(w io.Writer, res *fallbackResult) {
 		for i, v := range r.RoundTputs {
 			ts[i] = fmt.Sprintf("%.0f", v)
 		}
-		fmt.Fprintf(w, "  rounds, %d interpreter(s): %s runs/s\n", r.Interpreters, strings.Join(ts, " "))
+		paired := ""
+		if r.Interpreters != res.Rows[0].Interpreters && r.PairedRatio > 0 {
+			paired = fmt.Sprintf("; round by round to the first row's: median %.2fx", r.PairedRatio)
+		}
+		fmt.Fprintf(w, "  rounds, %d interpreter(s): %s runs/s%s\n", r.Interpreters, strings.Join(ts, " "), paired)
 	}
 	if res.GOMAXPROCS != res.GOMAXPROCSBefore {
 		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, pyfallback.SpareProcEnv)

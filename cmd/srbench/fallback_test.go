@@ -113,6 +113,10 @@ func TestRunFallbackPackage(t *testing.T) {
 			}
 			assert.Equal(t, 1.0, res.Rows[0].Ratio)
 			assert.Greater(t, res.Rows[1].Ratio, 0.0)
+			assert.Equal(t, 1.0, res.Rows[0].PairedRatio)
+			// Two rounds: the median is the larger per-round ratio.
+			r0, r1 := res.Rows[0].RoundTputs, res.Rows[1].RoundTputs
+			assert.InDelta(t, max(r1[0]/r0[0], r1[1]/r0[1]), res.Rows[1].PairedRatio, 1e-12)
 			assert.Equal(t, tc.cases, res.Rows[0].CasesTested)
 			assert.GreaterOrEqual(t, res.Rows[0].MaxAbsDiff, 0.0, "expected outputs known")
 			assert.Less(t, res.Rows[0].MaxAbsDiff, 1e-5, "gosr's outputs are PyTorch's")
@@ -127,6 +131,7 @@ func TestRunFallbackPackage(t *testing.T) {
 			assert.Regexp(t, `(?m)^\s+2\s+2\s+[0-9.]+ .*x\s+\d+%\s+[0-9.]+$`, buf.String())
 			assert.Contains(t, buf.String(), "start-up")
 			assert.Contains(t, buf.String(), "MiB each")
+			assert.Regexp(t, `rounds, 2 interpreter\(s\): [0-9 ]+ runs/s; round by round to the first row's: median [0-9.]+x`, buf.String())
 			// A spare P while the managers are open (pyfallback.SpareProc).
 			assert.Equal(t, res.GOMAXPROCSBefore+1, res.GOMAXPROCS)
 			assert.Regexp(t, fmt.Sprintf(`GOMAXPROCS %d while the managers were open: %d and a spare P`, res.GOMAXPROCS, res.GOMAXPROCSBefore), buf.String())
