@@ -1134,3 +1134,17 @@ case("inplace_loop", lambda: (InplaceLoop(), [r(4, 3, 5)]))
 case("inplace_view", lambda: (InplaceView(), [r(4, 6)]))
 case("inplace_int64", lambda: (InplaceInt(), [ints(-9, 9, 4, 6)]))
 case("inplace_copy_zero", lambda: (InplaceCopyZero(), [r(3, 4), r(4)]))
+
+
+# More cases live in scripts/op_cases_<area>.py, one file per area of ops;
+# each imports case and the helpers above from this module.
+def _more():
+    import glob
+    import importlib
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "op_cases_*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3])
+
+
+_more()

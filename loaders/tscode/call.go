@@ -676,6 +676,11 @@ func (c *compiler) callOp(at Node, op string, args []*graph.Value, kws []kwVal) 
 			}
 		}
 	}
+	return c.resolveOp(at, op, args, kws)
+}
+
+// resolveOp emits op's overload that takes args and kws.
+func (c *compiler) resolveOp(at Node, op string, args []*graph.Value, kws []kwVal) (sv, error) {
 	cands := overloads(op)
 	if len(cands) == 0 {
 		return nil, c.errf(at, "%s", unknownOpMessage(op))

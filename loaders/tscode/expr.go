@@ -318,10 +318,11 @@ func (c *compiler) is(at Node, a, b *graph.Value, is bool) (sv, error) {
 	case ka == graph.NoneType && !maybeNone(ta), ta == graph.NoneType && !maybeNone(ka):
 		return c.boolConst(!is), nil
 	}
+	// Not callOp, which decides `is` statically through this function.
 	if is {
-		return c.callOp(at, "aten::__is__", []*graph.Value{a, b}, nil)
+		return c.resolveOp(at, "aten::__is__", []*graph.Value{a, b}, nil)
 	}
-	return c.callOp(at, "aten::__isnot__", []*graph.Value{a, b}, nil)
+	return c.resolveOp(at, "aten::__isnot__", []*graph.Value{a, b}, nil)
 }
 
 func (c *compiler) name(x *Name, e *env) (sv, error) {
