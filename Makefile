@@ -2,7 +2,7 @@
 GO ?= go
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test testdata bench bench-pytorch fuzz vet build libtorch
+.PHONY: run test testdata zoo bench bench-pytorch fuzz vet build libtorch
 
 build:
 	$(GO) build ./...
@@ -31,6 +31,11 @@ testdata:
 	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
 	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go
 	gofmt -w graph/alias/schemas_gen.go
+
+# The compatibility suite's archives (torchvision's and torch.nn's models,
+# four variants each; minutes), into the cache internal/compat's test reads.
+zoo:
+	$(PYTHON) scripts/make_zoo.py --cache
 
 # Go benchmarks, then gosr beside PyTorch's Static Runtime on the same models in one run.
 bench:

@@ -3,6 +3,12 @@ each saved as users save it, for the Go test that loads and runs every one
 (internal/ptfixture.ZooDir, loaders/zoo_test.go) and for srbench compare.
 
 Usage: /usr/bin/python3 scripts/make_zoo.py OUTDIR [--only NAME...] [-j N]
+       /usr/bin/python3 scripts/make_zoo.py --cache   (make zoo: into the directory the Go tests read)
+
+--cache writes to <user cache dir>/gosr/zoo-<first 16 hex digits of
+generator_sha256>, as internal/ptfixture.ZooDir finds it (Go's
+os.UserCacheDir: $XDG_CACHE_HOME, else ~/.cache), unless a manifest of this
+generator is there already.
 
 For each model NAME, OUTDIR gets NAME.{scripted,traced,scripted_frozen,
 traced_frozen}.pt (torch.jit.save of torch.jit.script / torch.jit.trace of
@@ -210,11 +216,25 @@ def run_child(name, outdir):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("outdir")
+    ap.add_argument("outdir", nargs="?")
+    ap.add_argument("--cache", action="store_true", help="write to the cache directory the Go tests read")
     ap.add_argument("--only", nargs="+", metavar="NAME")
     ap.add_argument("-j", type=int, default=max(1, min(2, os.cpu_count() or 1)), help="models made at once")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cache:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        args.outdir = os.path.join(base, "gosr", "zoo-" + generator_sha256()[:16])
+        try:
+            with open(os.path.join(args.outdir, "manifest.json")) as f:
+                if json.load(f).get("generator_sha256") == generator_sha256():
+                    print("make_zoo.py: %s is up to date" % args.outdir)
+                    return
+        except (OSError, ValueError):
+            pass
+        print("make_zoo.py: writing %s" % args.outdir, flush=True)
+    if not args.outdir:
+        ap.error("OUTDIR (or --cache) is required")
     outdir = os.path.abspath(args.outdir)
     if args.one:
         one(args.one, outdir)

@@ -158,25 +158,8 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			return nil, fmt.Errorf("staticruntime: %w", err)
 		}
 	}
-	if !o.SkipPasses {
-		pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
-		if !dev.IsHost() {
-			// These passes bring in gosr's own ops (prim::VarCat,
-			// static_runtime::*_copy), which ATen does not have.
-			pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
-		}
-		for _, name := range o.DisablePasses {
-			if !slices.ContainsFunc(passes.Pipeline, func(p passes.Pass) bool { return p.Name == name }) {
-				return nil, fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
-			}
-			if pc.Disable == nil {
-				pc.Disable = map[string]bool{}
-			}
-			pc.Disable[name] = true
-		}
-		if err := passes.Run(g, pc); err != nil {
-			return nil, fmt.Errorf("staticruntime: %w", err)
-		}
+	if err := runPasses(g, o, dev); err != nil {
+		return nil, err
 	}
 	m = &StaticModule{graph: g, opts: o, planner: o.Planner, device: dev}
 	if m.planner == nil {
@@ -335,6 +318,32 @@ func toDevice(v ivalue.IValue, d ivalue.Device) (ivalue.IValue, error) {
 		return ivalue.ListOf(nl), nil
 	}
 	return v, nil
+}
+
+// runPasses runs gosr's pass pipeline on g as o asks (none with SkipPasses).
+func runPasses(g *graph.Graph, o Options, dev ivalue.Device) error {
+	if o.SkipPasses {
+		return nil
+	}
+	pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
+	if !dev.IsHost() {
+		// These passes bring in gosr's own ops (prim::VarCat,
+		// static_runtime::*_copy), which ATen does not have.
+		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
+	}
+	for _, name := range o.DisablePasses {
+		if !slices.ContainsFunc(passes.Pipeline, func(p passes.Pass) bool { return p.Name == name }) {
+			return fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
+		}
+		if pc.Disable == nil {
+			pc.Disable = map[string]bool{}
+		}
+		pc.Disable[name] = true
+	}
+	if err := passes.Run(g, pc); err != nil {
+		return fmt.Errorf("staticruntime: %w", err)
+	}
+	return nil
 }
 
 // prepareFork prepares the subgraph of a prim::fork node as a module of

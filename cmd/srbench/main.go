@@ -5,6 +5,7 @@
 //	srbench ops     MODEL [-backend go|libtorch|auto]   per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL [-backend go|libtorch|auto]   the graph gosr runs, after its passes
 //	srbench compare MODEL|all|DIR [-backend go|libtorch|auto|all] [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-intra-op-threads N] [-pt-timeout D] [-json]
+//	srbench check   MODEL [-json]   every op gosr's Go kernels cannot run, with its source lines; exits 1 if any
 //	srbench list             the built-in models
 //
 // -backend chooses gosr's kernels (staticruntime.Options.Backend and
@@ -173,6 +174,8 @@ func main() {
 		err = cmdGraph(f)
 	case cmd == "compare":
 		err = cmdCompare(f)
+	case cmd == "check":
+		err = cmdCheck(f, os.Stdout)
 	case cmd == "list":
 		fmt.Println(strings.Join(builtin.Names(), "\n"))
 	default:
@@ -278,7 +281,7 @@ func parseFlags(cmd string, args []string, errOut io.Writer) (flags, error) {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: srbench run|ops|graph|compare|list MODEL [flags]   (MODEL: a built-in name, FILE.pt or FILE.ir; srbench CMD -h for flags)")
+	fmt.Fprintln(os.Stderr, "usage: srbench run|ops|graph|compare|check|list MODEL [flags]   (MODEL: a built-in name, FILE.pt or FILE.ir; srbench CMD -h for flags)")
 	os.Exit(2)
 }
 
@@ -719,10 +722,12 @@ func findPython(explicit string) string {
 
 func cmdCompare(f flags) error {
 	names := []string{f.model}
+	dir := false // a directory: a model gosr cannot run is a row, not the end
 	if f.model == "all" {
 		names = builtin.Names()
 	} else if st, err := os.Stat(f.model); err == nil && st.IsDir() {
 		// A directory of archives (as testdata/pt): every model in it.
+		dir = true
 		all, _ := filepath.Glob(filepath.Join(f.model, "*.pt"))
 		names = names[:0]
 		for _, p := range all {
@@ -743,7 +748,12 @@ func cmdCompare(f flags) error {
 	for _, name := range names {
 		m, err := loadModel(name, f)
 		if err != nil {
-			return err
+			if !dir {
+				return err
+			}
+			results = append(results, compareResult{Model: strings.TrimSuffix(filepath.Base(name), ".pt"),
+				Backend: f.backendName(), Note: "gosr cannot load it: " + err.Error()})
+			continue
 		}
 		// PyTorch runs once per model; every backend's row shares it.
 		var ts *torchSide
@@ -753,7 +763,7 @@ func cmdCompare(f flags) error {
 			fb.backend = be
 			cr, res, err := compareGosr(m, fb)
 			if err != nil {
-				if len(backends) == 1 {
+				if len(backends) == 1 && !dir {
 					return err
 				}
 				// -backend all: the other backends' rows go on.

@@ -15,6 +15,30 @@ import (
 // (about 10 s on the 2-core development machine).
 const generateTimeout = 10 * time.Minute
 
+// A generator is a script that writes a directory of archives and its
+// manifest.json, cached by the hash of the files it is made from.
+type generator struct {
+	name    string   // for messages and the cache directory's prefix
+	script  string   // relative to the repository
+	args    []string // after OUTDIR
+	files   []string // hashed, in order, as the script hashes them
+	env     string   // a variable naming the directory instead of the cache, or ""
+	timeout time.Duration
+	modules []string // the Python modules it needs
+}
+
+var (
+	large = generator{name: "pt", script: "scripts/make_pt_testdata.py", args: []string{"--large-only"},
+		files: generatorFiles, env: "GOSR_PT_CACHE", timeout: generateTimeout, modules: []string{"torch", "torchvision"}}
+	// The compatibility suite: about 6 minutes on the 2-core development
+	// machine.
+	zoo = generator{name: "zoo", script: "scripts/make_zoo.py", files: zooGeneratorFiles,
+		timeout: 40 * time.Minute, modules: []string{"torch", "torchvision"}}
+)
+
+// zooGeneratorFiles are what scripts/make_zoo.py hashes, in its order.
+var zooGeneratorFiles = []string{"scripts/make_zoo.py", "scripts/make_pt_testdata.py", "scripts/zoo_models.py"}
+
 // LargeDir returns a directory holding the --large archives (resnet18,
 // mobilenet_v2) and their manifest: $GOSR_PT_CACHE if set, else
 // <user cache dir>/gosr/pt-<hash of the generator>. It runs
@@ -27,30 +51,48 @@ const generateTimeout = 10 * time.Minute
 // when no Python with torch and torchvision is found, or with -short.
 func LargeDir(t testing.TB) string {
 	t.Helper()
+	return large.dir(t)
+}
+
+// ZooDir returns the directory of the compatibility suite
+// (scripts/make_zoo.py: torchvision's and torch.nn's models, four
+// variants each), made as LargeDir's are, in <user cache
+// dir>/gosr/zoo-<hash of the generator>. Its manifest's cases carry
+// TolScale and Family.
+func ZooDir(t testing.TB) string {
+	t.Helper()
+	return zoo.dir(t)
+}
+
+func (gen generator) dir(t testing.TB) string {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("ptfixture: large TorchScript fixtures are not made with -short")
+		t.Skipf("ptfixture: the %s TorchScript fixtures are not made with -short", gen.name)
 	}
-	want, err := GeneratorSHA256()
+	want, err := hashFiles(gen.files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("GOSR_PT_CACHE")
+	dir := ""
+	if gen.env != "" {
+		dir = os.Getenv(gen.env)
+	}
 	if dir == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
 			base = filepath.Join(os.TempDir(), "gosr-cache")
 		}
-		dir = filepath.Join(base, "gosr", "pt-"+want[:16])
+		dir = filepath.Join(base, "gosr", gen.name+"-"+want[:16])
 	}
 	if fresh(dir, want) {
 		return dir
 	}
-	py, err := FindPython("torch", "torchvision")
+	py, err := FindPython(gen.modules...)
 	if err != nil {
-		t.Skipf("ptfixture: cannot make the large TorchScript fixtures: %v", err)
+		t.Skipf("ptfixture: cannot make the %s TorchScript fixtures: %v", gen.name, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("ptfixture: cache for large fixtures: %v", err)
+		t.Fatalf("ptfixture: cache for %s fixtures: %v", gen.name, err)
 	}
 	unlock, err := lockFile(dir + ".lock")
 	if err != nil {
@@ -62,18 +104,18 @@ func LargeDir(t testing.TB) string {
 	}
 	// The script writes manifest.json last (atomically), so an interrupted
 	// run leaves no manifest and is redone next time.
-	ctx, cancel := context.WithTimeout(context.Background(), generateTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), gen.timeout)
 	defer cancel()
-	script := filepath.Join(repoRoot(), "scripts", "make_pt_testdata.py")
-	cmd := exec.CommandContext(ctx, py, script, dir, "--large-only")
+	script := filepath.Join(repoRoot(), gen.script)
+	cmd := exec.CommandContext(ctx, py, append([]string{script, dir}, gen.args...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	t.Logf("ptfixture: making the large TorchScript fixtures in %s", dir)
+	t.Logf("ptfixture: making the %s TorchScript fixtures in %s", gen.name, dir)
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("ptfixture: %s %s %s --large-only: %v\n%s", py, script, dir, err, out.String())
+		t.Fatalf("ptfixture: %s %s %s %v: %v\n%s", py, script, dir, gen.args, err, out.String())
 	}
 	if !fresh(dir, want) {
-		t.Fatalf("ptfixture: %s --large-only wrote no manifest for this generator in %s\n%s", script, dir, out.String())
+		t.Fatalf("ptfixture: %s wrote no manifest for this generator in %s\n%s", script, dir, out.String())
 	}
 	return dir
 }

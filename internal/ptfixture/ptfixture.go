@@ -63,6 +63,14 @@ type Case struct {
 	PTUnmanagedPeakBytes int64
 	PTPeakBytes          int64
 
+	// TolScale, where set (the compatibility suite), replaces RTol and
+	// ATol: each output tensor must match its expected one within
+	// TolScale times the expected tensor's largest magnitude.
+	TolScale float64
+	// Family is the compatibility suite's grouping: classification,
+	// segmentation, video, rnn, transformer, layers.
+	Family string
+
 	// Shapes is NAME.shapes.pt, absolute: torch.save of a list of
 	// (inputs, expected) tuples, one per ShapeBatches entry, inputs
 	// structured as Inputs' tuple and expected as Expected's value. Empty
@@ -99,7 +107,13 @@ type manifestFile struct {
 		PTPeakBytes          int64  `json:"pt_peak_bytes"`
 		Shapes               string `json:"shapes"`
 		ShapeBatches         []int  `json:"shape_batches"`
+
+		TolScale float64 `json:"tol_scale"`
+		Family   string  `json:"family"`
 	} `json:"cases"`
+	// Skipped lists the variants the compatibility suite's generator
+	// could not make (PyTorch itself failed), with why.
+	Skipped []Skipped `json:"skipped"`
 }
 
 // repoRoot is the checkout this source file is in.
@@ -154,8 +168,8 @@ func Manifest(dir string) ([]Case, error) {
 			return nil, fmt.Errorf("%s: listed twice", where)
 		}
 		seen[e.Model+"."+e.Variant] = true
-		if e.RTol == nil || e.ATol == nil || *e.RTol < 0 || *e.ATol < 0 || *e.RTol+*e.ATol == 0 {
-			return nil, fmt.Errorf("%s: rtol and atol must be set, not negative, not both 0", where)
+		if e.RTol == nil || e.ATol == nil || *e.RTol < 0 || *e.ATol < 0 || e.TolScale < 0 || *e.RTol+*e.ATol+e.TolScale == 0 {
+			return nil, fmt.Errorf("%s: rtol and atol (or tol_scale) must be set, not negative, not all 0", where)
 		}
 		if e.PTManagedBytes < 0 || e.PTManagedTensors < 0 {
 			return nil, fmt.Errorf("%s: pt_managed_bytes %d and pt_managed_tensors %d must not be negative",
@@ -170,7 +184,8 @@ func Manifest(dir string) ([]Case, error) {
 		}
 		c := Case{Model: e.Model, Variant: e.Variant, RTol: *e.RTol, ATol: *e.ATol, Large: e.Large,
 			Ops: e.Ops, Note: e.Note, PTManagedBytes: e.PTManagedBytes, PTManagedTensors: e.PTManagedTensors,
-			PTUnmanagedPeakBytes: e.PTUnmanagedPeakBytes, PTPeakBytes: e.PTPeakBytes, ShapeBatches: e.ShapeBatches}
+			PTUnmanagedPeakBytes: e.PTUnmanagedPeakBytes, PTPeakBytes: e.PTPeakBytes, ShapeBatches: e.ShapeBatches,
+			TolScale: e.TolScale, Family: e.Family}
 		for _, f := range []struct {
 			name string
 			rel  string
@@ -193,6 +208,22 @@ func Manifest(dir string) ([]Case, error) {
 	return out, nil
 }
 
+// Skipped is a variant a generator could not make.
+type Skipped struct {
+	Model   string `json:"model"`
+	Variant string `json:"variant"` // "*" for the whole model
+	Why     string `json:"why"`
+}
+
+// ManifestSkipped returns the variants dir's generator left out, and why.
+func ManifestSkipped(dir string) ([]Skipped, error) {
+	m, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.Skipped, nil
+}
+
 func readManifest(dir string) (*manifestFile, error) {
 	path := filepath.Join(dir, "manifest.json")
 	b, err := os.ReadFile(path)
@@ -211,9 +242,15 @@ func readManifest(dir string) (*manifestFile, error) {
 
 // GeneratorSHA256 is what the manifest's generator_sha256 is when the
 // fixtures were made by the scripts now in the checkout.
-func GeneratorSHA256() (string, error) {
+func GeneratorSHA256() (string, error) { return hashFiles(generatorFiles) }
+
+// ZooGeneratorSHA256 is GeneratorSHA256 for scripts/make_zoo.py.
+func ZooGeneratorSHA256() (string, error) { return hashFiles(zooGeneratorFiles) }
+
+// hashFiles is the sha256 of the repository's files, in order.
+func hashFiles(files []string) (string, error) {
 	h := sha256.New()
-	for _, p := range generatorFiles {
+	for _, p := range files {
 		b, err := os.ReadFile(filepath.Join(repoRoot(), p))
 		if err != nil {
 			return "", fmt.Errorf("ptfixture: generator: %w", err)

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// errGaps is check's failure when the model has gaps: they were printed.
+var errGaps = errors.New("the model has ops or constructs gosr cannot run")
+
+// checkResult is what `srbench check -json` prints.
+type checkResult struct {
+	Model string `json:"model"`
+	// LoadError is the first construct of the model's code the loader
+	// cannot compile; the ops are not checked then.
+	LoadError string `json:"load_error,omitempty"`
+	// Backend is the kernel backend asked about each gap ("libtorch"),
+	// or why none was ("" with BackendNote).
+	Backend     string              `json:"backend,omitempty"`
+	BackendNote string              `json:"backend_note,omitempty"`
+	Gaps        []staticruntime.Gap `json:"gaps"`
+	Nodes       int                 `json:"nodes"`
+}
+
+// cmdCheck lists every op of MODEL that gosr's Go kernels cannot run, each
+// with its source lines, and whether the libtorch backend has it (the
+// shim is opened when it can be, whatever -backend says). It fails when
+// anything is missing.
+func cmdCheck(f flags, w io.Writer) error {
+	res := checkResult{Model: f.model, Gaps: []staticruntime.Gap{}}
+	m, err := loadModel(f.model, f)
+	if err != nil {
+		res.LoadError = err.Error()
+		return printCheck(f, w, res)
+	}
+	g, err := m.graph()
+	if err != nil {
+		res.LoadError = err.Error()
+		return printCheck(f, w, res)
+	}
+	opts := staticruntime.DefaultOptions()
+	if b, err := openLibtorch(f.intraOpThreads()); err == nil {
+		opts.Backend = b
+		res.Backend = b.Name()
+	} else {
+		res.BackendNote = "the libtorch backend is not loaded, so which gaps it would cover is unknown: " + firstLine(err.Error())
+	}
+	res.Gaps, err = staticruntime.Check(g, &opts)
+	if err != nil {
+		return err
+	}
+	g.Walk(func(*graph.Node) { res.Nodes++ }) // as the passes left it
+	return printCheck(f, w, res)
+}
+
+func printCheck(f flags, w io.Writer, res checkResult) error {
+	if f.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		writeCheck(w, res)
+	}
+	if res.LoadError != "" || len(res.Gaps) > 0 {
+		return errGaps
+	}
+	return nil
+}
+
+func writeCheck(w io.Writer, res checkResult) {
+	if res.LoadError != "" {
+		fmt.Fprintf(w, "%s: cannot be loaded: %s\n", res.Model, res.LoadError)
+		fmt.Fprintln(w, "  (the loader stops at the first construct it cannot compile; its ops are not checked)")
+		return
+	}
+	if len(res.Gaps) == 0 {
+		fmt.Fprintf(w, "%s: gosr's Go kernels run every op (%d nodes)\n", res.Model, res.Nodes)
+		return
+	}
+	nodes, covered := 0, 0
+	for _, g := range res.Gaps {
+		nodes += len(g.Sources)
+		if g.Backend != "" {
+			covered++
+		}
+	}
+	fmt.Fprintf(w, "%s: %d op(s) with no Go kernel, at %d node(s):\n", res.Model, len(res.Gaps), nodes)
+	for _, g := range res.Gaps {
+		fmt.Fprintf(w, "  %s (%s)\n", g.Op, plural(len(g.Sources), "node"))
+		fmt.Fprintf(w, "    signature: %s\n", g.Signature)
+		for _, s := range dedupe(g.Sources) {
+			if s == "" {
+				s = "(no source position recorded)"
+			}
+			fmt.Fprintf(w, "    at %s\n", s)
+		}
+		switch {
+		case g.Backend != "":
+			fmt.Fprintf(w, "    %s: has it (runs there with -backend auto or -backend %s)\n", g.Backend, g.Backend)
+		case res.Backend != "":
+			fmt.Fprintf(w, "    %s: has no kernel for it either\n", res.Backend)
+		}
+	}
+	if res.Backend != "" {
+		fmt.Fprintf(w, "%s covers %d of the %d; with -backend auto the model runs %s.\n", res.Backend, covered, len(res.Gaps),
+			map[bool]string{true: "whole", false: "only once the rest have kernels"}[covered == len(res.Gaps)])
+	} else {
+		fmt.Fprintf(w, "%s\n", res.BackendNote)
+	}
+}
+
+// dedupe keeps the first of each repeated source line, with a count.
+func dedupe(srcs []string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, s := range srcs {
+		if count[s] == 0 {
+			order = append(order, s)
+		}
+		count[s]++
+	}
+	for i, s := range order {
+		if count[s] > 1 {
+			order[i] = fmt.Sprintf("%s (%d nodes)", s, count[s])
+		}
+	}
+	return order
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
