@@ -1,0 +1,55 @@
+"""Spatial ops: 3-d convolution and pooling, transposed convolution,
+interpolation (upsample_*), padding. Names start with spatial_."""
+from typing import List, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn, Tensor
+
+from op_cases import case, r, pos, ints, Call
+
+
+# ---------------------------------------------------------------- conv3d
+def conv3d(*a, **k):
+    return lambda shape: (Call(nn.Conv3d(*a, **k)), [r(*shape)])
+
+
+case("spatial_conv3d_basic", lambda: conv3d(3, 4, 3)((1, 3, 5, 6, 6)))
+case("spatial_conv3d_stem", lambda: conv3d(3, 4, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3), bias=False)((1, 3, 3, 9, 8)))
+case("spatial_conv3d_all", lambda: conv3d(4, 6, (2, 3, 2), stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 2), groups=2)((1, 4, 7, 6, 7)))
+case("spatial_conv3d_1x1x1", lambda: conv3d(6, 3, 1)((2, 6, 3, 4, 5)))
+case("spatial_conv3d_1x1x1_stride", lambda: conv3d(6, 3, 1, stride=2, bias=False)((1, 6, 3, 4, 5)))
+case("spatial_conv3d_unbatched", lambda: conv3d(2, 3, (1, 3, 3), padding=(0, 1, 1))((2, 3, 5, 4)))
+case("spatial_conv3d_same", lambda: conv3d(2, 3, (2, 3, 4), padding="same")((1, 2, 4, 5, 6)))
+case("spatial_conv3d_depthwise", lambda: conv3d(3, 6, (3, 1, 1), padding=(1, 0, 0), groups=3)((1, 3, 5, 4, 4)))
+
+
+class Conv3dFn(nn.Module):
+    def forward(self, x, w, b):
+        return F.conv3d(x, w, b, (1, 2, 1), 1)
+
+
+case("spatial_conv3d_weight_input", lambda: (Conv3dFn(), [r(1, 2, 4, 5, 5), r(3, 2, 3, 3, 3), r(3)]))
+
+
+# ---------------------------------------------------------------- transposed convolution
+def convt(cls, *a, **k):
+    return lambda shape: (Call(cls(*a, **k)), [r(*shape)])
+
+
+case("spatial_convt1d_basic", lambda: convt(nn.ConvTranspose1d, 3, 4, 3)((2, 3, 7)))
+case("spatial_convt1d_all", lambda: convt(nn.ConvTranspose1d, 4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, dilation=2)((1, 4, 6)))
+case("spatial_convt1d_unbatched", lambda: convt(nn.ConvTranspose1d, 2, 3, 2, stride=3, bias=False)((2, 5)))
+case("spatial_convt2d_basic", lambda: convt(nn.ConvTranspose2d, 3, 4, 3)((1, 3, 5, 6)))
+case("spatial_convt2d_stride", lambda: convt(nn.ConvTranspose2d, 4, 2, 4, stride=2, padding=1)((2, 4, 5, 4)))
+case("spatial_convt2d_all", lambda: convt(nn.ConvTranspose2d, 4, 6, (3, 2), stride=(2, 3), padding=(1, 0), output_padding=(1, 2), groups=2, dilation=(1, 2))((1, 4, 5, 4)))
+case("spatial_convt2d_1x1", lambda: convt(nn.ConvTranspose2d, 5, 3, 1)((1, 5, 4, 3)))
+case("spatial_convt3d", lambda: convt(nn.ConvTranspose3d, 3, 2, (2, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1), output_padding=(0, 1, 0))((1, 3, 3, 4, 5)))
+
+
+class ConvT2dFn(nn.Module):
+    def forward(self, x, w):
+        return F.conv_transpose2d(x, w, None, 2, 1, 1)
+
+
+case("spatial_convt2d_weight_input", lambda: (ConvT2dFn(), [r(1, 3, 4, 5), r(3, 2, 3, 3)]))
