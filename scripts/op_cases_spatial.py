@@ -53,3 +53,45 @@ class ConvT2dFn(nn.Module):
 
 
 case("spatial_convt2d_weight_input", lambda: (ConvT2dFn(), [r(1, 3, 4, 5), r(3, 2, 3, 3)]))
+
+
+# ---------------------------------------------------------------- 3-d pooling
+class MaxPool3d(nn.Module):
+    def __init__(self, k: List[int], s: List[int], p: List[int], d: List[int], ceil: bool):
+        super().__init__()
+        self.k, self.s, self.p, self.d, self.ceil = k, s, p, d, ceil
+
+    def forward(self, x):
+        return F.max_pool3d(x, self.k, self.s, self.p, self.d, ceil_mode=self.ceil)
+
+
+class AvgPool3d(nn.Module):
+    def __init__(self, k: List[int], s: List[int], p: List[int], ceil: bool, count_pad: bool, div: Optional[int]):
+        super().__init__()
+        self.k, self.s, self.p, self.ceil, self.count_pad, self.div = k, s, p, ceil, count_pad, div
+
+    def forward(self, x):
+        return F.avg_pool3d(x, self.k, self.s, self.p, self.ceil, self.count_pad, self.div)
+
+
+class Adaptive3d(nn.Module):
+    def __init__(self, out: List[int], mx: bool):
+        super().__init__()
+        self.out, self.mx = out, mx
+
+    def forward(self, x):
+        if self.mx:
+            return F.adaptive_max_pool3d(x, self.out)
+        return F.adaptive_avg_pool3d(x, self.out)
+
+
+case("spatial_max_pool3d_k2", lambda: (MaxPool3d([2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False), [r(2, 3, 4, 6, 5)]))
+case("spatial_max_pool3d_all", lambda: (MaxPool3d([3, 2, 3], [2, 1, 2], [1, 1, 1], [1, 2, 1], True), [r(1, 2, 7, 6, 8)]))
+case("spatial_max_pool3d_unbatched", lambda: (MaxPool3d([1, 3, 3], [1, 2, 2], [0, 1, 1], [1, 1, 1], False), [r(2, 3, 7, 6)]))
+case("spatial_avg_pool3d_k2", lambda: (AvgPool3d([2, 2, 2], [2, 2, 2], [0, 0, 0], False, True, None), [r(2, 3, 4, 6, 5)]))
+case("spatial_avg_pool3d_pad_ceil", lambda: (AvgPool3d([3, 3, 2], [2, 2, 1], [1, 1, 1], True, False, None), [r(1, 2, 6, 7, 5)]))
+case("spatial_avg_pool3d_pad_count", lambda: (AvgPool3d([3, 3, 3], [2, 2, 2], [1, 1, 1], False, True, None), [r(1, 2, 5, 6, 5)]))
+case("spatial_avg_pool3d_divisor", lambda: (AvgPool3d([2, 3, 2], [1, 2, 2], [1, 1, 0], False, True, 5), [r(1, 2, 4, 6, 5)]))
+case("spatial_adaptive_avg_pool3d_1", lambda: (Adaptive3d([1, 1, 1], False), [r(2, 3, 4, 5, 6)]))
+case("spatial_adaptive_avg_pool3d_uneven", lambda: (Adaptive3d([2, 3, 2], False), [r(1, 2, 5, 7, 5)]))
+case("spatial_adaptive_max_pool3d", lambda: (Adaptive3d([2, 3, 2], True), [r(1, 2, 5, 7, 5)]))
