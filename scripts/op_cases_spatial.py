@@ -95,3 +95,84 @@ case("spatial_avg_pool3d_divisor", lambda: (AvgPool3d([2, 3, 2], [1, 2, 2], [1, 
 case("spatial_adaptive_avg_pool3d_1", lambda: (Adaptive3d([1, 1, 1], False), [r(2, 3, 4, 5, 6)]))
 case("spatial_adaptive_avg_pool3d_uneven", lambda: (Adaptive3d([2, 3, 2], False), [r(1, 2, 5, 7, 5)]))
 case("spatial_adaptive_max_pool3d", lambda: (Adaptive3d([2, 3, 2], True), [r(1, 2, 5, 7, 5)]))
+
+
+# ---------------------------------------------------------------- interpolation
+class Interp(nn.Module):
+    """F.interpolate as scripted code calls it (the .vec overloads)."""
+
+    def __init__(self, size: Optional[List[int]], scale: Optional[List[float]], mode: str, align: Optional[bool]):
+        super().__init__()
+        self.size, self.scale, self.mode, self.align = size, scale, mode, align
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale, self.mode, self.align)
+
+
+class UpsampleBase(nn.Module):
+    """The base overloads (explicit output_size and per-dim scales)."""
+
+    def __init__(self, which: str, size: List[int], align: bool, sh: Optional[float], sw: Optional[float]):
+        super().__init__()
+        self.which, self.size, self.align, self.sh, self.sw = which, size, align, sh, sw
+
+    def forward(self, x):
+        if self.which == "nearest1d":
+            return torch.ops.aten.upsample_nearest1d(x, self.size, self.sw)
+        if self.which == "nearest2d":
+            return torch.ops.aten.upsample_nearest2d(x, self.size, self.sh, self.sw)
+        if self.which == "nearest3d":
+            return torch.ops.aten.upsample_nearest3d(x, self.size, self.sh, self.sh, self.sw)
+        if self.which == "linear1d":
+            return torch.ops.aten.upsample_linear1d(x, self.size, self.align, self.sw)
+        if self.which == "bicubic2d":
+            return torch.ops.aten.upsample_bicubic2d(x, self.size, self.align, self.sh, self.sw)
+        if self.which == "trilinear3d":
+            return torch.ops.aten.upsample_trilinear3d(x, self.size, self.align, self.sh, self.sh, self.sw)
+        return torch.ops.aten.upsample_bilinear2d(x, self.size, self.align, self.sh, self.sw)
+
+
+def interp(name, shape, size, scale, mode, align=None):
+    case("spatial_interp_" + name, lambda: (Interp(size, scale, mode, align), [r(*shape)]))
+
+
+interp("nearest1d_scale", (1, 2, 5), None, [1.7], "nearest")
+interp("nearest1d_size_down", (1, 2, 9), [4], None, "nearest")
+interp("nearest2d_scale2", (1, 2, 3, 4), None, [2.0, 2.0], "nearest")
+interp("nearest2d_scale_odd", (2, 2, 5, 3), None, [1.5, 0.7], "nearest")
+interp("nearest2d_size", (1, 3, 4, 5), [7, 3], None, "nearest")
+interp("nearest3d_scale", (1, 2, 3, 4, 3), None, [2.0, 1.5, 1.3], "nearest")
+interp("nearest3d_size", (1, 2, 3, 4, 5), [5, 3, 7], None, "nearest")
+interp("nearest_exact2d", (1, 2, 5, 4), [7, 3], None, "nearest-exact")
+interp("nearest_exact1d_scale", (1, 2, 5), None, [1.7], "nearest-exact")
+interp("linear1d_scale", (2, 3, 5), None, [2.5], "linear", False)
+interp("linear1d_size_align", (1, 3, 5), [11], None, "linear", True)
+interp("linear1d_down", (1, 2, 9), [4], None, "linear", False)
+interp("linear1d_same", (1, 2, 3), None, [1.2], "linear", False)
+interp("bilinear_size", (1, 3, 5, 4), [9, 11], None, "bilinear", False)
+interp("bilinear_size_align", (1, 3, 5, 4), [9, 11], None, "bilinear", True)
+interp("bilinear_scale", (2, 2, 4, 5), None, [1.5, 2.25], "bilinear", False)
+interp("bilinear_scale_align", (1, 2, 4, 5), None, [2.0, 3.0], "bilinear", True)
+interp("bilinear_down", (1, 2, 9, 8), [4, 3], None, "bilinear", False)
+interp("bilinear_to1", (1, 2, 4, 5), [1, 1], None, "bilinear", False)
+interp("bilinear_to1_align", (1, 2, 4, 5), [1, 2], None, "bilinear", True)
+interp("bicubic_size", (1, 2, 5, 4), [9, 7], None, "bicubic", False)
+interp("bicubic_size_align", (1, 2, 5, 4), [9, 7], None, "bicubic", True)
+interp("bicubic_scale", (1, 2, 4, 3), None, [1.5, 2.0], "bicubic", False)
+interp("bicubic_down", (1, 2, 9, 8), [4, 5], None, "bicubic", False)
+interp("trilinear_size", (1, 2, 3, 4, 5), [5, 6, 4], None, "trilinear", False)
+interp("trilinear_scale_align", (1, 2, 3, 4, 3), None, [2.0, 1.5, 1.7], "trilinear", True)
+
+
+def upbase(name, which, shape, size, align, sh, sw):
+    case("spatial_upsample_" + name, lambda: (UpsampleBase(which, size, align, sh, sw), [r(*shape)]))
+
+
+upbase("nearest1d", "nearest1d", (1, 2, 5), [8], False, None, 1.7)
+upbase("nearest2d", "nearest2d", (1, 2, 4, 5), [6, 9], False, 1.5, None)
+upbase("nearest3d", "nearest3d", (1, 2, 3, 4, 5), [5, 6, 9], False, None, 1.9)
+upbase("linear1d", "linear1d", (1, 2, 5), [8], False, None, 1.7)
+upbase("bilinear2d", "bilinear2d", (1, 2, 4, 5), [6, 9], False, 1.5, 1.9)
+upbase("bilinear2d_align", "bilinear2d", (1, 2, 4, 5), [6, 9], True, None, None)
+upbase("bicubic2d", "bicubic2d", (1, 2, 4, 5), [6, 9], False, 1.5, None)
+upbase("trilinear3d", "trilinear3d", (1, 2, 3, 4, 5), [5, 6, 9], False, 1.5, 2.0)
