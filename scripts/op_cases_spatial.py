@@ -176,3 +176,78 @@ upbase("bilinear2d", "bilinear2d", (1, 2, 4, 5), [6, 9], False, 1.5, 1.9)
 upbase("bilinear2d_align", "bilinear2d", (1, 2, 4, 5), [6, 9], True, None, None)
 upbase("bicubic2d", "bicubic2d", (1, 2, 4, 5), [6, 9], False, 1.5, None)
 upbase("trilinear3d", "trilinear3d", (1, 2, 3, 4, 5), [5, 6, 9], False, 1.5, 2.0)
+
+
+# ---------------------------------------------------------------- padding
+class Pad(nn.Module):
+    """F.pad as scripted code calls it: aten::pad(self, pad, mode, value)."""
+
+    def __init__(self, pad: List[int], mode: str, value: Optional[float]):
+        super().__init__()
+        self.pad, self.mode, self.value = pad, mode, value
+
+    def forward(self, x):
+        return F.pad(x, self.pad, self.mode, self.value)
+
+
+class PadOp(nn.Module):
+    """The explicit ops: constant_pad_nd, reflection/replication_pad*d, _pad_circular."""
+
+    def __init__(self, which: str, pad: List[int], value: float):
+        super().__init__()
+        self.which, self.pad, self.value = which, pad, value
+
+    def forward(self, x):
+        if self.which == "constant":
+            return torch.constant_pad_nd(x, self.pad, self.value)
+        if self.which == "circular":
+            return torch.ops.aten._pad_circular(x, self.pad)
+        if self.which == "reflect1d":
+            return torch.ops.aten.reflection_pad1d(x, self.pad)
+        if self.which == "reflect2d":
+            return torch.ops.aten.reflection_pad2d(x, self.pad)
+        if self.which == "reflect3d":
+            return torch.ops.aten.reflection_pad3d(x, self.pad)
+        if self.which == "replicate1d":
+            return torch.ops.aten.replication_pad1d(x, self.pad)
+        if self.which == "replicate2d":
+            return torch.ops.aten.replication_pad2d(x, self.pad)
+        return torch.ops.aten.replication_pad3d(x, self.pad)
+
+
+def pad(name, shape, p, mode="constant", value=None, inp=None):
+    case("spatial_pad_" + name, lambda: (Pad(p, mode, value), [inp() if inp else r(*shape)]))
+
+
+pad("constant_swin", (1, 5, 6, 4), [0, 0, 0, 2, 0, 3])
+pad("constant_value", (2, 3, 4), [1, 2], "constant", 1.5)
+pad("constant_negative", (2, 5, 6), [-1, 2, 1, -2])
+pad("constant_all_dims", (2, 3, 4), [1, 0, 0, 1, 2, 1], "constant", -2.0)
+pad("constant_int64", (3, 4), [1, 1, 2, 0], "constant", 3.0, lambda: ints(-5, 5, 3, 4))
+pad("reflect1d", (2, 3, 6), [2, 3], "reflect")
+pad("reflect1d_unbatched", (3, 6), [3, 1], "reflect")
+pad("reflect2d", (1, 2, 4, 5), [1, 3, 2, 3], "reflect")
+pad("reflect2d_negative", (1, 2, 5, 6), [-1, 2, 2, -2], "reflect")
+pad("reflect3d", (1, 2, 3, 4, 5), [1, 2, 2, 1, 1, 2], "reflect")
+pad("replicate1d", (2, 3, 5), [3, 4], "replicate")
+pad("replicate2d", (1, 2, 4, 3), [2, 1, 3, 2], "replicate")
+pad("replicate2d_unbatched", (2, 4, 3), [0, 4, 1, 0], "replicate")
+pad("replicate3d", (1, 2, 3, 4, 2), [1, 1, 2, 0, 1, 3], "replicate")
+pad("circular1d", (2, 3, 5), [2, 5], "circular")
+pad("circular2d", (1, 2, 4, 5), [1, 3, 4, 2], "circular")
+pad("circular2d_negative", (1, 2, 4, 5), [-1, 3, 2, -2], "circular")
+pad("circular3d", (1, 2, 3, 4, 5), [1, 2, 3, 0, 1, 1], "circular")
+
+
+def padop(name, which, shape, p, value=0.0):
+    case("spatial_padop_" + name, lambda: (PadOp(which, p, value), [r(*shape)]))
+
+
+padop("constant_nd", "constant", (2, 3, 4, 5), [1, 2, 0, 1, 2, 0, 1, 1], 0.25)
+padop("circular", "circular", (1, 2, 4, 5), [2, 1, 1, 3])
+padop("reflection1d", "reflect1d", (2, 3, 6), [2, 3])
+padop("reflection2d", "reflect2d", (2, 4, 5), [1, 3, 2, 3])
+padop("reflection3d", "reflect3d", (1, 2, 3, 4, 5), [2, 1, 1, 2, 2, 2])
+padop("replication1d", "replicate1d", (2, 3, 5), [3, 4])
+padop("replication2d", "replicate2d", (1, 2, 4, 3), [2, 1, 3, 2])
+padop("replication3d", "replicate3d", (2, 3, 4, 2), [1, 1, 2, 0, 1, 3])
