@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"strings"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -10,7 +11,9 @@ import (
 // aten::max_pool3d, aten::avg_pool3d, aten::adaptive_avg_pool3d and
 // aten::adaptive_max_pool3d on 4-d [C, D, H, W] or 5-d [N, C, D, H, W]
 // inputs of any strides, with the 2-d kernels' formulas (pool.go) in
-// three dimensions. No in-place rule covers them: the output never
+// three dimensions; their 1-d forms (max_pool1d, avg_pool1d,
+// adaptive_avg_pool1d, adaptive_max_pool1d) run the same kernels with
+// depth and height 1. No in-place rule covers them: the output never
 // overlaps the input.
 
 const (
@@ -18,25 +21,35 @@ const (
 	avgPool3dSchema     = "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
 	adaptiveAvg3dSchema = "aten::adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor"
 	adaptiveMax3dSchema = "aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"
+	maxPool1dSchema     = "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor"
+	avgPool1dSchema     = "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor"
+	adaptiveAvg1dSchema = "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"
+	adaptiveMax1dSchema = "aten::adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)"
 )
 
 func init() {
-	reg := func(op, schema string, k Kernel) {
+	reg := func(op, schema string, dims int, k func(p *ProcessedNode, dims int) error) {
 		RegisterOut(op, func(n *graph.Node) Kernel {
 			if !n.Matches(schema) {
 				return nil
 			}
-			return k
+			return func(p *ProcessedNode) error { return k(p, dims) }
 		})
 	}
-	reg("aten::max_pool3d", maxPool3dSchema, maxPool3dKernel)
-	reg("aten::avg_pool3d", avgPool3dSchema, avgPool3dKernel)
-	reg("aten::adaptive_avg_pool3d", adaptiveAvg3dSchema, adaptiveAvgPool3dKernel)
-	reg("aten::adaptive_max_pool3d", adaptiveMax3dSchema, adaptiveMaxPool3dKernel)
+	reg("aten::max_pool3d", maxPool3dSchema, 3, maxPool3dKernel)
+	reg("aten::avg_pool3d", avgPool3dSchema, 3, avgPool3dKernel)
+	reg("aten::adaptive_avg_pool3d", adaptiveAvg3dSchema, 3, adaptiveAvgPool3dKernel)
+	reg("aten::adaptive_max_pool3d", adaptiveMax3dSchema, 3, adaptiveMaxPool3dKernel)
+	reg("aten::max_pool1d", maxPool1dSchema, 1, maxPool3dKernel)
+	reg("aten::avg_pool1d", avgPool1dSchema, 1, avgPool3dKernel)
+	reg("aten::adaptive_avg_pool1d", adaptiveAvg1dSchema, 1, adaptiveAvgPool3dKernel)
+	reg("aten::adaptive_max_pool1d", adaptiveMax1dSchema, 1, adaptiveMaxPool3dKernel)
 }
 
-// pool3dInput is the input geometry, 4-d inputs as batch 1.
+// pool3dInput is the input geometry, unbatched inputs as batch 1 and
+// 1-d pooling as depth and height 1.
 type pool3dInput struct {
+	dims    int // spatial dims: 1 or 3
 	data    []float32
 	off     int
 	n, c    int
@@ -45,23 +58,24 @@ type pool3dInput struct {
 	batched bool
 }
 
-func pool3dRead(p *ProcessedNode, what string) (pool3dInput, error) {
+func pool3dRead(p *ProcessedNode, what string, dims int) (pool3dInput, error) {
 	x, err := gemmInput(p, 0, what)
 	if err != nil {
 		return pool3dInput{}, err
 	}
-	if x.Dim() != 4 && x.Dim() != 5 {
-		return pool3dInput{}, Errorf("%s: expected a 4-d or 5-d tensor, got sizes %v", what, x.Sizes())
+	if x.Dim() != dims+1 && x.Dim() != dims+2 {
+		return pool3dInput{}, Errorf("%s: expected a %d-d or %d-d tensor, got sizes %v", what, dims+1, dims+2, x.Sizes())
 	}
-	in := pool3dInput{data: x.F32(), off: x.Offset(), n: 1, batched: x.Dim() == 5}
+	in := pool3dInput{dims: dims, data: x.F32(), off: x.Offset(), n: 1, batched: x.Dim() == dims+2}
 	sz, st := x.Sizes(), x.Strides()
 	d := 0
 	if in.batched {
 		in.n, in.sN, d = sz[0], st[0], 1
 	}
 	in.c, in.sC = sz[d], st[d]
-	for i := range 3 {
-		in.sz[i], in.str[i] = sz[d+1+i], st[d+1+i]
+	in.sz = [3]int{1, 1, 1}
+	for i := 3 - dims; i < 3; i++ {
+		in.sz[i], in.str[i] = sz[d+1+i-(3-dims)], st[d+1+i-(3-dims)]
 		if in.sz[i] == 0 {
 			return pool3dInput{}, Errorf("%s: expected non-empty spatial dims, got sizes %v", what, sz)
 		}
@@ -75,25 +89,32 @@ func pool3dOutput(p *ProcessedNode, i int, in *pool3dInput, out [3]int, dt ivalu
 	if in.batched {
 		st.shape = append(st.shape, in.n)
 	}
-	st.shape = append(st.shape, in.c, out[0], out[1], out[2])
+	st.shape = append(st.shape, in.c)
+	st.shape = append(st.shape, out[3-in.dims:]...)
 	o := p.OutTensor(i)
 	o.Resize(dt, st.shape)
 	return o
 }
 
-// pool3dTriple reads an int[3] argument (one value repeats); def is used
-// for an empty list when allowEmpty.
-func pool3dTriple(p *ProcessedNode, i int, st *poolState, op, arg string, def [3]int, allowEmpty bool) ([3]int, error) {
+// pool3dTriple reads an int[dims] argument (one value repeats) into the
+// last dims entries, the others neutral; def is used for an empty list
+// when allowEmpty.
+func pool3dTriple(p *ProcessedNode, i, dims int, st *poolState, op, arg string, neutral int, def [3]int, allowEmpty bool) ([3]int, error) {
 	st.ints = p.IntsInto(i, st.ints)
+	r := [3]int{neutral, neutral, neutral}
 	switch v := st.ints; {
 	case len(v) == 0 && allowEmpty:
 		return def, nil
 	case len(v) == 1:
-		return [3]int{v[0], v[0], v[0]}, nil
-	case len(v) == 3:
-		return [3]int{v[0], v[1], v[2]}, nil
+		for k := 3 - dims; k < 3; k++ {
+			r[k] = v[0]
+		}
+		return r, nil
+	case len(v) == dims:
+		copy(r[3-dims:], v)
+		return r, nil
 	}
-	return [3]int{}, Errorf("%s %s: expected 1 or 3 values, got %v", op, arg, st.ints)
+	return r, Errorf("%s %s: expected 1 or %d values, got %v", op, arg, dims, st.ints)
 }
 
 type pool3dParams struct {
@@ -103,19 +124,20 @@ type pool3dParams struct {
 func pool3dParamsRead(p *ProcessedNode, in *pool3dInput, st *poolState, op string, hasDil bool) (pool3dParams, error) {
 	var q pool3dParams
 	var err error
-	if q.k, err = pool3dTriple(p, 1, st, op, "kernel_size", [3]int{}, false); err != nil {
+	dims := in.dims
+	if q.k, err = pool3dTriple(p, 1, dims, st, op, "kernel_size", 1, [3]int{}, false); err != nil {
 		return q, err
 	}
-	if q.s, err = pool3dTriple(p, 2, st, op, "stride", q.k, true); err != nil {
+	if q.s, err = pool3dTriple(p, 2, dims, st, op, "stride", 1, q.k, true); err != nil {
 		return q, err
 	}
-	if q.pad, err = pool3dTriple(p, 3, st, op, "padding", [3]int{}, false); err != nil {
+	if q.pad, err = pool3dTriple(p, 3, dims, st, op, "padding", 0, [3]int{}, false); err != nil {
 		return q, err
 	}
 	q.dil = [3]int{1, 1, 1}
 	ceilIdx := 4
 	if hasDil {
-		if q.dil, err = pool3dTriple(p, 4, st, op, "dilation", q.dil, false); err != nil {
+		if q.dil, err = pool3dTriple(p, 4, dims, st, op, "dilation", 1, q.dil, false); err != nil {
 			return q, err
 		}
 		ceilIdx = 5
@@ -136,13 +158,13 @@ func pool3dParamsRead(p *ProcessedNode, in *pool3dInput, st *poolState, op strin
 	return q, nil
 }
 
-func maxPool3dKernel(p *ProcessedNode) error {
-	in, err := pool3dRead(p, "max_pool3d input")
+func maxPool3dKernel(p *ProcessedNode, dims int) error {
+	in, err := pool3dRead(p, poolOpName("max_pool3d input", dims), dims)
 	if err != nil {
 		return err
 	}
 	st := poolStateOf(p)
-	q, err := pool3dParamsRead(p, &in, st, "max_pool3d", true)
+	q, err := pool3dParamsRead(p, &in, st, poolOpName("max_pool3d", dims), true)
 	if err != nil {
 		return err
 	}
@@ -190,19 +212,19 @@ func maxPool3dKernel(p *ProcessedNode) error {
 	return nil
 }
 
-func avgPool3dKernel(p *ProcessedNode) error {
-	in, err := pool3dRead(p, "avg_pool3d input")
+func avgPool3dKernel(p *ProcessedNode, dims int) error {
+	in, err := pool3dRead(p, poolOpName("avg_pool3d input", dims), dims)
 	if err != nil {
 		return err
 	}
 	st := poolStateOf(p)
-	q, err := pool3dParamsRead(p, &in, st, "avg_pool3d", false)
+	q, err := pool3dParamsRead(p, &in, st, poolOpName("avg_pool3d", dims), false)
 	if err != nil {
 		return err
 	}
 	includePad := p.Bool(5)
 	divisor := 0
-	if !p.IsNone(6) {
+	if p.NumInputs() > 6 && !p.IsNone(6) {
 		if divisor = int(p.Int(6)); divisor == 0 {
 			return Errorf("avg_pool3d: divisor_override must be non-zero")
 		}
@@ -258,8 +280,8 @@ func avgPool3dKernel(p *ProcessedNode) error {
 }
 
 // pool3dAdaptiveSize reads output_size, checking it.
-func pool3dAdaptiveSize(p *ProcessedNode, st *poolState, op string) ([3]int, error) {
-	out, err := pool3dTriple(p, 1, st, op, "output_size", [3]int{}, false)
+func pool3dAdaptiveSize(p *ProcessedNode, dims int, st *poolState, op string) ([3]int, error) {
+	out, err := pool3dTriple(p, 1, dims, st, op, "output_size", 1, [3]int{}, false)
 	if err == nil && (out[0] < 0 || out[1] < 0 || out[2] < 0) {
 		err = Errorf("%s: expected non-negative output_size, got %v", op, out)
 	}
@@ -272,13 +294,13 @@ func adaptiveRange(i, in, out int) (int, int) {
 	return i * in / out, ((i+1)*in + out - 1) / out
 }
 
-func adaptiveAvgPool3dKernel(p *ProcessedNode) error {
-	in, err := pool3dRead(p, "adaptive_avg_pool3d input")
+func adaptiveAvgPool3dKernel(p *ProcessedNode, dims int) error {
+	in, err := pool3dRead(p, poolOpName("adaptive_avg_pool3d input", dims), dims)
 	if err != nil {
 		return err
 	}
 	st := poolStateOf(p)
-	out, err := pool3dAdaptiveSize(p, st, "adaptive_avg_pool3d")
+	out, err := pool3dAdaptiveSize(p, dims, st, "adaptive_avg_pool3d")
 	if err != nil {
 		return err
 	}
@@ -318,13 +340,13 @@ func adaptiveAvgPool3dKernel(p *ProcessedNode) error {
 	return nil
 }
 
-func adaptiveMaxPool3dKernel(p *ProcessedNode) error {
-	in, err := pool3dRead(p, "adaptive_max_pool3d input")
+func adaptiveMaxPool3dKernel(p *ProcessedNode, dims int) error {
+	in, err := pool3dRead(p, poolOpName("adaptive_max_pool3d input", dims), dims)
 	if err != nil {
 		return err
 	}
 	st := poolStateOf(p)
-	out, err := pool3dAdaptiveSize(p, st, "adaptive_max_pool3d")
+	out, err := pool3dAdaptiveSize(p, dims, st, "adaptive_max_pool3d")
 	if err != nil {
 		return err
 	}
@@ -362,3 +384,22 @@ func adaptiveMaxPool3dKernel(p *ProcessedNode) error {
 	}
 	return nil
 }
+
+// poolOpName names a 3-d pooling op's message for its 1-d form (made
+// once: kernels pass these on every run).
+func poolOpName(name string, dims int) string {
+	if n, ok := pool1dNames[name]; ok && dims == 1 {
+		return n
+	}
+	return name
+}
+
+var pool1dNames = func() map[string]string {
+	m := map[string]string{}
+	for _, op := range []string{"max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"} {
+		for _, s := range []string{"", " input"} {
+			m[op+s] = strings.Replace(op, "3d", "1d", 1) + s
+		}
+	}
+	return m
+}()

@@ -251,3 +251,26 @@ padop("reflection3d", "reflect3d", (1, 2, 3, 4, 5), [2, 1, 1, 2, 2, 2])
 padop("replication1d", "replicate1d", (2, 3, 5), [3, 4])
 padop("replication2d", "replicate2d", (1, 2, 4, 3), [2, 1, 3, 2])
 padop("replication3d", "replicate3d", (2, 3, 4, 2), [1, 1, 2, 0, 1, 3])
+
+
+# ---------------------------------------------------------------- 1-d pooling (the 3-d kernels)
+class Pool1d(nn.Module):
+    def __init__(self, which: str, k: int, s: int, p: int, d: int, ceil: bool, count_pad: bool, out: int):
+        super().__init__()
+        self.which, self.k, self.s, self.p, self.d, self.ceil, self.count_pad, self.out = which, k, s, p, d, ceil, count_pad, out
+
+    def forward(self, x):
+        if self.which == "max":
+            return F.max_pool1d(x, self.k, self.s, self.p, self.d, self.ceil)
+        if self.which == "avg":
+            return F.avg_pool1d(x, self.k, self.s, self.p, self.ceil, self.count_pad)
+        if self.which == "amax":
+            return F.adaptive_max_pool1d(x, self.out)
+        return F.adaptive_avg_pool1d(x, self.out)
+
+
+case("spatial_max_pool1d", lambda: (Pool1d("max", 3, 2, 1, 2, True, True, 0), [r(2, 3, 11)]))
+case("spatial_max_pool1d_unbatched", lambda: (Pool1d("max", 2, 2, 0, 1, False, True, 0), [r(3, 9)]))
+case("spatial_avg_pool1d", lambda: (Pool1d("avg", 3, 2, 1, 1, True, False, 0), [r(2, 3, 10)]))
+case("spatial_adaptive_avg_pool1d", lambda: (Pool1d("aavg", 0, 0, 0, 0, False, False, 4), [r(2, 3, 10)]))
+case("spatial_adaptive_max_pool1d", lambda: (Pool1d("amax", 0, 0, 0, 0, False, False, 3), [r(3, 7)]))
