@@ -6,8 +6,8 @@ import (
 )
 
 // aten::conv2d, aten::conv1d (int and "same"/"valid" padding) and
-// aten::_convolution (non-transposed, 1-d and 2-d, as traced graphs emit
-// it). Depthwise convolutions run a direct kernel; the rest run the gemm
+// aten::_convolution (as traced graphs emit it; 3-d weights go to
+// conv3d.go, transposed ones to conv_transpose.go). Depthwise convolutions run a direct kernel; the rest run the gemm
 // with the im2col matrix packed straight from the input (no im2col
 // buffer), or, for 1x1 stride-1 convolutions, the input itself as B.
 
@@ -40,6 +40,7 @@ type convState struct {
 	plane []float32
 	tile  []float32
 	xcopy *ivalue.Tensor
+	cols  []float32 // transposed: the gemm's product before col2im
 }
 
 func init() {
@@ -79,7 +80,18 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	}
 	w := c.Tensor()
 	gv, ok := graph.ConstantValue(n.Inputs[spec.groups])
-	if w == nil || !ok || gv.Kind() != ivalue.KindInt || w.DType() != ivalue.Float32 || w.Dim() < 3 || w.Dim() > 4 ||
+	if spec.transposed >= 0 {
+		// Transposed weights are [in, out/groups, ...]: packed as their
+		// transpose by conv_transpose.go.
+		tv, ok := graph.ConstantValue(n.Inputs[spec.transposed])
+		if !ok || tv.Kind() != ivalue.KindBool {
+			return nil
+		}
+		if tv.Bool() {
+			return convTransposePrepack(n, spec.groups)
+		}
+	}
+	if w == nil || !ok || gv.Kind() != ivalue.KindInt || w.DType() != ivalue.Float32 || w.Dim() < 3 || w.Dim() > 5 ||
 		(spec.dims != 0 && w.Dim() != spec.dims+2) || w.Size(1) <= 1 {
 		return nil
 	}
@@ -150,16 +162,21 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	dims := spec.dims
 	if dims == 0 {
 		if p.Bool(spec.transposed) {
-			return Errorf("conv: transposed convolution is not supported")
+			return convTransposeKernel(p, convTransposeOfConvolution, pre, st, x, w, bias)
 		}
 		switch w.Dim() {
 		case 3:
 			dims = 1
 		case 4:
 			dims = 2
+		case 5:
+			dims = 3
 		default:
-			return Errorf("conv weight: expected 3 or 4 dims (1-d or 2-d convolution), got sizes %v", w.Sizes())
+			return Errorf("conv weight: expected 3, 4 or 5 dims (1-d, 2-d or 3-d convolution), got sizes %v", w.Sizes())
 		}
+	}
+	if dims == 3 {
+		return conv3dKernel(p, spec, pre, st, x, w, bias)
 	}
 	if w.Dim() != dims+2 {
 		return Errorf("conv%dd weight: expected %d dims, got sizes %v", dims, dims+2, w.Sizes())
@@ -448,7 +465,8 @@ func convGemm(sc *Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA,
 	plane := g.oh * g.ow
 	xd := x.F32()
 	cv := gemmConvSrc{data: xd, sC: g.sC, sH: g.sH, sW: g.sW, h: g.h, w: g.w, kh: g.kh, kw: g.kw,
-		strH: g.strH, strW: g.strW, padH: g.padH, padW: g.padW, dilH: g.dilH, dilW: g.dilW, oh: g.oh, ow: g.ow}
+		strH: g.strH, strW: g.strW, padH: g.padH, padW: g.padW, dilH: g.dilH, dilW: g.dilW, oh: g.oh, ow: g.ow,
+		d: 1, kd: 1, od: 1, strD: 1, dilD: 1}
 	for nn := 0; nn < g.n; nn++ {
 		for gr := 0; gr < g.groups; gr++ {
 			xoff := x.Offset() + nn*g.sN + gr*cg*g.sC

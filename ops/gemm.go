@@ -29,7 +29,8 @@ func (m gemmMat) at(i, j int) float32 { return m.data[m.off+i*m.rs+j*m.cs] }
 func (m gemmMat) t() gemmMat { return gemmMat{m.data, m.off, m.cs, m.rs} }
 
 // gemmConvSrc describes B as the im2col matrix of one image (one group):
-// row p = (c, ki, kj), column j = (oh, ow).
+// row p = (c, kz, ki, kj), column j = (od, oh, ow). A 2-d convolution has
+// depth 1: d, kd, od, strD and dilD 1, padD 0.
 type gemmConvSrc struct {
 	data               []float32
 	off, sC, sH, sW    int
@@ -37,6 +38,8 @@ type gemmConvSrc struct {
 	strH, strW         int
 	padH, padW         int
 	dilH, dilW, oh, ow int
+	sD, d, kd, od      int
+	strD, padD, dilD   int
 }
 
 // gemmPack holds packing buffers. They are large (up to KC*NC floats)
@@ -490,32 +493,37 @@ func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
 	// Per packed row: input channel base and tap offsets, hoisted out of
 	// the panel loop.
 	khw := cv.kh * cv.kw
+	kdhw := cv.kd * khw
 	rows := pk.rows[:kc]
 	for q := range rows {
 		row := pc + q
-		ch := row / khw
-		r := row - ch*khw
+		ch := row / kdhw
+		r := row - ch*kdhw
+		kz := r / khw
+		r -= kz * khw
 		ki, kj := r/cv.kw, r%cv.kw
-		rows[q] = gemmConvRowInfo{cv.off + ch*cv.sC, ki*cv.dilH - cv.padH, kj*cv.dilW - cv.padW}
+		rows[q] = gemmConvRowInfo{cv.off + ch*cv.sC, kz*cv.dilD - cv.padD, ki*cv.dilH - cv.padH, kj*cv.dilW - cv.padW}
 	}
 	unit := cv.strW == 1 && cv.sW == 1
 	for jr := 0; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
 		p := dst[jr*kc : jr*kc+kc*gemmNR]
 		j0 := jc + jr
-		oh0, ow0 := j0/cv.ow, j0%cv.ow
+		r0, ow0 := j0/cv.ow, j0%cv.ow
+		od0, oh0 := r0/cv.oh, r0%cv.oh
 		if unit && nr == gemmNR && ow0+gemmNR <= cv.ow {
 			// The whole panel lies in one output row: 16 consecutive
 			// input elements per packed row, fully inside most of the time.
 			for q, ri := range rows {
 				out := (*[gemmNR]float32)(p[q*gemmNR : q*gemmNR+gemmNR])
+				id := od0*cv.strD + ri.dd
 				ih := oh0*cv.strH + ri.dh
 				iw := ow0 + ri.dw
-				if uint(ih) >= uint(cv.h) {
+				if uint(ih) >= uint(cv.h) || uint(id) >= uint(cv.d) {
 					*out = [gemmNR]float32{}
 					continue
 				}
-				src := ri.base + ih*cv.sH + iw
+				src := ri.base + id*cv.sD + ih*cv.sH + iw
 				if iw >= 0 && iw+gemmNR <= cv.w {
 					*out = *(*[gemmNR]float32)(cv.data[src : src+gemmNR])
 					continue
@@ -532,23 +540,27 @@ func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
 		}
 		for q, ri := range rows {
 			out := p[q*gemmNR : q*gemmNR+gemmNR]
-			oh, ow := oh0, ow0
+			od, oh, ow := od0, oh0, ow0
 			for j := 0; j < nr; {
 				seg := min(nr-j, cv.ow-ow)
 				o := out[j : j+seg]
+				id := od*cv.strD + ri.dd
 				ih := oh*cv.strH + ri.dh
-				if uint(ih) >= uint(cv.h) {
+				if uint(ih) >= uint(cv.h) || uint(id) >= uint(cv.d) {
 					for t := range o {
 						o[t] = 0
 					}
 				} else {
-					gemmConvRow(o, cv, ri.base+ih*cv.sH, ow*cv.strW+ri.dw)
+					gemmConvRow(o, cv, ri.base+id*cv.sD+ih*cv.sH, ow*cv.strW+ri.dw)
 				}
 				j += seg
 				ow += seg
 				if ow == cv.ow {
 					ow = 0
-					oh++
+					if oh++; oh == cv.oh {
+						oh = 0
+						od++
+					}
 				}
 			}
 			for j := nr; j < gemmNR; j++ {
@@ -558,7 +570,7 @@ func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
 	}
 }
 
-type gemmConvRowInfo struct{ base, dh, dw int }
+type gemmConvRowInfo struct{ base, dd, dh, dw int }
 
 // gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
 func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {

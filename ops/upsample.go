@@ -1,0 +1,383 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// aten::upsample_{nearest,_nearest_exact}{1,2,3}d, upsample_linear1d,
+// upsample_bilinear2d, upsample_bicubic2d and upsample_trilinear3d, in
+// both overload families: explicit output_size with optional per-dim
+// scales, and .vec (output_size or scale_factors, as F.interpolate calls
+// them). Index and weight tables per spatial dim are built on the first
+// run for a geometry and kept in the state; each output row is then a
+// weighted sum of input rows gathered through the width table. The
+// index and weight rules are PyTorch 1.13's (UpSample.h): scales in
+// float32, nearest floor(dst*scale) with scale = in/out or 1/scale_factor,
+// linear with the output==input shortcut and source indices clamped at
+// 0, cubic (A = -0.75) with border taps clamped.
+
+type upsampleMode uint8
+
+const (
+	upNearest upsampleMode = iota
+	upNearestExact
+	upLinear
+	upCubic
+)
+
+type upsampleSpec struct {
+	mode  upsampleMode
+	dims  int
+	vec   bool
+	align bool // has an align_corners argument (input 2)
+}
+
+func init() {
+	type ov struct {
+		op, schema string
+		spec       upsampleSpec
+	}
+	var ovs []ov
+	for _, m := range []struct {
+		name  string
+		mode  upsampleMode
+		dims  int
+		align bool
+	}{
+		{"upsample_nearest1d", upNearest, 1, false},
+		{"upsample_nearest2d", upNearest, 2, false},
+		{"upsample_nearest3d", upNearest, 3, false},
+		{"_upsample_nearest_exact1d", upNearestExact, 1, false},
+		{"_upsample_nearest_exact2d", upNearestExact, 2, false},
+		{"_upsample_nearest_exact3d", upNearestExact, 3, false},
+		{"upsample_linear1d", upLinear, 1, true},
+		{"upsample_bilinear2d", upLinear, 2, true},
+		{"upsample_trilinear3d", upLinear, 3, true},
+		{"upsample_bicubic2d", upCubic, 2, true},
+	} {
+		scales := map[int]string{1: "float? scales=None", 2: "float? scales_h=None, float? scales_w=None",
+			3: "float? scales_d=None, float? scales_h=None, float? scales_w=None"}[m.dims]
+		ac, acv := "", ""
+		if m.align {
+			ac, acv = "bool align_corners, ", "bool align_corners, "
+		}
+		op := "aten::" + m.name
+		base := op + "(Tensor self, SymInt[" + string(rune('0'+m.dims)) + "] output_size, " + ac + scales + ") -> Tensor"
+		vec := op + ".vec(Tensor input, SymInt[]? output_size, " + acv + "float[]? scale_factors) -> Tensor"
+		ovs = append(ovs, ov{op, base, upsampleSpec{m.mode, m.dims, false, m.align}},
+			ov{op, vec, upsampleSpec{m.mode, m.dims, true, m.align}})
+	}
+	for _, o := range ovs {
+		RegisterOut(o.op, func(n *graph.Node) Kernel {
+			if !n.Matches(o.schema) {
+				return nil
+			}
+			spec := o.spec
+			return func(p *ProcessedNode) error { return upsampleKernel(p, spec) }
+		})
+	}
+}
+
+// upsampleKey is the geometry a state's tables were built for.
+type upsampleKey struct {
+	in, out [3]int
+	str     [3]int // input strides (d, h, w)
+	scale   [3]float64
+	align   bool
+}
+
+// upsampleTab maps each output position of one dim to k input
+// positions (pre-multiplied by the input stride) and weights.
+type upsampleTab struct {
+	k   int
+	idx []int
+	w   []float32
+}
+
+type upsampleState struct {
+	ints  []int
+	shape []int
+	built bool
+	key   upsampleKey
+	tabs  [3]upsampleTab
+	rows  []int // per output row: the input row offsets of its taps
+	rw    []float32
+}
+
+func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
+	st, _ := p.State.(*upsampleState)
+	if st == nil {
+		st = &upsampleState{}
+		p.State = st
+	}
+	x := p.Tensor(0)
+	if x == nil {
+		return Errorf("upsample input: expected a tensor")
+	}
+	if x.DType() != ivalue.Float32 {
+		return Errorf("upsample input: expected float32, got %v", x.DType())
+	}
+	d := spec.dims
+	if x.Dim() != d+2 {
+		return Errorf("upsample %dd: expected a %d-d input, got sizes %v", d, d+2, x.Sizes())
+	}
+	var key upsampleKey
+	key.in, key.out = [3]int{1, 1, 1}, [3]int{1, 1, 1}
+	xs, xst := x.Sizes(), x.Strides()
+	for i := 0; i < d; i++ {
+		key.in[3-d+i], key.str[3-d+i] = xs[2+i], xst[2+i]
+	}
+	for i := range key.scale {
+		key.scale[i] = -1 // none
+	}
+	sidx := 2 // first scale argument of the base overload
+	if spec.align {
+		key.align = p.Bool(2)
+		sidx = 3
+	}
+	if spec.vec {
+		sfIdx := 2
+		if spec.align {
+			sfIdx = 3
+		}
+		hasSize, hasScale := !p.IsNone(1), !p.IsNone(sfIdx)
+		if hasSize == hasScale {
+			return Errorf("upsample %dd: must specify exactly one of output_size and scale_factors", d)
+		}
+		if hasSize {
+			st.ints = p.IntsInto(1, st.ints)
+			if len(st.ints) != d {
+				return Errorf("upsample %dd output_size: expected %d values, got %v", d, d, st.ints)
+			}
+			copy(key.out[3-d:], st.ints)
+		} else {
+			l := p.Input(sfIdx).List()
+			if l == nil || len(l.Items) != d {
+				return Errorf("upsample %dd scale_factors: expected %d values", d, d)
+			}
+			for i, it := range l.Items {
+				s := it.AsFloat()
+				key.scale[3-d+i] = s
+				key.out[3-d+i] = int(float64(key.in[3-d+i]) * s)
+			}
+		}
+	} else {
+		st.ints = p.IntsInto(1, st.ints)
+		if len(st.ints) != d {
+			return Errorf("upsample %dd output_size: expected %d values, got %v", d, d, st.ints)
+		}
+		copy(key.out[3-d:], st.ints)
+		for i := 0; i < d; i++ {
+			if !p.IsNone(sidx + i) {
+				key.scale[3-d+i] = p.Float(sidx + i)
+			}
+		}
+	}
+	for i := 3 - d; i < 3; i++ {
+		if key.in[i] <= 0 || key.out[i] <= 0 {
+			return Errorf("upsample %dd: input and output sizes should be greater than 0, got input %v and output %v", d, xs[2:], key.out[3-d:])
+		}
+	}
+	st.shape = append(st.shape[:0], xs[0], xs[1])
+	st.shape = append(st.shape, key.out[3-d:]...)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, st.shape)
+	o := out.F32Contig()
+	if !st.built || st.key != key {
+		upsampleBuild(st, &key, spec.mode, d)
+		st.key, st.built = key, true
+	}
+	nc := xs[0] * xs[1]
+	if nc == 0 {
+		return nil
+	}
+	xd := x.F32()
+	oplane := key.out[0] * key.out[1] * key.out[2]
+	tw := &st.tabs[2]
+	ow := key.out[2]
+	nr := len(st.rows) / (key.out[0] * key.out[1]) // taps per output row
+	for b := 0; b < nc; b++ {
+		base := x.Offset() + b/xs[1]*xst[0] + b%xs[1]*xst[1]
+		plane := o[b*oplane : (b+1)*oplane]
+		for r := 0; r < key.out[0]*key.out[1]; r++ {
+			dst := plane[r*ow : (r+1)*ow]
+			rows, rw := st.rows[r*nr:(r+1)*nr], st.rw[r*nr:(r+1)*nr]
+			switch tw.k {
+			case 1:
+				src := xd[base+rows[0]:]
+				for j, i := range tw.idx[:ow] {
+					dst[j] = src[i]
+				}
+			case 2:
+				upsampleRow2(dst, xd, base, rows, rw, tw.idx, tw.w)
+			default:
+				upsampleRow4(dst, xd, base, rows, rw, tw.idx, tw.w)
+			}
+		}
+	}
+	return nil
+}
+
+// upsampleRow2 is one output row of linear modes: the sum over its
+// input rows of the row weight times the 2-tap width interpolation.
+func upsampleRow2(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
+	idx, w = idx[:2*len(dst)], w[:2*len(dst)]
+	for r, off := range rows {
+		src := xd[base+off:]
+		wr := rw[r]
+		if r == 0 {
+			for j := range dst {
+				dst[j] = (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
+			}
+			continue
+		}
+		for j := range dst {
+			dst[j] += (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
+		}
+	}
+}
+
+// upsampleRow4 is upsampleRow2 for 4-tap (cubic) widths.
+func upsampleRow4(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
+	idx, w = idx[:4*len(dst)], w[:4*len(dst)]
+	for r, off := range rows {
+		src := xd[base+off:]
+		wr := rw[r]
+		for j := range dst {
+			i, ww := idx[4*j:4*j+4], w[4*j:4*j+4]
+			v := (src[i[0]]*ww[0] + src[i[1]]*ww[1] + src[i[2]]*ww[2] + src[i[3]]*ww[3]) * wr
+			if r == 0 {
+				dst[j] = v
+			} else {
+				dst[j] += v
+			}
+		}
+	}
+}
+
+// upsampleBuild makes the per-dim tables and, per output row (od, oh),
+// the offsets and weights of its input rows.
+func upsampleBuild(st *upsampleState, key *upsampleKey, mode upsampleMode, d int) {
+	for i := range 3 {
+		t := &st.tabs[i]
+		if i < 3-d {
+			t.k = 1
+			t.idx = append(t.idx[:0], 0)
+			t.w = append(t.w[:0], 1)
+			continue
+		}
+		upsampleTable(t, mode, key.in[i], key.out[i], key.str[i], key.scale[i], key.align)
+	}
+	td, th := &st.tabs[0], &st.tabs[1]
+	st.rows, st.rw = st.rows[:0], st.rw[:0]
+	for od := 0; od < key.out[0]; od++ {
+		for oh := 0; oh < key.out[1]; oh++ {
+			for a := 0; a < td.k; a++ {
+				for b := 0; b < th.k; b++ {
+					st.rows = append(st.rows, td.idx[od*td.k+a]+th.idx[oh*th.k+b])
+					w := th.w[oh*th.k+b]
+					if td.k > 1 {
+						w *= td.w[od*td.k+a]
+					}
+					st.rw = append(st.rw, w)
+				}
+			}
+		}
+	}
+}
+
+// upsampleScale is PyTorch's area_pixel_compute_scale in float32.
+func upsampleScale(in, out int, align bool, scale float64) float32 {
+	if align {
+		if out > 1 {
+			return float32(in-1) / float32(out-1)
+		}
+		return 0
+	}
+	if scale > 0 {
+		return float32(1 / scale)
+	}
+	return float32(in) / float32(out)
+}
+
+// upsampleSource is area_pixel_compute_source_index: the arithmetic
+// mixes float and double as the C++ does.
+func upsampleSource(scale float32, dst int, align, cubic bool) float32 {
+	if align {
+		return scale * float32(dst)
+	}
+	s := float32(float64(scale)*(float64(dst)+0.5) - 0.5)
+	if !cubic && s < 0 {
+		return 0
+	}
+	return s
+}
+
+func upsampleTable(t *upsampleTab, mode upsampleMode, in, out, stride int, scale float64, align bool) {
+	k := 1
+	switch mode {
+	case upLinear:
+		k = 2
+	case upCubic:
+		k = 4
+	}
+	t.k = k
+	if cap(t.idx) < out*k {
+		t.idx, t.w = make([]int, out*k), make([]float32, out*k)
+	}
+	t.idx, t.w = t.idx[:out*k], t.w[:out*k]
+	switch mode {
+	case upNearest, upNearestExact:
+		sc := upsampleScale(in, out, false, scale)
+		for j := 0; j < out; j++ {
+			var f float32
+			if mode == upNearest {
+				f = float32(j) * sc
+			} else {
+				f = float32((float64(j) + 0.5) * float64(sc))
+			}
+			t.idx[j] = min(int(math.Floor(float64(f))), in-1) * stride
+			t.w[j] = 1
+		}
+	case upLinear:
+		sc := upsampleScale(in, out, align, scale)
+		for j := 0; j < out; j++ {
+			i0, i1, l0, l1 := j, j, float32(1), float32(0)
+			if in != out {
+				src := upsampleSource(sc, j, align, false)
+				i0 = int(src)
+				i1 = i0
+				if i0 < in-1 {
+					i1++
+				}
+				l1 = min(max(src-float32(i0), 0), 1)
+				l0 = 1 - l1
+			}
+			t.idx[2*j], t.idx[2*j+1] = i0*stride, i1*stride
+			t.w[2*j], t.w[2*j+1] = l0, l1
+		}
+	case upCubic:
+		sc := upsampleScale(in, out, align, scale)
+		for j := 0; j < out; j++ {
+			src := upsampleSource(sc, j, align, true)
+			f := float32(math.Floor(float64(src)))
+			c := upsampleCubicCoeffs(src - f)
+			for q := 0; q < 4; q++ {
+				t.idx[4*j+q] = min(max(int(f)-1+q, 0), in-1) * stride
+				t.w[4*j+q] = c[q]
+			}
+		}
+	}
+}
+
+// upsampleCubicCoeffs is get_cubic_upsample_coefficients (A = -0.75).
+func upsampleCubicCoeffs(t float32) [4]float32 {
+	const a = float32(-0.75)
+	conv1 := func(x float32) float32 { return ((a+2)*x-(a+3))*x*x + 1 }
+	conv2 := func(x float32) float32 { return ((a*x-5*a)*x+8*a)*x - 4*a }
+	x2 := 1 - t
+	return [4]float32{conv2(t + 1), conv1(t), conv1(x2), conv2(x2 + 1)}
+}
