@@ -54,6 +54,9 @@ type rnnSeq struct {
 	// a run gets.
 	pre  []*gemmPrepacked
 	preT []*ivalue.Tensor
+	// inputWhat names the input in errors (made once: a concatenation
+	// per run would allocate).
+	inputWhat string
 }
 
 type rnnState struct {
@@ -91,7 +94,7 @@ func init() {
 			rnnRelu},
 	} {
 		RegisterOut(o.name, func(n *graph.Node) Kernel {
-			k := &rnnSeq{mode: o.mode}
+			k := &rnnSeq{mode: o.mode, inputWhat: o.mode.String() + " input"}
 			switch {
 			case n.Matches(o.input):
 			case n.Matches(o.data):
@@ -159,7 +162,7 @@ func (k *rnnSeq) run(p *ProcessedNode) error {
 	if k.packed {
 		o = 1
 	}
-	x, err := gemmInput(p, 0, name+" input")
+	x, err := gemmInput(p, 0, k.inputWhat)
 	if err != nil {
 		return err
 	}

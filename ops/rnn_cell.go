@@ -11,14 +11,18 @@ import (
 // (aten/src/ATen/native/RNN.cpp): gates = x W_ih^T + b_ih + h W_hh^T + b_hh,
 // chunked as LSTM (i, f, g, o), GRU (r, z, n).
 
-// tanhf is tanh for float32, within 2 ulp: Cephes' odd polynomial below
-// 0.625, 1 - 2/(e**2x + 1) above (expf overflows to +Inf, giving 1).
+// tanhf is tanh for float32, within 2 ulp: x itself below 2**-12 (keeps
+// -0), Cephes' odd polynomial below 0.625, 1 - 2/(e**2x + 1) above (expf
+// overflows to +Inf, giving 1).
 func tanhf(x float32) float32 {
 	ax := x
 	if ax < 0 {
 		ax = -ax
 	}
 	if ax < 0.625 {
+		if ax < 1.0/4096 {
+			return x
+		}
 		z := x * x
 		p := float32(-5.70498872745e-3)
 		p = p*z + 2.06390887954e-2
@@ -35,52 +39,59 @@ func tanhf(x float32) float32 {
 }
 
 // lstmGates applies one LSTM step to n hidden units: g holds the four
-// gate pre-activations (i, f, g, o; 4n), cx the previous cell state; it
-// writes the new cell state to cy (may be cx) and the hidden state to h.
+// gate pre-activations (i, f, g, o; 4n) and is overwritten, cx is the
+// previous cell state; it writes the new cell state to cy (may be cx) and
+// the hidden state to h. The activations run vectorised over whole
+// gates, the products in plain loops.
 func lstmGates(g, cx, cy, h []float32, n int) {
+	rnnSigmoidVec(g[:2*n], g[:2*n])
+	rnnTanhVec(g[2*n:3*n], g[2*n:3*n])
+	rnnSigmoidVec(g[3*n:4*n], g[3*n:4*n])
 	gi, gf, gg, go_ := g[:n], g[n:2*n], g[2*n:3*n], g[3*n:4*n]
 	cx, cy, h = cx[:n], cy[:n], h[:n]
+	for j := range cy {
+		cy[j] = gf[j]*cx[j] + gi[j]*gg[j]
+	}
+	rnnTanhVec(h, cy)
 	for j := range h {
-		i := sigmoidf(gi[j])
-		f := sigmoidf(gf[j])
-		z := tanhf(gg[j])
-		o := sigmoidf(go_[j])
-		c := f*cx[j] + i*z
-		cy[j] = c
-		h[j] = o * tanhf(c)
+		h[j] *= go_[j]
 	}
 }
 
 // gruGates applies one GRU step to n hidden units: gi holds x W_ih^T
-// plus the biases of r and z (both) and of n (b_in), gh holds h W_hh^T
-// without bias, bhn is b_hn (zeros without biases).
-// n = tanh(gi_n + r*(gh_n + b_hn)), h' = (h - n)*z + n.
+// plus the biases of r and z (both) and of n (b_in) and is overwritten,
+// gh holds h W_hh^T without bias, bhn is b_hn (zeros without biases).
+// n = tanh(gi_n + r*(gh_n + b_hn)), h' = (h - n)*z + n. h may be hprev.
 func gruGates(gi, gh, bhn, hprev, h []float32, n int) {
-	ir, iz, in := gi[:n], gi[n:2*n], gi[2*n:3*n]
-	hr, hz, hn := gh[:n], gh[n:2*n], gh[2*n:3*n]
-	bhn, hprev, h = bhn[:n], hprev[:n], h[:n]
+	rz, hrz := gi[:2*n], gh[:2*n]
+	for j := range rz {
+		rz[j] += hrz[j]
+	}
+	rnnSigmoidVec(rz, rz)
+	r, z, in := gi[:n], gi[n:2*n], gi[2*n:3*n]
+	hn, bhn := gh[2*n:3*n], bhn[:n]
+	for j := range in {
+		in[j] += r[j] * (hn[j] + bhn[j])
+	}
+	rnnTanhVec(in, in)
+	hprev, h = hprev[:n], h[:n]
 	for j := range h {
-		r := sigmoidf(ir[j] + hr[j])
-		z := sigmoidf(iz[j] + hz[j])
-		nn := tanhf(in[j] + r*(hn[j]+bhn[j]))
-		h[j] = (hprev[j]-nn)*z + nn
+		h[j] = (hprev[j]-in[j])*z[j] + in[j]
 	}
 }
 
 // rnnActivate is the simple RNN's nonlinearity over g into h.
 func rnnActivate(relu bool, g, h []float32) {
 	h = h[:len(g)]
-	if relu {
-		for j, v := range g {
-			if v < 0 { // NaN stays NaN, as torch.relu
-				v = 0
-			}
-			h[j] = v
-		}
+	if !relu {
+		rnnTanhVec(h, g)
 		return
 	}
 	for j, v := range g {
-		h[j] = tanhf(v)
+		if v < 0 { // NaN stays NaN, as torch.relu
+			v = 0
+		}
+		h[j] = v
 	}
 }
 
@@ -160,6 +171,9 @@ type rnnCell struct {
 	mode         rnnMode
 	preIH, preHH *gemmPrepacked
 	wIH, wHH     *ivalue.Tensor
+	// name and what (the inputs' names) are for errors, made once.
+	name string
+	what [6]string
 }
 
 type rnnCellState struct {
@@ -181,7 +195,10 @@ func init() {
 			if !n.Matches(c.schema) {
 				return nil
 			}
-			k := &rnnCell{mode: c.mode}
+			k := &rnnCell{mode: c.mode, name: c.mode.String() + "_cell"}
+			for i, a := range []string{"input", "hx", "w_ih", "w_hh", "b_ih", "b_hh"} {
+				k.what[i] = k.name + " " + a
+			}
 			k.preIH, k.wIH = rnnPrepack(n.Inputs[2])
 			k.preHH, k.wHH = rnnPrepack(n.Inputs[3])
 			return k.run
@@ -190,8 +207,8 @@ func init() {
 }
 
 func (k *rnnCell) run(p *ProcessedNode) error {
-	name := k.mode.String() + "_cell"
-	x, err := gemmInput(p, 0, name+" input")
+	name := k.name
+	x, err := gemmInput(p, 0, k.what[0])
 	if err != nil {
 		return err
 	}
@@ -211,19 +228,19 @@ func (k *rnnCell) run(p *ProcessedNode) error {
 			return Errorf("%s: expected a Tensor hx, got %s", name, p.Input(1).Kind())
 		}
 	}
-	wih, err := gemmInput(p, 2, name+" w_ih")
+	wih, err := gemmInput(p, 2, k.what[2])
 	if err != nil {
 		return err
 	}
-	whh, err := gemmInput(p, 3, name+" w_hh")
+	whh, err := gemmInput(p, 3, k.what[3])
 	if err != nil {
 		return err
 	}
-	bih, err := gemmOptInput(p, 4, name+" b_ih")
+	bih, err := gemmOptInput(p, 4, k.what[4])
 	if err != nil {
 		return err
 	}
-	bhh, err := gemmOptInput(p, 5, name+" b_hh")
+	bhh, err := gemmOptInput(p, 5, k.what[5])
 	if err != nil {
 		return err
 	}
