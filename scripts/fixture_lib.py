@@ -82,7 +82,31 @@ def write_fixture(ir_path, st_path, ir_text, consts, inputs, outputs, meta):
 
 def freeze(module):
     sm = torch.jit.script(module.eval())
-    return torch.jit.freeze(sm)
+    fm = torch.jit.freeze(sm)
+    expand_tensor_lists(fm.graph)
+    return fm
+
+
+def expand_tensor_lists(block, g=None):
+    """Rewrites each Tensor[] constant (freezing folds nn.LSTM's
+    _flat_weights into one, printed as [<Tensors>], which the IR text
+    cannot carry) into tensor constants and a prim::ListConstruct, the
+    form gosr's loader gives frozen archives."""
+    g = g or block
+    for n in list(block.nodes()):
+        for b in n.blocks():
+            expand_tensor_lists(b, g)
+        if n.kind() != "prim::Constant" or n.output().type().str() != "Tensor[]":
+            continue
+        lc = g.create("prim::ListConstruct", 1)
+        lc.output().setType(n.output().type())
+        lc.insertAfter(n)
+        for t in n.output().toIValue():
+            c = g.insertConstant(t)
+            c.node().moveBefore(lc)
+            lc.addInput(c)
+        n.output().replaceAllUsesWith(lc.output())
+        n.destroy()
 
 
 def emit_module(ir_path, st_path, module, inputs, rtol, atol, noncontig, meta=None):

@@ -1,0 +1,30 @@
+package ops
+
+import "math"
+
+// rnnActTab holds the constants of the vectorised sigmoid and tanh
+// (rnn_act_amd64.s), one 8-lane row each, in the order the assembly
+// addresses them: expf's (fastmath.go) and tanhf's (rnn_cell.go).
+const rnnActRows = 23
+
+var rnnActTab = func() (t [rnnActRows][8]uint32) {
+	f := math.Float32bits
+	for i, v := range [rnnActRows]uint32{
+		f(0.693359375), f(-2.12194440e-4), // ln2 hi, lo
+		f(1.9875691500e-4), f(1.3981999507e-3), f(8.3334519073e-3),
+		f(4.1665795894e-2), f(1.6666665459e-1), f(5.0000001201e-1),
+		127, 0x7fffffff, 0x80000000,
+		f(-5.70498872745e-3), f(2.06390887954e-2), f(-5.37397155531e-2),
+		f(1.33314422036e-1), f(-3.33332819422e-1),
+		f(0.625), f(1.0 / 4096),
+		f(2), f(1.44269504088896341), f(1),
+		// e**x stays normal on [-87, 88]; beyond, sigmoid and tanh are
+		// within 2e-38 of their limits.
+		f(88), f(-87),
+	} {
+		for j := range t[i] {
+			t[i][j] = v
+		}
+	}
+	return
+}()

@@ -1,0 +1,129 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Vectorised sigmoid and tanh for the recurrent gate loops (rnn_act.go):
+// expf's algorithm (fastmath.go) eight lanes at a time. R8 points to the
+// constant table rnnActTab, one 8-lane row per constant.
+#define LN2HI 0(R8)
+#define LN2LO 32(R8)
+#define P0 64(R8)
+#define P1 96(R8)
+#define P2 128(R8)
+#define P3 160(R8)
+#define P4 192(R8)
+#define P5 224(R8)
+#define BIAS127 256(R8)
+#define ABSMASK 288(R8)
+#define SIGNMASK 320(R8)
+#define T0 352(R8)
+#define T1 384(R8)
+#define T2 416(R8)
+#define T3 448(R8)
+#define T4 480(R8)
+#define SMALL 512(R8)
+#define TINY 544(R8)
+
+// Registers kept across the loop: Y11 2, Y12 log2(e), Y13 1, Y14 the
+// largest and Y15 the smallest exp argument (outside, e**x would leave
+// the normal range).
+#define LOADCONSTS \
+	VMOVUPS 576(R8), Y11 \
+	VMOVUPS 608(R8), Y12 \
+	VMOVUPS 640(R8), Y13 \
+	VMOVUPS 672(R8), Y14 \
+	VMOVUPS 704(R8), Y15
+
+// EXP8: Y0 = e**Y0, using Y1-Y3. x is the second source of VMINPS and
+// VMAXPS, so a NaN stays NaN.
+#define EXP8 \
+	VMINPS Y0, Y14, Y0 \
+	VMAXPS Y0, Y15, Y0 \
+	VMULPS Y12, Y0, Y1 \
+	VROUNDPS $0, Y1, Y1 \
+	VFNMADD231PS LN2HI, Y1, Y0 \
+	VFNMADD231PS LN2LO, Y1, Y0 \
+	VMOVUPS P0, Y2 \
+	VFMADD213PS P1, Y0, Y2 \
+	VFMADD213PS P2, Y0, Y2 \
+	VFMADD213PS P3, Y0, Y2 \
+	VFMADD213PS P4, Y0, Y2 \
+	VFMADD213PS P5, Y0, Y2 \
+	VMULPS Y0, Y0, Y3 \
+	VFMADD213PS Y0, Y3, Y2 \
+	VADDPS Y13, Y2, Y2 \
+	VCVTPS2DQ Y1, Y1 \
+	VPADDD BIAS127, Y1, Y1 \
+	VPSLLD $23, Y1, Y1 \
+	VMULPS Y1, Y2, Y0
+
+// func rnnSigmoidAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+// o[i] = 1/(1 + e**-a[i]) for i < n&^7; o may be a.
+TEXT ·rnnSigmoidAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), R8
+	LOADCONSTS
+
+sloop:
+	CMPQ CX, $8
+	JLT  sdone
+	VMOVUPS (SI), Y0
+	VXORPS SIGNMASK, Y0, Y0
+	EXP8
+	VADDPS Y13, Y0, Y0
+	VDIVPS Y0, Y13, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  sloop
+
+sdone:
+	VZEROUPPER
+	RET
+
+// func rnnTanhAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+// o[i] = tanh(a[i]) for i < n&^7, as tanhf: x below 2**-12, an odd
+// polynomial below 0.625, 1 - 2/(e**2|x| + 1) with x's sign above.
+TEXT ·rnnTanhAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), R8
+	LOADCONSTS
+
+tloop:
+	CMPQ CX, $8
+	JLT  tdone
+	VMOVUPS (SI), Y4
+	VANDPS ABSMASK, Y4, Y8
+	VADDPS Y8, Y8, Y0
+	EXP8
+	VADDPS Y13, Y0, Y0
+	VDIVPS Y0, Y11, Y0
+	VSUBPS Y0, Y13, Y0
+	VANDPS SIGNMASK, Y4, Y5
+	VORPS Y5, Y0, Y0
+	VMULPS Y4, Y4, Y6
+	VMOVUPS T0, Y7
+	VFMADD213PS T1, Y6, Y7
+	VFMADD213PS T2, Y6, Y7
+	VFMADD213PS T3, Y6, Y7
+	VFMADD213PS T4, Y6, Y7
+	VMULPS Y6, Y7, Y7
+	VFMADD213PS Y4, Y4, Y7
+	VCMPPS $1, SMALL, Y8, Y9
+	VBLENDVPS Y9, Y7, Y0, Y0
+	VCMPPS $1, TINY, Y8, Y9
+	VBLENDVPS Y9, Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  tloop
+
+tdone:
+	VZEROUPPER
+	RET

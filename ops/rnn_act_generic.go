@@ -1,0 +1,19 @@
+//go:build !amd64 || purego
+
+package ops
+
+// rnnSigmoidVec sets o[i] = sigmoid(a[i]); o may be a.
+func rnnSigmoidVec(o, a []float32) {
+	o = o[:len(a)]
+	for i, x := range a {
+		o[i] = sigmoidf(x)
+	}
+}
+
+// rnnTanhVec sets o[i] = tanh(a[i]); o may be a.
+func rnnTanhVec(o, a []float32) {
+	o = o[:len(a)]
+	for i, x := range a {
+		o[i] = tanhf(x)
+	}
+}
