@@ -220,3 +220,14 @@ class TransformBias(nn.Module):
 
 
 case("attn_transform_bias_rescale_qkv", lambda: (TransformBias(2), [r(2, 4, 18), r(18)]))
+
+
+class MaskedFillBroadcastSelf(nn.Module):
+    """masked_fill broadcasting self to the mask's shape, as traced
+    nn.MultiheadAttention merges a float attn_mask with a padding mask."""
+
+    def forward(self, x, m):
+        return x.masked_fill(m, float("-inf"))
+
+
+case("attn_masked_fill_bcast_self", lambda: (MaskedFillBroadcastSelf(), [r(1, 4, 5), torch.rand(6, 1, 5) > 0.5]))
