@@ -227,8 +227,10 @@ func whereLoop[T ewReal](it *Iter, o []T, c []bool, a, b []T) {
 }
 
 // maskedFillKernel: masked_fill(self, mask, value) keeps self's dtype;
-// mask broadcasts to self (not the other way), value is a Scalar or a 0-d
-// tensor.
+// self and mask broadcast together (PyTorch's expand_outplace: traced
+// MultiheadAttention fills a [1, L, S] mask by a [N*H, 1, S] padding
+// mask; masked_fill_ rejects a result self cannot hold when writing it
+// back), value is a Scalar or a 0-d tensor.
 func maskedFillKernel(tensorValue bool) Kernel {
 	return func(p *ProcessedNode) error {
 		self, mask := p.Tensor(0), p.Tensor(1)
@@ -258,9 +260,6 @@ func maskedFillKernel(tensorValue bool) Kernel {
 		shape, err := BroadcastShapes(buf[:0], self.Sizes(), mask.Sizes())
 		if err != nil {
 			return err
-		}
-		if !SameSizes(shape, self.Sizes()) {
-			return Errorf("masked_fill: mask of shape %s does not broadcast to self's shape %s", ShapeString(mask.Sizes()), ShapeString(self.Sizes()))
 		}
 		var it Iter
 		if err := it.Init(shape, mask, val, a); err != nil {

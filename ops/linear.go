@@ -166,15 +166,7 @@ func init() {
 		}
 		// A constant weight (frozen graphs) is packed once here, so
 		// batched runs skip packing it; batch-1 runs read it directly.
-		var pre *gemmPrepacked
-		var preW *ivalue.Tensor
-		if c, ok := graph.ConstantValue(n.Inputs[1]); ok {
-			if w := c.Tensor(); w != nil && w.DType() == ivalue.Float32 && w.Dim() == 2 {
-				ws := w.Strides()
-				pre = gemmPrepack(w.Size(0), w.Size(1), gemmMat{w.F32(), w.Offset(), ws[1], ws[0]})
-				preW = w
-			}
-		}
+		pre, preW := linearPrepack(n, 1)
 		return func(p *ProcessedNode) error { return linearKernel(p, pre, preW) }
 	})
 	RegisterOut("aten::addmm", func(n *graph.Node) Kernel {
@@ -229,8 +221,29 @@ func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) err
 	if k == 0 {
 		m = out.Numel() / max(nOut, 1)
 	}
-	c := out.F32Contig()
 	a := gemmMatrixOf(x, x.Dim()-1, st)
+	return linearRun(p.Scratch, m, nOut, k, a, w, bias, pre, preW, out.F32Contig())
+}
+
+// linearPrepack packs input i of n, when it is a constant 2-d float32
+// weight [out_features, in_features], for linearRun; nil otherwise.
+func linearPrepack(n *graph.Node, i int) (*gemmPrepacked, *ivalue.Tensor) {
+	c, ok := graph.ConstantValue(n.Inputs[i])
+	if !ok {
+		return nil, nil
+	}
+	w := c.Tensor()
+	if w == nil || w.DType() != ivalue.Float32 || w.Dim() != 2 {
+		return nil, nil
+	}
+	ws := w.Strides()
+	return gemmPrepack(w.Size(0), w.Size(1), gemmMat{w.F32(), w.Offset(), ws[1], ws[0]}), w
+}
+
+// linearRun writes c (m x nOut, contiguous) = a * w^T + bias for a m x k
+// and w [nOut, k] (bias optional, broadcast over rows). pre is w packed
+// by linearPrepack when w is preW.
+func linearRun(sc *Scratch, m, nOut, k int, a gemmMat, w, bias *ivalue.Tensor, pre *gemmPrepacked, preW *ivalue.Tensor, c []float32) error {
 	ws := w.Strides()
 	b := gemmMat{w.F32(), w.Offset(), ws[1], ws[0]} // weight transposed, no copy
 	var beta float32
@@ -241,10 +254,10 @@ func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) err
 		beta = 1
 	}
 	if pre != nil && w == preW && m > 1 {
-		gemmWithPrepacked(p.Scratch, m, 1, a, pre, beta, c, 0, nOut)
+		gemmWithPrepacked(sc, m, 1, a, pre, beta, c, 0, nOut)
 		return nil
 	}
-	gemm(p.Scratch, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
+	gemm(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
 	return nil
 }
 

@@ -234,6 +234,13 @@ func layerNormKernel(p *ProcessedNode) error {
 	if inner == 0 {
 		return nil
 	}
+	layerNormRows(o, xs, inner, eps, w, b)
+	return nil
+}
+
+// layerNormRows layer-normalises each run of inner values of xs into o
+// (w, b optional, per element).
+func layerNormRows(o, xs []float32, inner int, eps float64, w, b []float32) {
 	rows := len(o) / inner
 	for r := 0; r < rows; r++ {
 		src, dst := xs[r*inner:(r+1)*inner], o[r*inner:(r+1)*inner]
@@ -241,7 +248,6 @@ func layerNormKernel(p *ProcessedNode) error {
 		rstd := 1 / math.Sqrt(v+eps)
 		normAffine(dst, src, m, rstd, w, b)
 	}
-	return nil
 }
 
 // normAffine writes dst = (src-m)*rstd*w + b (w, b optional, per element).
