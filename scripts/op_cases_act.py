@@ -1,0 +1,142 @@
+"""Activation, dropout, normalisation, pixel shuffle, einsum and
+elementwise indexing cases (ops/activation.go, ops/inplace_act.go,
+ops/norm_instance.go, ops/pixelshuffle.go, ops/einsum.go, ...)."""
+from typing import List
+
+import torch
+import torch.nn.functional as F
+from torch import nn, Tensor
+
+from op_cases import case, r, pos, ints, Call  # noqa: F401
+
+
+
+
+class Elu(nn.Module):
+    def forward(self, x):
+        return F.elu(x, 0.7), torch.ops.aten.elu(x, 0.5, 2.0, 1.5)
+
+
+class Selu(nn.Module):
+    def forward(self, x):
+        return torch.selu(x)
+
+
+class Celu(nn.Module):
+    def forward(self, x):
+        return F.celu(x, 1.5), F.celu(x)
+
+
+class Shrink(nn.Module):
+    def forward(self, x):
+        return F.hardshrink(x, 0.3), F.softshrink(x, 0.7), F.hardshrink(x), F.softshrink(x)
+
+
+class LogSigmoidMish(nn.Module):
+    def forward(self, x):
+        return F.logsigmoid(x), F.mish(x)
+
+
+class Threshold(nn.Module):
+    def forward(self, x):
+        return F.threshold(x, 0.1, 20.0), F.threshold(x, -0.5, -3.0)
+
+
+class Rrelu(nn.Module):
+    def forward(self, x):
+        return F.rrelu(x, 0.1, 0.4, training=False), F.rrelu(x)
+
+
+class Prelu(nn.Module):
+    def __init__(self, w):
+        super().__init__()
+        self.register_buffer("w", w)
+
+    def forward(self, x):
+        return F.prelu(x, self.w)
+
+
+class PreluIn(nn.Module):
+    """prelu with the weight a graph input (not a constant)."""
+
+    def forward(self, x, w):
+        return F.prelu(x, w)
+
+
+class Glu(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+
+class Composite(nn.Module):
+    """torch.nn's activations that are compositions in TorchScript."""
+
+    def forward(self, x):
+        return F.softsign(x), F.tanhshrink(x), F.softmin(x, 1), F.softmax(x, -3), F.hardsigmoid(x), \
+            F.hardswish(x), F.relu6(x), F.silu(x), F.softplus(x, 2.0, 3.0)
+
+
+class InplaceActs(nn.Module):
+    """The in-place forms, each on a fresh value and chained."""
+
+    def forward(self, x):
+        a = F.elu(x * 1.0, 0.8, inplace=True)
+        b = F.celu(x * 2.0, 1.2, inplace=True)
+        c = F.selu(x - 0.5, inplace=True)
+        d = F.threshold(x + 0.0, 0.2, -1.0, inplace=True)
+        e = F.rrelu(x * 3.0, 0.2, 0.3, training=False, inplace=True)
+        f = F.relu6(x * 4.0, inplace=True)
+        g = F.mish(x + 1.0, inplace=True)
+        h = F.leaky_relu(x * 1.5, 0.05, inplace=True)
+        i = F.hardtanh(x * 2.5, -0.5, 0.5, inplace=True)
+        j = F.hardsigmoid(x * 2.0, inplace=True)
+        k = F.hardswish(x * 2.0, inplace=True)
+        m = F.silu(x * 1.5, inplace=True)
+        return a, b, c, d, e, f, g, h, i, j, k, m
+
+
+class InplaceInput(nn.Module):
+    """In-place activations on a graph input (not removable)."""
+
+    def forward(self, x, y):
+        F.elu(x, 0.5, inplace=True)
+        F.threshold(y, 0.0, 7.0, inplace=True)
+        return x + y
+
+
+class Dropouts(nn.Module):
+    def forward(self, x):
+        a = F.dropout(x + 0.5, 0.3, self.training)
+        b = F.dropout(x * 2.0, 0.3, self.training, inplace=True)
+        c = F.alpha_dropout(x * 0.5, 0.2, self.training)
+        d = F.feature_alpha_dropout(x - 1.0, 0.2, self.training, inplace=True)
+        e = F.dropout2d(x + 1.0, 0.4, self.training, inplace=True)
+        f = F.alpha_dropout(x * 3.0, 0.2, self.training, inplace=True)
+        return a, b, c, d, e, f
+
+
+for dt, cast in (("", lambda t: t), ("_f64", lambda t: t.double())):
+    case("act_elu" + dt, lambda cast=cast: (Elu(), [cast(r(3, 5, 7) * 3)]))
+    case("act_selu" + dt, lambda cast=cast: (Selu(), [cast(r(3, 5, 7) * 3)]))
+    case("act_celu" + dt, lambda cast=cast: (Celu(), [cast(r(3, 5, 7) * 3)]))
+    case("act_shrink" + dt, lambda cast=cast: (Shrink(), [cast(r(4, 9))]))
+    case("act_logsigmoid_mish" + dt, lambda cast=cast: (LogSigmoidMish(), [cast(r(3, 5, 7) * 12)]))
+    case("act_threshold" + dt, lambda cast=cast: (Threshold(), [cast(r(4, 9))]))
+    case("act_rrelu" + dt, lambda cast=cast: (Rrelu(), [cast(r(4, 9))]))
+    case("act_prelu_channels" + dt, lambda cast=cast: (Prelu(cast(r(4))), [cast(r(2, 4, 3, 5))]))
+    case("act_glu" + dt, lambda cast=cast: (Glu(1), [cast(r(3, 6, 5))]))
+    case("act_inplace" + dt, lambda cast=cast: (InplaceActs(), [cast(r(3, 5, 7) * 3)]))
+case("act_threshold_int64", lambda: (Threshold(), [ints(-9, 9, 4, 6)]))
+case("act_prelu_single", lambda: (Call(nn.PReLU()), [r(2, 3, 4)]))
+case("act_prelu_2d", lambda: (Call(nn.PReLU(5, 0.1)), [r(3, 5)]))
+case("act_prelu_1d", lambda: (Prelu(r(1)), [r(7)]))
+case("act_prelu_input", lambda: (PreluIn(), [r(2, 3, 4), r(3)]))
+case("act_glu_last", lambda: (Glu(-1), [r(2, 3, 8)]))
+case("act_glu_first", lambda: (Glu(0), [r(4, 3)]))
+case("act_composite", lambda: (Composite(), [r(2, 3, 4, 5) * 3]))
+case("act_inplace_input", lambda: (InplaceInput(), [r(3, 4), r(3, 4)]))
+case("act_dropout_eval", lambda: (Dropouts().eval(), [r(2, 3, 4, 5)]))
