@@ -140,3 +140,64 @@ case("act_glu_first", lambda: (Glu(0), [r(4, 3)]))
 case("act_composite", lambda: (Composite(), [r(2, 3, 4, 5) * 3]))
 case("act_inplace_input", lambda: (InplaceInput(), [r(3, 4), r(3, 4)]))
 case("act_dropout_eval", lambda: (Dropouts().eval(), [r(2, 3, 4, 5)]))
+
+
+# ---------------------------------------------------------------- instance / group norm
+class InstanceNorm(nn.Module):
+    """torch.instance_norm (F.instance_norm's size check loops over a range,
+    a language op not in this area). Freezing keeps running stats as module
+    attributes (instance_norm may update them), so they are graph inputs."""
+
+    def __init__(self, c: int, affine: bool, use_input_stats: bool, eps: float):
+        super().__init__()
+        self.register_buffer("w", r(c))
+        self.register_buffer("b", r(c))
+        self.affine = affine
+        self.use_input_stats = use_input_stats
+        self.eps = eps
+
+    def forward(self, x):
+        if self.affine:
+            return torch.instance_norm(x, self.w, self.b, None, None, self.use_input_stats, 0.1, self.eps, False)
+        return torch.instance_norm(x, None, None, None, None, self.use_input_stats, 0.1, self.eps, False)
+
+
+class InstanceNormRunning(InstanceNorm):
+    def forward(self, x, rm, rv):
+        if self.affine:
+            return torch.instance_norm(x, self.w, self.b, rm, rv, self.use_input_stats, 0.1, self.eps, False)
+        return torch.instance_norm(x, None, None, rm, rv, self.use_input_stats, 0.1, self.eps, False)
+
+
+class InstanceNormFlag(nn.Module):
+    """use_input_stats a graph value, not a constant."""
+
+    def forward(self, x, flag):
+        return torch.instance_norm(x, None, None, None, None, bool(flag.sum() < 100.0), 0.1, 1e-5, False)
+
+
+case("norm_instance2d_affine", lambda: (InstanceNorm(6, True, True, 1e-3), [r(2, 6, 5, 4) * 3 + 1]))
+case("norm_instance2d_plain", lambda: (InstanceNorm(6, False, True, 1e-5), [r(2, 6, 5, 4) * 3 + 1]))
+case("norm_instance_2d_input", lambda: (InstanceNorm(4, True, True, 1e-5), [r(3, 4) - 2]))
+case("norm_instance1d_running", lambda: (InstanceNormRunning(6, True, False, 1e-3), [r(2, 6, 9), r(6), pos(6)]))
+case("norm_instance3d_running", lambda: (InstanceNormRunning(3, False, False, 1e-5), [r(2, 3, 4, 3, 2), r(3), pos(3)]))
+case("norm_instance_flag", lambda: (InstanceNormFlag(), [r(3, 4, 7), r(2)]))
+case("norm_group_3d", lambda: (Call(nn.GroupNorm(3, 6, affine=False)), [r(2, 6, 7) * 2]))
+case("norm_group_one", lambda: (Call(nn.GroupNorm(1, 4)), [r(3, 4, 2, 2)]))
+
+
+# ---------------------------------------------------------------- pixel shuffle
+class PixelShuffles(nn.Module):
+    def __init__(self, f: int):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        y = F.pixel_shuffle(x, self.f)
+        return y, F.pixel_unshuffle(y, self.f), F.pixel_unshuffle(x.transpose(-1, -2), 1)
+
+
+case("pixel_shuffle2", lambda: (PixelShuffles(2), [r(2, 8, 3, 5)]))
+case("pixel_shuffle3_batch", lambda: (PixelShuffles(3), [r(2, 1, 18, 2, 3)]))
+case("pixel_shuffle_3d", lambda: (PixelShuffles(2), [r(4, 3, 2)]))
+case("pixel_shuffle_int64", lambda: (PixelShuffles(2), [ints(-50, 50, 1, 4, 2, 3)]))
