@@ -201,3 +201,89 @@ case("pixel_shuffle2", lambda: (PixelShuffles(2), [r(2, 8, 3, 5)]))
 case("pixel_shuffle3_batch", lambda: (PixelShuffles(3), [r(2, 1, 18, 2, 3)]))
 case("pixel_shuffle_3d", lambda: (PixelShuffles(2), [r(4, 3, 2)]))
 case("pixel_shuffle_int64", lambda: (PixelShuffles(2), [ints(-50, 50, 1, 4, 2, 3)]))
+
+
+# ---------------------------------------------------------------- einsum
+class Einsum1(nn.Module):
+    def __init__(self, eq: str):
+        super().__init__()
+        self.eq = eq
+
+    def forward(self, a):
+        return torch.einsum(self.eq, [a])
+
+
+class Einsum2(Einsum1):
+    def forward(self, a, b):
+        return torch.einsum(self.eq, [a, b])
+
+
+class Einsum3(Einsum1):
+    def forward(self, a, b, c):
+        return torch.einsum(self.eq, [a, b, c])
+
+
+class EinsumMaxvit(nn.Module):
+    """maxvit's attention: q, k, v chunks of one projection (strided views)."""
+
+    def __init__(self, heads: int, dh: int):
+        super().__init__()
+        self.heads = heads
+        self.dh = dh
+
+    def forward(self, qkv):
+        b, g, p, _ = qkv.shape
+        q, k, v = torch.chunk(qkv, 3, dim=-1)
+        q = q.reshape(b, g, p, self.heads, self.dh).permute(0, 1, 3, 2, 4)
+        k = k.reshape(b, g, p, self.heads, self.dh).permute(0, 1, 3, 2, 4)
+        v = v.reshape(b, g, p, self.heads, self.dh).permute(0, 1, 3, 2, 4)
+        k = k * 0.5
+        dot = torch.einsum("B G H I D, B G H J D -> B G H I J", q, k)
+        attn = torch.softmax(dot, dim=-1)
+        return dot, torch.einsum("B G H I J, B G H J D -> B G H I D", attn, v)
+
+
+case("einsum_maxvit", lambda: (EinsumMaxvit(2, 4), [r(1, 3, 5, 24)]))
+for name, eq, shapes in [
+    ("matmul", "ij,jk->ik", [(3, 4), (4, 5)]),
+    ("bmm", "bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("out_transposed", "ij,jk->ki", [(3, 4), (4, 5)]),
+    ("out_interleaved", "bij,bjk->ibk", [(2, 3, 4), (2, 4, 5)]),
+    ("outer", "i,j->ij", [(3,), (4,)]),
+    ("dot", "i,i", [(5,), (5,)]),
+    ("hadamard", "ij,ij->ij", [(3, 4), (3, 4)]),
+    ("rowdot", "ij,ij->i", [(3, 4), (3, 4)]),
+    ("private", "ijk,jl->il", [(2, 3, 4), (3, 5)]),
+    ("broadcast_label", "ij,jk->ik", [(3, 1), (4, 5)]),
+    ("broadcast_batch", "bij,bjk->bik", [(1, 3, 4), (2, 4, 5)]),
+    ("ellipsis", "...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("ellipsis_implicit", "b...a,...c", [(3, 2, 4), (2, 1)]),
+    ("implicit", "ba,cb", [(3, 4), (5, 3)]),
+    ("upper", "Ab,bC->AC", [(3, 4), (4, 2)]),
+    ("diag_pair", "ii,ij->j", [(3, 3), (3, 4)]),
+    ("batch_vec", "bhid,bd->bhi", [(2, 3, 4, 5), (2, 5)]),
+    ("multi_group", "abcd,cdef->abef", [(2, 3, 4, 2), (4, 2, 3, 2)]),
+    ("k_order", "ikj,jkl->il", [(2, 3, 4), (4, 3, 5)]),
+    ("batch_inner", "ibj,jbk->bik", [(3, 2, 4), (4, 2, 5)]),
+    ("zero_size", "ij,jk->ik", [(3, 0), (0, 5)]),
+]:
+    case("einsum_" + name, lambda eq=eq, shapes=shapes: (Einsum2(eq), [r(*s) for s in shapes]))
+for name, eq, shape in [
+    ("trace", "ii", (4, 4)),
+    ("diag", "ii->i", (4, 4)),
+    ("batch_diag", "bii->bi", (2, 3, 3)),
+    ("diag3", "iij->ji", (3, 3, 2)),
+    ("transpose", "ij->ji", (3, 4)),
+    ("sum_all", "ij->", (3, 4)),
+    ("colsum", "ij->j", (3, 4)),
+    ("ellipsis_sum", "i...->i", (2, 3, 4)),
+    ("permute3", "abc->cab", (2, 3, 4)),
+]:
+    case("einsum_" + name, lambda eq=eq, shape=shape: (Einsum1(eq), [r(*shape)]))
+for name, eq, shapes in [
+    ("chain", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("bilinear", "bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("three_batch", "bij,bjk,bk->bi", [(2, 3, 4), (2, 4, 5), (2, 5)]),
+    ("three_late_contract", "ab,cd,bd->ac", [(2, 3), (4, 5), (3, 5)]),
+]:
+    case("einsum_" + name, lambda eq=eq, shapes=shapes: (Einsum3(eq), [r(*s) for s in shapes]))
