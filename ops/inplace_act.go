@@ -5,7 +5,7 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// In-place forms of activation.go's ops and of dropout, as TorchScript
+// In-place forms of activation.go's ops, of tril/triu and of dropout, as TorchScript
 // emits them (F.elu(x, inplace=True) is aten::elu_, nn.Dropout(inplace=
 // True) aten::dropout_). The activations go through inplaceBuilder
 // (inplace.go): the functional kernel's result is written back into
@@ -14,7 +14,7 @@ import (
 
 func init() {
 	for _, name := range []string{
-		"elu", "celu", "selu", "mish", "threshold", "rrelu", "relu6",
+		"elu", "celu", "selu", "mish", "threshold", "rrelu", "relu6", "tril", "triu",
 	} {
 		in := "aten::" + name + "_"
 		inplaceFunctional[in] = "aten::" + name

@@ -287,3 +287,75 @@ for name, eq, shapes in [
     ("three_late_contract", "ab,cd,bd->ac", [(2, 3), (4, 5), (3, 5)]),
 ]:
     case("einsum_" + name, lambda eq=eq, shapes=shapes: (Einsum3(eq), [r(*s) for s in shapes]))
+
+
+# ---------------------------------------------------------------- elementwise / indexing
+class Roll(nn.Module):
+    def forward(self, x):
+        return torch.roll(x, 1, 0), torch.roll(x, (-2, 3), (1, 2)), torch.roll(x, 5), \
+            torch.roll(x, (1, 2), (-1, -1)), torch.roll(x, (-7,), (1,))
+
+
+class RollSwin(nn.Module):
+    """swin's cyclic shift of [B, H, W, C] windows and back."""
+
+    def forward(self, x):
+        s = torch.roll(x, shifts=(-3, -3), dims=(1, 2))
+        return s, torch.roll(s * 2.0, shifts=(3, 3), dims=(1, 2))
+
+
+class Tri(nn.Module):
+    def forward(self, x):
+        return torch.tril(x), torch.triu(x), torch.tril(x, -1), torch.triu(x, 2), torch.tril(x, 9), torch.triu(x, -9)
+
+
+class TriInplace(nn.Module):
+    def forward(self, x):
+        a = (x * 2.0).tril_(1)
+        b = (x + 1.0).triu_(-1)
+        return a, b
+
+
+class TriIndices(nn.Module):
+    def forward(self, x):
+        n, m = x.size(0), x.size(1)
+        return torch.tril_indices(n, m), torch.triu_indices(n, m, 1), torch.tril_indices(n, m, -2), \
+            torch.triu_indices(m, n, -1), torch.tril_indices(n, n, 0, dtype=torch.int32)
+
+
+class RepeatInterleave(nn.Module):
+    def forward(self, x, reps):
+        return x.repeat_interleave(2, dim=1), x.repeat_interleave(reps, dim=0), x.repeat_interleave(3), \
+            torch.repeat_interleave(reps), x.repeat_interleave(2, dim=-1)
+
+
+class NewTensors(nn.Module):
+    def forward(self, x):
+        return x.new_zeros((2, 3)), x.new_ones([4]), x.new_full((2, 2), 3.5), x.new_zeros((3,), dtype=torch.int64), \
+            x.new_full((1, 2), 7)
+
+
+class MaskedWhere(nn.Module):
+    """swin's attention mask and the other masked_fill / where overloads."""
+
+    def forward(self, x, m):
+        mask = m - m.roll(1, 0)
+        attn = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
+        y = x.clone()
+        y.masked_fill_(x > 0.5, 2.0)
+        z = x.masked_fill(x < 0, torch.tensor(-3.0))
+        return attn, y, z, torch.where(x > 0, x, 0.25), torch.where(x > 0, -1.0, x), torch.where(x > 0, 1.0, 0.0), \
+            torch.clamp_min(x, m[0]), torch.clamp_max(x, 0.2), x.clamp(min=-0.5).clamp_max_(0.5)
+
+
+case("elt_roll", lambda: (Roll(), [r(3, 4, 5)]))
+case("elt_roll_int64", lambda: (Roll(), [ints(-9, 9, 2, 3, 4)]))
+case("elt_roll_swin", lambda: (RollSwin(), [r(1, 7, 7, 3)]))
+case("elt_tri", lambda: (Tri(), [r(4, 6)]))
+case("elt_tri_batch", lambda: (Tri(), [r(2, 3, 5, 4)]))
+case("elt_tri_int64", lambda: (Tri(), [ints(-9, 9, 5, 5)]))
+case("elt_tri_inplace", lambda: (TriInplace(), [r(3, 4, 4)]))
+case("elt_tri_indices", lambda: (TriIndices(), [r(4, 5)]))
+case("elt_repeat_interleave", lambda: (RepeatInterleave(), [r(3, 4), ints(0, 3, 3)]))
+case("elt_new_tensors", lambda: (NewTensors(), [r(2, 2)]))
+case("elt_masked_where", lambda: (MaskedWhere(), [r(4, 5), r(4, 5)]))
