@@ -36,7 +36,7 @@ type Result struct {
 // and branches on constant conditions are resolved. constants are the
 // archive's constants.pkl entries, read by CONSTANTS.cN.
 func Compile(root Object, constants []ivalue.IValue, src Sources, method string) (res *Result, err error) {
-	c := &compiler{src: src, consts: constants, files: map[string]*fileInfo{}, g: graph.New()}
+	c := &compiler{src: src, consts: constants, files: map[string]*fileInfo{}, tuples: map[string]*namedTuple{}, g: graph.New()}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("compiling %s.%s: internal error: %v", root.ClassName(), method, r)
@@ -81,6 +81,7 @@ type compiler struct {
 	src    Sources
 	consts []ivalue.IValue
 	files  map[string]*fileInfo
+	tuples map[string]*namedTuple // NamedTuple classes by qualified name (nil: not one)
 	g      *graph.Graph
 	block  *graph.Block // where nodes are appended
 	depth  int          // inlining depth

@@ -403,6 +403,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f, ok, err := c.tupleField(at, v, name); ok || err != nil {
+		return f, err
+	}
 	switch name {
 	case "shape":
 		return c.callOp(at, "aten::size", []*graph.Value{v}, nil)

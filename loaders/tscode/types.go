@@ -47,6 +47,13 @@ func (c *compiler) typeOf(e Expr) (*graph.Type, error) {
 		if name, ok := dotted(e); ok {
 			switch {
 			case strings.HasPrefix(name, "__torch__."):
+				nt, err := c.namedTupleOf(name)
+				if err != nil {
+					return nil, err
+				}
+				if nt != nil {
+					return nt.typ, nil
+				}
 				return graph.ClassOf(name), nil
 			case name == "torch.Tensor":
 				return graph.Tensor, nil
