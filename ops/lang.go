@@ -359,16 +359,69 @@ func init() {
 		func(t *ivalue.Tensor) bool { return false }) // gosr has no complex dtypes
 	tensorMeta("prim::is_nested", "prim::is_nested(Tensor a) -> bool",
 		func(t *ivalue.Tensor) bool { return false }) // nor nested tensors
-	// Autocast is never on in gosr's CPU inference.
-	RegisterNative("aten::is_autocast_enabled", func(n *graph.Node) Kernel {
-		if len(n.Inputs) != 0 {
-			return nil
-		}
-		return func(p *ProcessedNode) error {
-			p.SetOutput(0, ivalue.FromBool(false))
-			return nil
-		}
-	})
+	tensorMeta("aten::is_contiguous", "aten::is_contiguous(Tensor self) -> bool",
+		func(t *ivalue.Tensor) bool { return t.IsContiguous() })
+	tensorMeta("aten::is_signed", "aten::is_signed(Tensor self) -> bool",
+		func(t *ivalue.Tensor) bool { return t.DType() != ivalue.Uint8 && t.DType() != ivalue.Bool })
+	tensorMeta("prim::is_cpu", "prim::is_cpu(Tensor a) -> bool", func(t *ivalue.Tensor) bool { return true })
+	// gosr's tensors are dense CPU tensors that never record gradients.
+	for _, name := range []string{"requires_grad", "is_sparse", "is_sparse_csr", "is_mkldnn", "is_quantized",
+		"is_meta", "is_mps", "is_xpu", "is_ipu", "is_vulkan", "is_ort"} {
+		tensorMeta("prim::"+name, "prim::"+name+"(Tensor a) -> bool", func(t *ivalue.Tensor) bool { return false })
+	}
+	// Global state queries, decided for gosr's inference: no autocast, no
+	// gradient recording, and the code runs as TorchScript.
+	for _, c := range []struct {
+		name string
+		v    bool
+	}{{"is_autocast_enabled", false}, {"is_autocast_cpu_enabled", false}, {"is_grad_enabled", false}, {"is_scripting", true}} {
+		v, schema := c.v, "aten::"+c.name+"() -> bool"
+		RegisterNative("aten::"+c.name, func(n *graph.Node) Kernel {
+			if !n.Matches(schema) {
+				return nil
+			}
+			return func(p *ProcessedNode) error {
+				p.SetOutput(0, ivalue.FromBool(v))
+				return nil
+			}
+		})
+	}
+	// all(list) / any(list) of bools, ints, floats or strs: Python truthiness.
+	for _, c := range []struct {
+		name string
+		all  bool
+	}{{"all", true}, {"any", false}} {
+		all := c.all
+		RegisterNative("aten::"+c.name, func(n *graph.Node) Kernel {
+			if len(n.Inputs) != 1 || n.Inputs[0].Type.Kind != graph.ListType || n.Inputs[0].Type.Elem().Kind == graph.TensorType {
+				return nil
+			}
+			return func(p *ProcessedNode) error {
+				l, err := listArg(p, 0)
+				if err != nil {
+					return err
+				}
+				r := all
+				for _, it := range l.Items {
+					var truth bool
+					switch it.Kind() {
+					case ivalue.KindString:
+						truth = it.Str() != ""
+					case ivalue.KindDouble:
+						truth = it.Double() != 0
+					default:
+						truth = it.Int() != 0
+					}
+					if truth != all {
+						r = !all
+						break
+					}
+				}
+				p.SetOutput(0, ivalue.FromBool(r))
+				return nil
+			}
+		})
+	}
 }
 
 // deviceTypes are the device type names c10::Device parses.

@@ -181,3 +181,27 @@ func TestLangDeviceAndMeta(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, outs[0].Bool())
 }
+
+func TestLangAllAny(t *testing.T) {
+	// Python: all([True, False]) False, any([True, False]) True, all([]) True,
+	// any([]) False, all([1, 2]) True, any([0, 0.0]) False, any(["", "a"]) True.
+	for _, c := range []struct {
+		l        ivalue.IValue
+		et       *graph.Type
+		all, any bool
+	}{
+		{ivalue.NewList(ivB(true), ivB(false)), tB, false, true},
+		{ivalue.NewList(), tB, true, false},
+		{ivInts(1, 2), tI, true, true},
+		{ivalue.NewList(ivF(0), ivF(0.5)), graph.Float, false, true},
+		{ivalue.NewList(ivS(""), ivS("a")), tS, false, true},
+	} {
+		lt := []*graph.Type{graph.ListOf(c.et)}
+		outs, _, err := runNodeDyn(t, "aten::all", []ivalue.IValue{c.l}, lt, []*graph.Type{tB})
+		require.NoError(t, err)
+		assert.Equal(t, c.all, outs[0].Bool(), "all %s", c.l)
+		outs, _, err = runNodeDyn(t, "aten::any", []ivalue.IValue{c.l}, lt, []*graph.Type{tB})
+		require.NoError(t, err)
+		assert.Equal(t, c.any, outs[0].Bool(), "any %s", c.l)
+	}
+}
