@@ -743,6 +743,9 @@ func (c *compiler) apply(at Node, s *graph.Schema, plan []argPlan, extra []*grap
 		inputs = append(inputs, v)
 	}
 	inputs = append(inputs, extra...)
+	if err := c.checkMutation(at, s, inputs); err != nil {
+		return nil, err
+	}
 	outs := make([]*graph.Type, len(s.Returns))
 	for i, r := range s.Returns {
 		outs[i] = subst(r.Type, binds)

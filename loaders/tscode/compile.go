@@ -316,6 +316,8 @@ func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
 		return c.constant(v, graph.Str), nil
 	case ivalue.KindDevice:
 		return c.constant(v, graph.Device), nil
+	case ivalue.KindDict:
+		return c.dictConst(v, nil, at)
 	case ivalue.KindObject:
 		if o, ok := v.Ref().(Object); ok {
 			return &moduleSV{obj: o}, nil
@@ -964,6 +966,11 @@ func (c *compiler) forStmt(s *For, e *env) error {
 		}
 		if list, err = c.value(s.Iter, it); err != nil {
 			return err
+		}
+		if list.Type.Kind == graph.DictType { // for k in d: its keys, in order
+			if list, err = c.op1(s.Iter, "aten::keys", list); err != nil {
+				return err
+			}
 		}
 		if list.Type.Kind != graph.ListType {
 			return c.errf(s.Iter, "for loops over %s are not supported (range(...) and lists are)", list.Type)

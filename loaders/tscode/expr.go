@@ -384,6 +384,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 		return &nsSV{path: b.path + "." + name}, nil
 	case *moduleSV:
 		if v, ok := b.obj.GetAttr(name); ok {
+			if v.Kind() == ivalue.KindDict {
+				return c.dictConst(v, c.attrType(b, name), at)
+			}
 			return c.ivalueConst(v, at)
 		}
 		if x, cls, ok := c.classConst(b, name, at); ok {
