@@ -85,7 +85,9 @@ type compiler struct {
 	g      *graph.Graph
 	block  *graph.Block // where nodes are appended
 	depth  int          // inlining depth
-	pos    Pos          // current statement, for SourceRange
+	// exprDepth is the nesting of expressions being compiled (c.expr).
+	exprDepth int
+	pos       Pos // current statement, for SourceRange
 }
 
 type fileInfo struct {
@@ -438,8 +440,8 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 func (c *compiler) body(fn *FuncDef, e *env) (sv, error) {
 	c.depth++
 	defer func() { c.depth-- }()
-	if c.depth > 100 {
-		return nil, c.errf(fn, "calls nested more than 100 deep inlining %s (recursion is not supported)", fn.Name)
+	if c.depth > maxInlineDepth {
+		return nil, c.errf(fn, "calls nested more than %d deep inlining %s (recursion is not supported)", maxInlineDepth, fn.Name)
 	}
 	stmts := fn.Body
 	var ret sv
@@ -544,6 +546,9 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 		}
 		if k, ok := constOf(cv); ok && k.Bool() {
 			return nil
+		}
+		if err := c.checkNesting(s); err != nil {
+			return err
 		}
 		n := c.emit("prim::If", []*graph.Value{cv})
 		n.AddBlock()
@@ -762,6 +767,9 @@ func (c *compiler) ifStmt(s *If, e *env) error {
 			return c.stmts(s.Body, e)
 		}
 		return c.stmts(s.Else, e)
+	}
+	if err := c.checkNesting(s); err != nil {
+		return err
 	}
 	n := c.emit("prim::If", []*graph.Value{cv})
 	branches := [2][]Stmt{s.Body, s.Else}
@@ -1049,6 +1057,9 @@ func (c *compiler) loop(at Node, trip, cond *graph.Value, body []Stmt, e *env,
 	inputs := []*graph.Value{trip, cond}
 	for _, name := range carried {
 		inputs = append(inputs, e.vars[name].(*graph.Value))
+	}
+	if err := c.checkNesting(at); err != nil {
+		return err
 	}
 	n := c.emit("prim::Loop", inputs)
 	b := n.AddBlock()

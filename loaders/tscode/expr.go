@@ -33,6 +33,18 @@ var builtins = map[string]bool{
 var emptyElem = &graph.Type{Kind: graph.AnyType}
 
 func (c *compiler) expr(x Expr, e *env) (sv, error) {
+	// Every nested expression passes here, inlined calls' included, so
+	// this bounds the compiler's recursion (a left-nested y + y + ... + y
+	// or a long x.relu().relu()... chain is as deep as it is long).
+	c.exprDepth++
+	defer func() { c.exprDepth-- }()
+	if c.exprDepth > maxExprDepth {
+		return nil, c.errf(x, "expression nested more than %d levels deep (inlined calls included)", maxExprDepth)
+	}
+	return c.expr1(x, e)
+}
+
+func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 	switch x := x.(type) {
 	case *Const:
 		switch x.Kind {
@@ -206,6 +218,9 @@ func (c *compiler) exprValue(x Expr, e *env) (*graph.Value, error) {
 
 // ifValue emits prim::If producing one value from two branches.
 func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, error)) (sv, error) {
+	if err := c.checkNesting(at); err != nil {
+		return nil, err
+	}
 	n := c.emit("prim::If", []*graph.Value{cond})
 	saved := c.block
 	defer func() { c.block = saved }()
