@@ -205,3 +205,14 @@ func TestLangAllAny(t *testing.T) {
 		assert.Equal(t, c.any, outs[0].Bool(), "any %s", c.l)
 	}
 }
+
+func TestLangDropoutInPlace(t *testing.T) {
+	x := ivalue.F32Tensor([]float32{1, -2, 3}, 3)
+	for _, op := range []string{"aten::dropout_", "aten::feature_dropout_", "aten::alpha_dropout_", "aten::feature_alpha_dropout_", "aten::feature_alpha_dropout"} {
+		outs, _, err := runNodeDyn(t, op, []ivalue.IValue{iv(x), ivF(0.5), ivB(false)}, []*graph.Type{tT, graph.Float, tB}, []*graph.Type{tT})
+		require.NoError(t, err, op)
+		assert.Equal(t, []float64{1, -2, 3}, outs[0].Tensor().Float64s(), op)
+		_, _, err = runNodeDyn(t, op, []ivalue.IValue{iv(x), ivF(0.5), ivB(true)}, []*graph.Type{tT, graph.Float, tB}, []*graph.Type{tT})
+		assert.ErrorContains(t, err, "train=True", op)
+	}
+}
