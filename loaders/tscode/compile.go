@@ -816,6 +816,10 @@ func (c *compiler) merge(at Node, n *graph.Node, blocks [2]*graph.Block, envs [2
 			e.vars[name] = vals[0]
 			continue
 		}
+		if v, ok := c.mergedStatically(vals, have, term, blocks); ok {
+			e.vars[name] = v
+			continue
+		}
 		var gvs [2]*graph.Value
 		var t *graph.Type
 		for i := range vals {

@@ -225,9 +225,11 @@ func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, err
 	saved := c.block
 	defer func() { c.block = saved }()
 	var outs [2]*graph.Value
+	var blocks [2]*graph.Block
 	var t *graph.Type
 	for i, f := range []func() (sv, error){then, els} {
-		c.block = n.AddBlock()
+		blocks[i] = n.AddBlock()
+		c.block = blocks[i]
 		s, err := f()
 		if err != nil {
 			return nil, err
@@ -238,7 +240,13 @@ func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, err
 		if t = unify(t, outs[i].Type); t == nil {
 			return nil, c.errf(at, "branches give %s and %s", outs[0].Type, outs[i].Type)
 		}
-		c.block.AddOutput(outs[i])
+	}
+	c.block = saved
+	if v, ok := c.mergedStatically([2]sv{outs[0], outs[1]}, [2]bool{true, true}, [2]bool{}, blocks); ok {
+		return v, nil // the If is left without outputs; DCE drops it if it does nothing else
+	}
+	for i := range blocks {
+		blocks[i].AddOutput(outs[i])
 	}
 	return n.AddOutput(t), nil
 }

@@ -195,3 +195,42 @@ func TestCompileDictAttributeErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), c.err)
 	}
 }
+
+// F.interpolate's printed dispatch: a branch on the input's rank (known
+// only at run time) sets a flag that is False on both sides for another
+// mode; the flag, and the kernels of other modes, fold away.
+func TestCompileMergeConstantBranches(t *testing.T) {
+	root := &obj{class: "__torch__.m.M", attrs: map[string]ivalue.IValue{"mode": ivalue.FromString("relu")}}
+	files := map[string]string{"code/__torch__/m.py": `
+		class M(Module):
+			mode : str
+			def forward(self: __torch__.m.M, x: Tensor) -> Tensor:
+				mode = self.mode
+				if torch.eq(torch.dim(x), 3):
+					_0 = torch.eq(mode, "sigmoid")
+				else:
+					_0 = False
+				if _0:
+					_1 = torch.sigmoid(x)
+				else:
+					_2 = torch.eq(torch.dim(x), 2) and torch.eq(mode, "tanh")
+					if _2:
+						_3 = torch.tanh(x)
+					else:
+						if torch.eq(torch.dim(x), 1):
+							ops.prim.RaiseException("rank 1", "builtins.ValueError")
+							y = uninitialized(Tensor)
+						else:
+							y = x
+						_3 = torch.relu(y)
+					_1 = _3
+				return _1
+	`}
+	x := ivalue.F32Tensor([]float32{1, -2, 3, -4}, 2, 2)
+	res, out := compileRun(t, root, files, ivalue.FromTensor(x))
+	text := res.Graph.String()
+	assert.NotContains(t, text, "sigmoid")
+	assert.NotContains(t, text, "tanh")
+	assert.Contains(t, text, "prim::RaiseException", "the rank check stays")
+	assert.Equal(t, []float64{1, 0, 3, 0}, out[0].Tensor().Float64s())
+}
