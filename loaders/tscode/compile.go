@@ -303,6 +303,13 @@ func constOf(v *graph.Value) (ivalue.IValue, bool) {
 
 // ivalueConst turns a module attribute's value into a graph value.
 func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
+	return c.ivalueConstN(v, at, 0)
+}
+
+func (c *compiler) ivalueConstN(v ivalue.IValue, at Node, depth int) (sv, error) {
+	if depth > maxValueDepth {
+		return nil, c.errf(at, "module attribute nested more than %d levels deep", maxValueDepth)
+	}
 	switch v.Kind() {
 	case ivalue.KindNone:
 		return c.noneConst(), nil
@@ -328,7 +335,7 @@ func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
 		items := v.List().Items
 		elems := make([]sv, len(items))
 		for i, it := range items {
-			e, err := c.ivalueConst(it, at)
+			e, err := c.ivalueConstN(it, at, depth+1)
 			if err != nil {
 				return nil, err
 			}

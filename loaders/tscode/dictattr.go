@@ -69,7 +69,12 @@ func (c *compiler) dictConst(v ivalue.IValue, want *graph.Type, at Node) (sv, er
 
 // constType is the graph type of a frozen attribute value, nil where
 // there is none (modules, objects).
-func constType(v ivalue.IValue) *graph.Type {
+func constType(v ivalue.IValue) *graph.Type { return constTypeN(v, 0) }
+
+func constTypeN(v ivalue.IValue, depth int) *graph.Type {
+	if depth > maxValueDepth {
+		return nil
+	}
 	switch v.Kind() {
 	case ivalue.KindNone:
 		return graph.None
@@ -89,7 +94,7 @@ func constType(v ivalue.IValue) *graph.Type {
 		var et *graph.Type
 		ts := make([]*graph.Type, 0, len(v.List().Items))
 		for _, it := range v.List().Items {
-			t := constType(it)
+			t := constTypeN(it, depth+1)
 			if t == nil {
 				return nil
 			}
@@ -109,7 +114,7 @@ func constType(v ivalue.IValue) *graph.Type {
 		d := v.Dict()
 		var kt, vt *graph.Type
 		for i := range d.Keys {
-			if kt, vt = unify(kt, constType(d.Keys[i])), unify(vt, constType(d.Values[i])); kt == nil || vt == nil {
+			if kt, vt = unify(kt, constTypeN(d.Keys[i], depth+1)), unify(vt, constTypeN(d.Values[i], depth+1)); kt == nil || vt == nil {
 				return nil
 			}
 		}

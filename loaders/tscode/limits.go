@@ -15,6 +15,9 @@ const (
 	// in the graph built, inlining included: the graph text parser accepts
 	// 200 levels, and passes walk blocks recursively.
 	maxBlockDepth = 200
+	// maxValueDepth bounds the nesting of containers in module attributes
+	// and constants (data.pkl, constants.pkl) made into graph values.
+	maxValueDepth = 1000
 )
 
 // checkNesting reports an error when a node with blocks appended to the

@@ -56,3 +56,15 @@ func TestCompileLimits(t *testing.T) {
 		})
 	}
 }
+
+func TestCompileDeepAttribute(t *testing.T) {
+	v := ivalue.FromInt(1)
+	for i := 0; i < 5000; i++ {
+		v = ivalue.NewList(v)
+	}
+	src := "class M(Module):\n  deep : List[int]\n  def forward(self: __torch__.m.M, x: Tensor) -> Tensor:\n    _0 = self.deep\n    return x\n"
+	root := &obj{class: "__torch__.m.M", attrs: map[string]ivalue.IValue{"deep": v}}
+	_, err := Compile(root, nil, srcs(map[string]string{"code/__torch__/m.py": src}), "forward")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "m.py:4:10: module attribute nested more than 1000 levels deep")
+}
