@@ -179,6 +179,13 @@ func (cp *constProp) fold(n *graph.Node) (bool, error) {
 		return false, nil
 	}
 	for i, o := range n.Outputs {
+		if outs[i].IsNone() && !graph.None.IsSubtypeOf(o.Type) {
+			// unchecked_cast(None) to Tensor on a path that never runs: a
+			// constant None cannot have that type
+			return false, nil
+		}
+	}
+	for i, o := range n.Outputs {
 		v := outs[i].Clone() // detach from the inputs' and the kernel's memory
 		cv := cp.g.Constant(v, o.Type, n)
 		cv.Name = o.Name

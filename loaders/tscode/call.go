@@ -147,7 +147,14 @@ func (c *compiler) callTorchPath(x *Call, path string, args []sv, kws []struct {
 		return c.inline(x, def, f, nil, args, kws)
 	}
 	if _, ok := f.classes[path[i+1:]]; ok {
-		return nil, c.errf(x, "constructing %s is not supported (only module objects from data.pkl are)", path)
+		nt, err := c.namedTupleOf(path)
+		if err != nil {
+			return nil, err
+		}
+		if nt != nil {
+			return nt.construct(c, x, args, kws)
+		}
+		return nil, c.errf(x, "constructing %s is not supported (only NamedTuples and module objects from data.pkl are)", path)
 	}
 	return nil, c.errf(x, "%s is not defined in %s", path[i+1:], f.entry)
 }
@@ -368,9 +375,12 @@ func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) 
 		if name == "annotate" {
 			return c.annotate(v, t), nil
 		}
-		if k, ok := constOf(v); ok {
+		if k, ok := constOf(v); ok && (!k.IsNone() || graph.None.IsSubtypeOf(t)) {
 			return c.constant(k, t), nil
 		}
+		// unchecked_cast(Tensor, None) stays a cast: it sits on a path
+		// that never runs (its guard is false but not decided statically),
+		// and a constant None of type Tensor would be an invalid graph.
 		if v.Type.Equal(t) {
 			return v, nil
 		}
@@ -733,6 +743,9 @@ func (c *compiler) apply(at Node, s *graph.Schema, plan []argPlan, extra []*grap
 		inputs = append(inputs, v)
 	}
 	inputs = append(inputs, extra...)
+	if err := c.checkMutation(at, s, inputs); err != nil {
+		return nil, err
+	}
 	outs := make([]*graph.Type, len(s.Returns))
 	for i, r := range s.Returns {
 		outs[i] = subst(r.Type, binds)

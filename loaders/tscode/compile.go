@@ -36,7 +36,7 @@ type Result struct {
 // and branches on constant conditions are resolved. constants are the
 // archive's constants.pkl entries, read by CONSTANTS.cN.
 func Compile(root Object, constants []ivalue.IValue, src Sources, method string) (res *Result, err error) {
-	c := &compiler{src: src, consts: constants, files: map[string]*fileInfo{}, g: graph.New()}
+	c := &compiler{src: src, consts: constants, files: map[string]*fileInfo{}, tuples: map[string]*namedTuple{}, g: graph.New()}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("compiling %s.%s: internal error: %v", root.ClassName(), method, r)
@@ -81,10 +81,13 @@ type compiler struct {
 	src    Sources
 	consts []ivalue.IValue
 	files  map[string]*fileInfo
+	tuples map[string]*namedTuple // NamedTuple classes by qualified name (nil: not one)
 	g      *graph.Graph
 	block  *graph.Block // where nodes are appended
 	depth  int          // inlining depth
-	pos    Pos          // current statement, for SourceRange
+	// exprDepth is the nesting of expressions being compiled (c.expr).
+	exprDepth int
+	pos       Pos // current statement, for SourceRange
 }
 
 type fileInfo struct {
@@ -300,6 +303,13 @@ func constOf(v *graph.Value) (ivalue.IValue, bool) {
 
 // ivalueConst turns a module attribute's value into a graph value.
 func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
+	return c.ivalueConstN(v, at, 0)
+}
+
+func (c *compiler) ivalueConstN(v ivalue.IValue, at Node, depth int) (sv, error) {
+	if depth > maxValueDepth {
+		return nil, c.errf(at, "module attribute nested more than %d levels deep", maxValueDepth)
+	}
 	switch v.Kind() {
 	case ivalue.KindNone:
 		return c.noneConst(), nil
@@ -315,6 +325,8 @@ func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
 		return c.constant(v, graph.Str), nil
 	case ivalue.KindDevice:
 		return c.constant(v, graph.Device), nil
+	case ivalue.KindDict:
+		return c.dictConst(v, nil, at)
 	case ivalue.KindObject:
 		if o, ok := v.Ref().(Object); ok {
 			return &moduleSV{obj: o}, nil
@@ -323,7 +335,7 @@ func (c *compiler) ivalueConst(v ivalue.IValue, at Node) (sv, error) {
 		items := v.List().Items
 		elems := make([]sv, len(items))
 		for i, it := range items {
-			e, err := c.ivalueConst(it, at)
+			e, err := c.ivalueConstN(it, at, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -435,8 +447,8 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 func (c *compiler) body(fn *FuncDef, e *env) (sv, error) {
 	c.depth++
 	defer func() { c.depth-- }()
-	if c.depth > 100 {
-		return nil, c.errf(fn, "calls nested more than 100 deep inlining %s (recursion is not supported)", fn.Name)
+	if c.depth > maxInlineDepth {
+		return nil, c.errf(fn, "calls nested more than %d deep inlining %s (recursion is not supported)", maxInlineDepth, fn.Name)
 	}
 	stmts := fn.Body
 	var ret sv
@@ -541,6 +553,9 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 		}
 		if k, ok := constOf(cv); ok && k.Bool() {
 			return nil
+		}
+		if err := c.checkNesting(s); err != nil {
+			return err
 		}
 		n := c.emit("prim::If", []*graph.Value{cv})
 		n.AddBlock()
@@ -760,6 +775,9 @@ func (c *compiler) ifStmt(s *If, e *env) error {
 		}
 		return c.stmts(s.Else, e)
 	}
+	if err := c.checkNesting(s); err != nil {
+		return err
+	}
 	n := c.emit("prim::If", []*graph.Value{cv})
 	branches := [2][]Stmt{s.Body, s.Else}
 	var envs [2]*env
@@ -803,6 +821,10 @@ func (c *compiler) merge(at Node, n *graph.Node, blocks [2]*graph.Block, envs [2
 		}
 		if have[0] && have[1] && sameSV(vals[0], vals[1]) {
 			e.vars[name] = vals[0]
+			continue
+		}
+		if v, ok := c.mergedStatically(vals, have, term, blocks); ok {
+			e.vars[name] = v
 			continue
 		}
 		var gvs [2]*graph.Value
@@ -964,6 +986,11 @@ func (c *compiler) forStmt(s *For, e *env) error {
 		if list, err = c.value(s.Iter, it); err != nil {
 			return err
 		}
+		if list.Type.Kind == graph.DictType { // for k in d: its keys, in order
+			if list, err = c.op1(s.Iter, "aten::keys", list); err != nil {
+				return err
+			}
+		}
 		if list.Type.Kind != graph.ListType {
 			return c.errf(s.Iter, "for loops over %s are not supported (range(...) and lists are)", list.Type)
 		}
@@ -1041,6 +1068,9 @@ func (c *compiler) loop(at Node, trip, cond *graph.Value, body []Stmt, e *env,
 	inputs := []*graph.Value{trip, cond}
 	for _, name := range carried {
 		inputs = append(inputs, e.vars[name].(*graph.Value))
+	}
+	if err := c.checkNesting(at); err != nil {
+		return err
 	}
 	n := c.emit("prim::Loop", inputs)
 	b := n.AddBlock()

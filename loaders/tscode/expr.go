@@ -33,6 +33,18 @@ var builtins = map[string]bool{
 var emptyElem = &graph.Type{Kind: graph.AnyType}
 
 func (c *compiler) expr(x Expr, e *env) (sv, error) {
+	// Every nested expression passes here, inlined calls' included, so
+	// this bounds the compiler's recursion (a left-nested y + y + ... + y
+	// or a long x.relu().relu()... chain is as deep as it is long).
+	c.exprDepth++
+	defer func() { c.exprDepth-- }()
+	if c.exprDepth > maxExprDepth {
+		return nil, c.errf(x, "expression nested more than %d levels deep (inlined calls included)", maxExprDepth)
+	}
+	return c.expr1(x, e)
+}
+
+func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 	switch x := x.(type) {
 	case *Const:
 		switch x.Kind {
@@ -206,13 +218,18 @@ func (c *compiler) exprValue(x Expr, e *env) (*graph.Value, error) {
 
 // ifValue emits prim::If producing one value from two branches.
 func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, error)) (sv, error) {
+	if err := c.checkNesting(at); err != nil {
+		return nil, err
+	}
 	n := c.emit("prim::If", []*graph.Value{cond})
 	saved := c.block
 	defer func() { c.block = saved }()
 	var outs [2]*graph.Value
+	var blocks [2]*graph.Block
 	var t *graph.Type
 	for i, f := range []func() (sv, error){then, els} {
-		c.block = n.AddBlock()
+		blocks[i] = n.AddBlock()
+		c.block = blocks[i]
 		s, err := f()
 		if err != nil {
 			return nil, err
@@ -223,7 +240,13 @@ func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, err
 		if t = unify(t, outs[i].Type); t == nil {
 			return nil, c.errf(at, "branches give %s and %s", outs[0].Type, outs[i].Type)
 		}
-		c.block.AddOutput(outs[i])
+	}
+	c.block = saved
+	if v, ok := c.mergedStatically([2]sv{outs[0], outs[1]}, [2]bool{true, true}, [2]bool{}, blocks); ok {
+		return v, nil // the If is left without outputs; DCE drops it if it does nothing else
+	}
+	for i := range blocks {
+		blocks[i].AddOutput(outs[i])
 	}
 	return n.AddOutput(t), nil
 }
@@ -384,6 +407,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 		return &nsSV{path: b.path + "." + name}, nil
 	case *moduleSV:
 		if v, ok := b.obj.GetAttr(name); ok {
+			if v.Kind() == ivalue.KindDict {
+				return c.dictConst(v, c.attrType(b, name), at)
+			}
 			return c.ivalueConst(v, at)
 		}
 		if x, cls, ok := c.classConst(b, name, at); ok {
@@ -402,6 +428,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 	v, err := c.value(at, base)
 	if err != nil {
 		return nil, err
+	}
+	if f, ok, err := c.tupleField(at, v, name); ok || err != nil {
+		return f, err
 	}
 	switch name {
 	case "shape":

@@ -47,6 +47,13 @@ func (c *compiler) typeOf(e Expr) (*graph.Type, error) {
 		if name, ok := dotted(e); ok {
 			switch {
 			case strings.HasPrefix(name, "__torch__."):
+				nt, err := c.namedTupleOf(name)
+				if err != nil {
+					return nil, err
+				}
+				if nt != nil {
+					return nt.typ, nil
+				}
 				return graph.ClassOf(name), nil
 			case name == "torch.Tensor":
 				return graph.Tensor, nil
@@ -97,19 +104,37 @@ func (c *compiler) typeOf(e Expr) (*graph.Type, error) {
 }
 
 // dotted returns "a.b.c" for a chain of attribute accesses on a name.
+// It loops rather than recurses: a chain may be as long as its source.
 func dotted(e Expr) (string, bool) {
-	switch e := e.(type) {
-	case *Name:
-		return e.ID, true
-	case *Attribute:
-		s, ok := dotted(e.X)
-		return s + "." + e.Attr, ok
+	var parts []string
+	for {
+		switch x := e.(type) {
+		case *Name:
+			if len(parts) == 0 {
+				return x.ID, true
+			}
+			parts = append(parts, x.ID)
+			for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+				parts[i], parts[j] = parts[j], parts[i]
+			}
+			return strings.Join(parts, "."), true
+		case *Attribute:
+			parts = append(parts, x.Attr)
+			e = x.X
+		default:
+			return "", false
+		}
 	}
-	return "", false
 }
 
 // exprText is a short rendering of e for error messages.
-func exprText(e Expr) string {
+func exprText(e Expr) string { return exprTextN(e, 0) }
+
+func exprTextN(e Expr, depth int) string {
+	if depth > 20 {
+		return "..."
+	}
+	exprText := func(e Expr) string { return exprTextN(e, depth+1) }
 	switch e := e.(type) {
 	case nil:
 		return "<nil>"
