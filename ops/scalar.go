@@ -247,6 +247,97 @@ func formatIValue(b *strings.Builder, v ivalue.IValue) {
 	}
 }
 
+// strMemo is a string op's last scalar inputs and its result. Scripted
+// models build strings on every run (the reasons nn.MultiheadAttention
+// and nn.TransformerEncoder give for not taking their fast path) from
+// the same inputs: with the result kept, a steady run allocates nothing.
+type strMemo struct {
+	in  []ivalue.IValue
+	out ivalue.IValue
+	ok  bool
+}
+
+// memoable inputs compare by value: scalars, strings, and lists and
+// tuples of them (kept as copies, since a list may change in place).
+func memoable(v ivalue.IValue) bool {
+	switch v.Kind() {
+	case ivalue.KindNone, ivalue.KindInt, ivalue.KindBool, ivalue.KindDouble, ivalue.KindString, ivalue.KindDevice:
+		return true
+	case ivalue.KindList, ivalue.KindTuple:
+		for _, it := range v.List().Items {
+			if !memoable(it) || it.Kind() == ivalue.KindList || it.Kind() == ivalue.KindTuple {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// sameValue says whether memoable a and b would format alike.
+func sameValue(a, b ivalue.IValue) bool {
+	if a.Kind() != b.Kind() {
+		return false
+	}
+	switch a.Kind() {
+	case ivalue.KindList, ivalue.KindTuple:
+		ai, bi := a.List().Items, b.List().Items
+		if len(ai) != len(bi) {
+			return false
+		}
+		for i := range ai {
+			if !sameValue(ai[i], bi[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Equal(b)
+}
+
+// memoHit sets p's output to the kept result when p's inputs are those
+// it was made from.
+func memoHit(p *ProcessedNode) bool {
+	m, _ := p.State.(*strMemo)
+	if m == nil || !m.ok || len(m.in) != p.NumInputs() {
+		return false
+	}
+	for i, a := range m.in {
+		if !sameValue(a, *p.Input(i)) {
+			return false
+		}
+	}
+	p.SetOutput(0, m.out)
+	return true
+}
+
+// memoKeep sets p's output to out and keeps it with (copies of) p's
+// inputs, when they are all memoable.
+func memoKeep(p *ProcessedNode, out ivalue.IValue) {
+	p.SetOutput(0, out)
+	m, _ := p.State.(*strMemo)
+	if m == nil {
+		m = &strMemo{}
+		p.State = m
+	}
+	m.ok = false
+	m.in = m.in[:0]
+	for i := 0; i < p.NumInputs(); i++ {
+		v := *p.Input(i)
+		if !memoable(v) {
+			return
+		}
+		switch v.Kind() {
+		case ivalue.KindList:
+			v = ivalue.NewList(append([]ivalue.IValue(nil), v.List().Items...)...)
+		case ivalue.KindTuple:
+			v = ivalue.NewTuple(append([]ivalue.IValue(nil), v.List().Items...)...)
+		}
+		m.in = append(m.in, v)
+	}
+	m.out, m.ok = out, true
+}
+
 // formatString is TorchScript's aten::format: each "{}" takes the next
 // argument; extra arguments are ignored, missing ones are an error.
 func formatString(f string, args []ivalue.IValue) (string, error) {
@@ -334,7 +425,10 @@ func init() {
 			return nil
 		}
 		return func(p *ProcessedNode) error {
-			p.SetOutput(0, ivalue.FromString(p.Input(0).Str()+p.Input(1).Str()))
+			if memoHit(p) {
+				return nil
+			}
+			memoKeep(p, ivalue.FromString(p.Input(0).Str()+p.Input(1).Str()))
 			return nil
 		}
 	})
@@ -465,7 +559,10 @@ func init() {
 			return nil
 		}
 		return func(p *ProcessedNode) error {
-			p.SetOutput(0, ivalue.FromString(FormatIValue(*p.Input(0))))
+			if memoHit(p) {
+				return nil
+			}
+			memoKeep(p, ivalue.FromString(FormatIValue(*p.Input(0))))
 			return nil
 		}
 	})
@@ -474,7 +571,10 @@ func init() {
 			return nil
 		}
 		return func(p *ProcessedNode) error {
-			args := make([]ivalue.IValue, p.NumInputs()-1) // strings allocate anyway
+			if memoHit(p) {
+				return nil
+			}
+			args := make([]ivalue.IValue, p.NumInputs()-1) // a new string allocates anyway
 			for i := range args {
 				args[i] = *p.Input(i + 1)
 			}
@@ -482,7 +582,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			p.SetOutput(0, ivalue.FromString(s))
+			memoKeep(p, ivalue.FromString(s))
 			return nil
 		}
 	})

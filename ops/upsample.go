@@ -178,7 +178,8 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	}
 	for i := 3 - d; i < 3; i++ {
 		if key.in[i] <= 0 || key.out[i] <= 0 {
-			return Errorf("upsample %dd: input and output sizes should be greater than 0, got input %v and output %v", d, xs[2:], key.out[3-d:])
+			out := append([]int(nil), key.out[3-d:]...) // a copy: a slice of key would move key to the heap
+			return Errorf("upsample %dd: input and output sizes should be greater than 0, got input %v and output %v", d, xs[2:], out)
 		}
 	}
 	st.shape = append(st.shape[:0], xs[0], xs[1])
@@ -187,8 +188,8 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	out.Resize(ivalue.Float32, st.shape)
 	o := out.F32Contig()
 	if !st.built || st.key != key {
-		upsampleBuild(st, &key, spec.mode, d)
 		st.key, st.built = key, true
+		upsampleBuild(st, &st.key, spec.mode, d) // not &key: it would escape, a heap allocation per run
 	}
 	nc := xs[0] * xs[1]
 	if nc == 0 {
