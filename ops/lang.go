@@ -123,7 +123,12 @@ func init() {
 			}
 			l := p.OutList(0, len(d.Keys), false)
 			for i := range d.Keys {
-				// each pair is a new tuple: the list's items may be kept
+				// the previous run's pairs are dead (outputs live until the
+				// next run) unless the node is Fresh: refill them
+				if pr := l.Items[i].List(); !p.Fresh && l.Items[i].Kind() == ivalue.KindTuple && pr != nil && len(pr.Items) == 2 {
+					pr.Items[0], pr.Items[1] = d.Keys[i], d.Values[i]
+					continue
+				}
 				l.Items[i] = ivalue.NewTuple(d.Keys[i], d.Values[i])
 			}
 			return nil

@@ -216,3 +216,27 @@ func TestLangDropoutInPlace(t *testing.T) {
 		assert.ErrorContains(t, err, "train=True", op)
 	}
 }
+
+func TestLangSteadyStateAllocs(t *testing.T) {
+	d := &ivalue.Dict{}
+	d.Set(ivS("a"), ivI(1))
+	d.Set(ivS("b"), ivI(2))
+	dt := graph.DictOf(tS, tI)
+	for _, c := range []struct {
+		op   string
+		in   []ivalue.IValue
+		ts   []*graph.Type
+		outs []*graph.Type
+	}{
+		{"aten::items", []ivalue.IValue{ivalue.DictOf(d)}, []*graph.Type{dt}, []*graph.Type{graph.ListOf(graph.TupleOf(tS, tI))}},
+		{"aten::dict", []ivalue.IValue{ivalue.DictOf(d)}, []*graph.Type{dt}, []*graph.Type{dt}},
+		{"aten::dict", nil, nil, []*graph.Type{graph.DictOf(tS, tT)}},
+		{"aten::find", []ivalue.IValue{ivS("hello"), ivS("l"), ivI(0), ivI(-1)}, []*graph.Type{tS, tS, tI, tI}, []*graph.Type{tI}},
+		{"aten::__range_length", []ivalue.IValue{ivI(0), ivI(10), ivI(3)}, []*graph.Type{tI, tI, tI}, []*graph.Type{tI}},
+	} {
+		p, err := buildNode(t, c.op, c.in, c.ts, c.outs, make([]bool, len(c.in)))
+		require.NoError(t, err, c.op)
+		require.NoError(t, p.Run())
+		assert.Zero(t, testing.AllocsPerRun(50, func() { _ = p.Run() }), c.op)
+	}
+}
