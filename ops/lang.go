@@ -96,8 +96,23 @@ func init() {
 		}
 		return nil
 	})
+	// copy(): a shallow copy of a list (copy.t) or dict (copy.Dict_*).
 	RegisterNative("aten::copy", func(n *graph.Node) Kernel {
-		if len(n.Inputs) != 1 || !isDict(n.Inputs[0]) {
+		if len(n.Inputs) != 1 {
+			return nil
+		}
+		if n.Inputs[0].Type.Kind == graph.ListType {
+			return func(p *ProcessedNode) error {
+				src, err := listArg(p, 0)
+				if err != nil {
+					return err
+				}
+				l := p.OutList(0, len(src.Items), false)
+				copy(l.Items, src.Items)
+				return nil
+			}
+		}
+		if !isDict(n.Inputs[0]) {
 			return nil
 		}
 		return func(p *ProcessedNode) error {
@@ -123,7 +138,12 @@ func init() {
 			}
 			l := p.OutList(0, len(d.Keys), false)
 			for i := range d.Keys {
-				// each pair is a new tuple: the list's items may be kept
+				// the previous run's pairs are dead (outputs live until the
+				// next run) unless the node is Fresh: refill them
+				if pr := l.Items[i].List(); !p.Fresh && l.Items[i].Kind() == ivalue.KindTuple && pr != nil && len(pr.Items) == 2 {
+					pr.Items[0], pr.Items[1] = d.Keys[i], d.Values[i]
+					continue
+				}
 				l.Items[i] = ivalue.NewTuple(d.Keys[i], d.Values[i])
 			}
 			return nil
@@ -407,6 +427,42 @@ func init() {
 			}
 		})
 	}
+	// sum(list) of ints or bools (an int) or floats (a float, added left to
+	// right as Python does).
+	RegisterNative("aten::sum", func(n *graph.Node) Kernel {
+		if len(n.Inputs) != 1 || n.Inputs[0].Type.Kind != graph.ListType {
+			return nil
+		}
+		switch n.Inputs[0].Type.Elem().Kind {
+		case graph.IntType, graph.BoolType:
+			return func(p *ProcessedNode) error {
+				l, err := listArg(p, 0)
+				if err != nil {
+					return err
+				}
+				var s int64
+				for _, it := range l.Items {
+					s += it.Int()
+				}
+				p.SetOutput(0, ivalue.FromInt(s))
+				return nil
+			}
+		case graph.FloatType:
+			return func(p *ProcessedNode) error {
+				l, err := listArg(p, 0)
+				if err != nil {
+					return err
+				}
+				s := 0.0
+				for _, it := range l.Items {
+					s += it.Double()
+				}
+				p.SetOutput(0, ivalue.FromDouble(s))
+				return nil
+			}
+		}
+		return nil
+	})
 	// all(list) / any(list) of bools, ints, floats or strs: Python truthiness.
 	for _, c := range []struct {
 		name string

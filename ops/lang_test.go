@@ -216,3 +216,56 @@ func TestLangDropoutInPlace(t *testing.T) {
 		assert.ErrorContains(t, err, "train=True", op)
 	}
 }
+
+func TestLangSteadyStateAllocs(t *testing.T) {
+	d := &ivalue.Dict{}
+	d.Set(ivS("a"), ivI(1))
+	d.Set(ivS("b"), ivI(2))
+	dt := graph.DictOf(tS, tI)
+	for _, c := range []struct {
+		op   string
+		in   []ivalue.IValue
+		ts   []*graph.Type
+		outs []*graph.Type
+	}{
+		{"aten::items", []ivalue.IValue{ivalue.DictOf(d)}, []*graph.Type{dt}, []*graph.Type{graph.ListOf(graph.TupleOf(tS, tI))}},
+		{"aten::dict", []ivalue.IValue{ivalue.DictOf(d)}, []*graph.Type{dt}, []*graph.Type{dt}},
+		{"aten::dict", nil, nil, []*graph.Type{graph.DictOf(tS, tT)}},
+		{"aten::find", []ivalue.IValue{ivS("hello"), ivS("l"), ivI(0), ivI(-1)}, []*graph.Type{tS, tS, tI, tI}, []*graph.Type{tI}},
+		{"aten::__range_length", []ivalue.IValue{ivI(0), ivI(10), ivI(3)}, []*graph.Type{tI, tI, tI}, []*graph.Type{tI}},
+	} {
+		p, err := buildNode(t, c.op, c.in, c.ts, c.outs, make([]bool, len(c.in)))
+		require.NoError(t, err, c.op)
+		require.NoError(t, p.Run())
+		assert.Zero(t, testing.AllocsPerRun(50, func() { _ = p.Run() }), c.op)
+	}
+}
+
+func TestLangListCopy(t *testing.T) {
+	// Python: a = [1, 2]; b = a.copy(); b.append(3) leaves a == [1, 2].
+	a := ivInts(1, 2)
+	il := graph.ListOf(tI)
+	outs, _, err := runNodeDyn(t, "aten::copy", []ivalue.IValue{a}, []*graph.Type{il}, []*graph.Type{il})
+	require.NoError(t, err)
+	b := outs[0]
+	b.List().Items = append(b.List().Items, ivI(3))
+	assert.Equal(t, "[1, 2]", a.String())
+	assert.Equal(t, "[1, 2, 3]", b.String())
+}
+
+func TestLangSumList(t *testing.T) {
+	// Python: sum([3, -1, 4]) == 6, sum([True, True, False]) == 2,
+	// sum([0.1, 0.2, 0.3]) == 0.6000000000000001, sum([]) == 0.
+	outs, _, err := runNodeDyn(t, "aten::sum", []ivalue.IValue{ivInts(3, -1, 4)}, []*graph.Type{graph.ListOf(tI)}, []*graph.Type{tI})
+	require.NoError(t, err)
+	assert.Equal(t, int64(6), outs[0].Int())
+	outs, _, err = runNodeDyn(t, "aten::sum", []ivalue.IValue{ivalue.NewList(ivB(true), ivB(true), ivB(false))}, []*graph.Type{graph.ListOf(tB)}, []*graph.Type{tI})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), outs[0].Int())
+	outs, _, err = runNodeDyn(t, "aten::sum", []ivalue.IValue{ivalue.NewList(ivF(0.1), ivF(0.2), ivF(0.3))}, []*graph.Type{graph.ListOf(graph.Float)}, []*graph.Type{graph.Float})
+	require.NoError(t, err)
+	assert.Equal(t, 0.6000000000000001, outs[0].Double())
+	outs, _, err = runNodeDyn(t, "aten::sum", []ivalue.IValue{ivalue.NewList()}, []*graph.Type{graph.ListOf(tI)}, []*graph.Type{tI})
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), outs[0].Int())
+}

@@ -201,3 +201,22 @@ func TestConstantPropagationDefaultEval(t *testing.T) {
 	assert.Equal(t, []float32{2, 0, 4}, v.Tensor().Contiguous().F32Contig())
 	assert.Equal(t, []int{3}, v.Tensor().Sizes())
 }
+
+// unchecked_cast(None) to Tensor sits on paths that never run; folding it
+// would make a None constant of type Tensor, an invalid graph.
+func TestConstantPropagationKeepsCastOfNone(t *testing.T) {
+	g, err := graph.Parse(`graph(%x : Tensor, %c : bool):
+  %n : NoneType = prim::Constant()
+  %y : Tensor = prim::If(%c)
+    block0():
+      %b : Tensor = prim::unchecked_cast(%n)
+      -> (%b)
+    block1():
+      -> (%x)
+  return (%y)
+`, nil)
+	require.NoError(t, err)
+	require.NoError(t, ConstantPropagation(g, &Context{}))
+	require.NoError(t, Verify(g))
+	assert.Contains(t, g.String(), "prim::unchecked_cast")
+}

@@ -963,14 +963,14 @@ func parseFloat(s string) (float64, error) {
 // "zeros") must be known to resolve the branch as freezing does. Tensors
 // and lists are left to ConstantPropagation, which knows about aliasing.
 func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
-	if len(n.Outputs) != 1 || strings.HasPrefix(n.Kind, "prim::") && n.Kind != "prim::min" && n.Kind != "prim::max" && n.Kind != "prim::abs" {
+	if len(n.Outputs) != 1 || strings.HasPrefix(n.Kind, "prim::") && n.Kind != "prim::min" && n.Kind != "prim::max" && n.Kind != "prim::abs" && !tensorMetaOps[n.Kind] {
 		return nil, false
 	}
 	if isCustom(n.Kind) {
 		return nil, false // custom ops (Python fallbacks) run at run time only
 	}
 	switch n.Outputs[0].Type.Kind {
-	case graph.IntType, graph.FloatType, graph.BoolType, graph.StringType:
+	case graph.IntType, graph.FloatType, graph.BoolType, graph.StringType, graph.DeviceType:
 	default:
 		return nil, false
 	}
@@ -992,7 +992,7 @@ func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		if k.Kind() == ivalue.KindTensor {
+		if k.Kind() == ivalue.KindTensor && !tensorMetaOps[n.Kind] {
 			return nil, false
 		}
 		ins[i] = k
@@ -1005,6 +1005,14 @@ func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
 	n.Destroy()
 	v := c.constant(outs[0], t)
 	return v.Node, true
+}
+
+// tensorMetaOps read only a tensor's metadata, which a constant (frozen
+// weight) keeps for good: they fold on constant tensors too.
+var tensorMetaOps = map[string]bool{
+	"prim::dtype": true, "prim::device": true, "prim::is_cuda": true, "prim::is_cpu": true,
+	"prim::requires_grad": true, "prim::is_nested": true, "aten::dim": true, "aten::numel": true,
+	"aten::size": true, "aten::len": true, "aten::is_floating_point": true, "aten::is_complex": true,
 }
 
 // op1 is callOp for an op with one result.

@@ -234,3 +234,65 @@ func TestCompileMergeConstantBranches(t *testing.T) {
 	assert.Contains(t, text, "prim::RaiseException", "the rank check stays")
 	assert.Equal(t, []float64{1, 0, 3, 0}, out[0].Tensor().Float64s())
 }
+
+// Metadata of frozen weights and torch.device("cpu") fold at compile time.
+func TestCompileFoldTensorMeta(t *testing.T) {
+	w := ivalue.F32Tensor([]float32{1, 2, 3, 4}, 2, 2)
+	root := &obj{class: "__torch__.m.M", attrs: map[string]ivalue.IValue{"weight": ivalue.FromTensor(w)}}
+	files := map[string]string{"code/__torch__/m.py": `
+		class M(Module):
+			weight : Tensor
+			def forward(self: __torch__.m.M, x: Tensor) -> Tensor:
+				weight = self.weight
+				if torch.is_floating_point(weight):
+					_0 = torch.eq(torch.dim(weight), 2)
+				else:
+					_0 = False
+				if _0:
+					_1 = torch.eq(ops.prim.dtype(weight), 6)
+				else:
+					_1 = False
+				dev = torch.device("cpu")
+				if _1:
+					y = torch.add(x, torch.size(weight, 0))
+				else:
+					y = torch.sigmoid(x)
+				return torch.to(y, dev)
+	`}
+	x := ivalue.F32Tensor([]float32{1, -2}, 2)
+	res, out := compileRun(t, root, files, ivalue.FromTensor(x))
+	text := res.Graph.String()
+	for _, s := range []string{"sigmoid", "is_floating_point", "prim::dtype", "aten::dim", "aten::device", "prim::If"} {
+		assert.NotContains(t, text, s)
+	}
+	assert.Equal(t, []float64{3, 0}, out[0].Tensor().Float64s())
+}
+
+// MultiheadAttention's fast-path checks cast an Optional that is None
+// here to Tensor on a path guarded by a condition known only at run time:
+// the cast stays a node (a constant None of type Tensor would be an
+// invalid graph), through compilation and the passes.
+func TestCompileUncheckedCastOfNone(t *testing.T) {
+	root := &obj{class: "__torch__.m.M", attrs: map[string]ivalue.IValue{"bias": ivalue.None()}}
+	files := map[string]string{"code/__torch__/m.py": `
+		class M(Module):
+			bias : Optional[Tensor]
+			def forward(self: __torch__.m.M, x: Tensor) -> Tensor:
+				bias = self.bias
+				if bool(torch.gt(torch.sum(x), 100)):
+					_0 = True
+				else:
+					_0 = False
+				if _0:
+					b = unchecked_cast(Tensor, bias)
+					y = torch.add(x, b)
+				else:
+					y = torch.neg(x)
+				return y
+	`}
+	x := ivalue.F32Tensor([]float32{1, -2}, 2)
+	res, out := compileRun(t, root, files, ivalue.FromTensor(x))
+	require.NoError(t, res.Graph.Verify())
+	assert.Contains(t, res.Graph.String(), "prim::unchecked_cast")
+	assert.Equal(t, []float64{-1, 2}, out[0].Tensor().Float64s())
+}

@@ -44,6 +44,10 @@ func TestCompileLimits(t *testing.T) {
 			"m.py:203:1: calls nested more than 100 deep inlining f99"},
 		{"blocks nested across inlined calls", head + "    return __torch__.m.a(x)\n" + nestedIfs("a", 150, "__torch__.m.b(y)") + nestedIfs("b", 150, "y"),
 			"if/loop blocks nested more than 200 levels deep"},
+		{"100k nested calls", head + "    return " + strings.Repeat("torch.relu(", 100000) + "x" + strings.Repeat(")", 100000) + "\n",
+			"nesting deeper than 1000 levels"},
+		{"100k nested unary minus", head + "    return " + strings.Repeat("-", 100000) + "x\n",
+			"nesting deeper than 1000 levels"},
 		{"recursion", head + "    return __torch__.m.r(x)\ndef r(x: Tensor) -> Tensor:\n  return __torch__.m.r(torch.relu(x))\n",
 			"m.py:5:1: calls nested more than 100 deep inlining r (recursion is not supported)"},
 	} {
