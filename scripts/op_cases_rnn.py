@@ -257,3 +257,26 @@ case("rnn_pad", lambda: (Pad(False, 0.0, 0), [r(9, 3), _lengths(4, 3, 1, 1)]))
 case("rnn_pad_bf_value_total", lambda: (Pad(True, -1.5, 6), [r(9, 2, 3), _lengths(4, 3, 1, 1)]))
 case("rnn_pack_lstm_pad", lambda: (PackLSTMPad(False), [r(5, 4, 5), _lengths(5, 4, 2, 2), r(4, 4, 6), r(4, 4, 6)]))
 case("rnn_pack_lstm_pad_bf", lambda: (PackLSTMPad(True), [r(4, 5, 5), _lengths(5, 4, 2, 2), r(4, 4, 6), r(4, 4, 6)]))
+
+
+# ---------------------------------------------------------------- cells in a loop (states carried across iterations)
+class CellLoop(nn.Module):
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+        self.lstm = nn.LSTMCell(5, 6)
+        self.gru = nn.GRUCell(5, 6)
+
+    def forward(self, x, h, c):
+        outs: List[Tensor] = []
+        for i in range(x.size(0)):
+            if self.kind == "lstm":
+                h, c = self.lstm(x[i], (h, c))
+            else:
+                h = self.gru(x[i], h)
+            outs.append(h)
+        return torch.stack(outs), h, c
+
+
+case("rnn_cell_loop_lstm", lambda: (CellLoop("lstm"), [r(4, 3, 5), r(3, 6), r(3, 6)]))
+case("rnn_cell_loop_gru", lambda: (CellLoop("gru"), [r(4, 3, 5), r(3, 6), r(3, 6)]))
