@@ -69,6 +69,10 @@ type rnnState struct {
 	xbuf         []float32 // contiguous copy of an input whose rows do not merge
 	bufs         [2][]float32
 	sOut, sH, sC []int
+	// this run's geometry, for recur: batch row stride, hidden size, h
+	// size (proj_size with projections), gates*hidden, output row length
+	sB, H, P, GH, ldo int
+	proj              bool
 }
 
 func init() {
@@ -280,6 +284,7 @@ func (k *rnnSeq) run(p *ProcessedNode) error {
 		return Errorf("%s: expected cell state size [%d, %d, %d], got %v", name, L*D, B, H, c0.Sizes())
 	}
 	ldo := D * P
+	st.sB, st.H, st.P, st.GH, st.ldo, st.proj = sB, H, P, GH, ldo, proj
 	switch {
 	case k.packed:
 		st.sOut = append(st.sOut[:0], N, ldo)
@@ -390,55 +395,7 @@ func (k *rnnSeq) run(p *ProcessedNode) error {
 				cst := c0.Strides()
 				rnnCopy2D(cs, c0.F32(), c0.Offset()+ld*cst[0], B, H, cst[1], cst[2])
 			}
-			preHH, preHR := k.preFor(base+1, whh), k.preFor(base+per-1, whr)
-			for s := 0; s < T; s++ {
-				t, prev := s, s-1
-				if d == 1 {
-					t, prev = T-1-s, T-s
-				}
-				m := st.bs[t]
-				n1 := 0 // rows whose h is the previous step's output; the rest start from h0
-				if s > 0 {
-					n1 = min(m, st.bs[prev])
-				}
-				r0 := st.rowStart[t]
-				c, coff, ldc, beta := st.gi, r0*GH, sB*GH, float32(1)
-				if k.mode == rnnGRU {
-					c, coff, ldc, beta = st.gh, 0, GH, 0
-				}
-				if n1 > 0 {
-					rnnMatmulWT(sc, n1, gemmMat{ob, st.rowStart[prev]*ldo + d*P, sB * ldo, 1}, whh, preHH, beta, c, coff, ldc)
-				}
-				if m > n1 {
-					rnnMatmulWT(sc, m-n1, gemmMat{st.h0, n1 * P, P, 1}, whh, preHH, beta, c, coff+n1*ldc, ldc)
-				}
-				for b := 0; b < m; b++ {
-					r := r0 + b*sB
-					g := st.gi[r*GH : r*GH+GH]
-					ho := r*ldo + d*P
-					switch k.mode {
-					case rnnLSTM:
-						cb := cs[b*H : b*H+H]
-						if proj {
-							lstmGates(g, cb, cb, st.hraw[b*H:b*H+H], H)
-						} else {
-							lstmGates(g, cb, cb, ob[ho:ho+P], H)
-						}
-					case rnnGRU:
-						hp := st.h0[b*P : b*P+P]
-						if b < n1 {
-							pr := (st.rowStart[prev]+b*sB)*ldo + d*P
-							hp = ob[pr : pr+P]
-						}
-						gruGates(g, st.gh[b*GH:b*GH+GH], st.bhn, hp, ob[ho:ho+P], H)
-					default:
-						rnnActivate(k.mode == rnnRelu, g, ob[ho:ho+P])
-					}
-				}
-				if proj {
-					rnnMatmulWT(sc, m, gemmMat{st.hraw, 0, H, 1}, whr, preHR, 0, ob, r0*ldo+d*P, sB*ldo)
-				}
-			}
+			k.recur(sc, st, d, ob, cs, whh, whr, k.preFor(base+1, whh), k.preFor(base+per-1, whr))
 			// h_n: each row's output at its last step (step 0 backwards).
 			hd := hnData[ld*B*P : (ld+1)*B*P]
 			for b := 0; b < B; b++ {
@@ -483,4 +440,61 @@ func (st *rnnState) packedLayout(bsT *ivalue.Tensor, rows int) error {
 		return Errorf("batch_sizes sum to %d but data has %d rows", sum, rows)
 	}
 	return nil
+}
+
+// recur runs direction d of one layer over all steps: per step, the
+// recurrent projection h W_hh^T (added to the step's input projections,
+// or into st.gh for GRU), the gate loop over the step's batch rows
+// writing h into the layer output ob (through W_hr with projections),
+// and the LSTM cell states in cs.
+func (k *rnnSeq) recur(sc *Scratch, st *rnnState, d int, ob, cs []float32, whh, whr *ivalue.Tensor, preHH, preHR *gemmPrepacked) {
+	T, sB, H, P, GH, ldo, proj := len(st.bs), st.sB, st.H, st.P, st.GH, st.ldo, st.proj
+	for s := 0; s < T; s++ {
+		t, prev := s, s-1
+		if d == 1 {
+			t, prev = T-1-s, T-s
+		}
+		m := st.bs[t]
+		n1 := 0 // rows whose h is the previous step's output; the rest start from h0
+		if s > 0 {
+			n1 = min(m, st.bs[prev])
+		}
+		r0 := st.rowStart[t]
+		c, coff, ldc, beta := st.gi, r0*GH, sB*GH, float32(1)
+		if k.mode == rnnGRU {
+			c, coff, ldc, beta = st.gh, 0, GH, 0
+		}
+		if n1 > 0 {
+			rnnMatmulWT(sc, n1, gemmMat{ob, st.rowStart[prev]*ldo + d*P, sB * ldo, 1}, whh, preHH, beta, c, coff, ldc)
+		}
+		if m > n1 {
+			rnnMatmulWT(sc, m-n1, gemmMat{st.h0, n1 * P, P, 1}, whh, preHH, beta, c, coff+n1*ldc, ldc)
+		}
+		for b := 0; b < m; b++ {
+			r := r0 + b*sB
+			g := st.gi[r*GH : r*GH+GH]
+			ho := r*ldo + d*P
+			switch k.mode {
+			case rnnLSTM:
+				cb := cs[b*H : b*H+H]
+				if proj {
+					lstmGates(g, cb, cb, st.hraw[b*H:b*H+H], H)
+				} else {
+					lstmGates(g, cb, cb, ob[ho:ho+P], H)
+				}
+			case rnnGRU:
+				hp := st.h0[b*P : b*P+P]
+				if b < n1 {
+					pr := (st.rowStart[prev]+b*sB)*ldo + d*P
+					hp = ob[pr : pr+P]
+				}
+				gruGates(g, st.gh[b*GH:b*GH+GH], st.bhn, hp, ob[ho:ho+P], H)
+			default:
+				rnnActivate(k.mode == rnnRelu, g, ob[ho:ho+P])
+			}
+		}
+		if proj {
+			rnnMatmulWT(sc, m, gemmMat{st.hraw, 0, H, 1}, whr, preHR, 0, ob, r0*ldo+d*P, sB*ldo)
+		}
+	}
 }

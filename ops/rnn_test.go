@@ -188,6 +188,18 @@ func TestRNNSteadyAllocs(t *testing.T) {
 		require.NoError(t, p.Run(), "%+v", c)
 		assert.Zero(t, testing.AllocsPerRun(10, func() { _ = p.Run() }), "%+v", c)
 	}
+	r := rand.New(rand.NewPCG(5, 6))
+	lengths := iv(ivalue.I64Tensor([]int64{5, 3, 3, 1}, 4))
+	pack, err := buildNode(t, "aten::_pack_padded_sequence", []ivalue.IValue{iv(rnnRand(r, 4, 6, 3)), lengths, ivB(true)},
+		[]*graph.Type{graph.Tensor, graph.Tensor, graph.Bool}, []*graph.Type{graph.Tensor, graph.Tensor}, nil)
+	require.NoError(t, err)
+	pad, err := buildNode(t, "aten::_pad_packed_sequence", []ivalue.IValue{iv(rnnRand(r, 12, 3)), iv(ivalue.I64Tensor([]int64{4, 3, 3, 1, 1}, 5)), ivB(false), ivF(-1), ivI(7)},
+		[]*graph.Type{graph.Tensor, graph.Tensor, graph.Bool, graph.Float, graph.Int}, []*graph.Type{graph.Tensor, graph.Tensor}, nil)
+	require.NoError(t, err)
+	for _, p := range []*ops.ProcessedNode{pack, pad} {
+		require.NoError(t, p.Run())
+		assert.Zero(t, testing.AllocsPerRun(10, func() { _ = p.Run() }), p.Node.Kind)
+	}
 	for _, op := range []string{"lstm", "gru", "rnn_tanh", "rnn_relu"} {
 		for _, constW := range []bool{true, false} {
 			p, err := rnnCellNode(t, op, 3, 7, 9, constW)
@@ -236,6 +248,29 @@ func TestRNNBadArguments(t *testing.T) {
 			p.Values[p.In[1]] = iv(ivalue.I64Tensor(bs, 3))
 			assert.Error(t, p.Run(), "batch_sizes %v", bs)
 		}
+	})
+	t.Run("pack lengths", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, c := range []struct {
+			lengths []int64
+			msg     string
+		}{
+			{[]int64{3, 4, 1}, "decreasing order"},
+			{[]int64{3, 2, 0}, "greater than 0"},
+			{[]int64{6, 2, 1}, "exceeds the sequence length"},
+			{[]int64{3, 2}, "batch_size"},
+		} {
+			p, err := buildNode(t, "aten::_pack_padded_sequence", []ivalue.IValue{iv(rnnRand(r, 5, 3, 2)), iv(ivalue.I64Tensor(c.lengths, len(c.lengths))), ivB(false)},
+				[]*graph.Type{graph.Tensor, graph.Tensor, graph.Bool}, []*graph.Type{graph.Tensor, graph.Tensor}, nil)
+			require.NoError(t, err)
+			assert.ErrorContains(t, p.Run(), c.msg, "lengths %v", c.lengths)
+		}
+	})
+	t.Run("pad total_length", func(t *testing.T) {
+		p, err := buildNode(t, "aten::_pad_packed_sequence", []ivalue.IValue{iv(ivalue.NewTensor(ivalue.Float32, 4, 2)), iv(ivalue.I64Tensor([]int64{2, 1, 1}, 3)), ivB(false), ivF(0), ivI(2)},
+			[]*graph.Type{graph.Tensor, graph.Tensor, graph.Bool, graph.Float, graph.Int}, []*graph.Type{graph.Tensor, graph.Tensor}, nil)
+		require.NoError(t, err)
+		assert.ErrorContains(t, p.Run(), "total_length")
 	})
 	t.Run("cell input rank", func(t *testing.T) {
 		p, err := rnnCellNode(t, "gru", 3, 5, 6, true)

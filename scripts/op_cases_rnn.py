@@ -205,3 +205,78 @@ class CellFn(nn.Module):
 
 for op, g in [("lstm", 4), ("gru", 3), ("rnn_tanh", 1), ("rnn_relu", 1)]:
     case("rnn_cellfn_%s" % op, lambda op=op, g=g: (CellFn(op), [r(3, 5), r(3, 6), r(3, 6)] + _weights(g, 5, 6, 1)))
+
+
+# ---------------------------------------------------------------- packing (pack_padded_sequence's kernels)
+class Pack(nn.Module):
+    def __init__(self, batch_first: bool):
+        super().__init__()
+        self.batch_first = batch_first
+
+    def forward(self, x, lengths):
+        return torch._pack_padded_sequence(x, lengths, self.batch_first)
+
+
+class Pad(nn.Module):
+    def __init__(self, batch_first: bool, value: float, total: int):
+        super().__init__()
+        self.batch_first = batch_first
+        self.value = value
+        self.total = total
+
+    def forward(self, data, batch_sizes):
+        return torch._pad_packed_sequence(data, batch_sizes, self.batch_first, self.value, self.total)
+
+
+class PackLSTMPad(nn.Module):
+    """pack_padded_sequence -> nn.LSTM -> pad_packed_sequence, sorted
+    lengths, as the ops run inside those functions."""
+
+    def __init__(self, batch_first: bool):
+        super().__init__()
+        m = nn.LSTM(5, 6, num_layers=2, bidirectional=True)
+        self.params = [p.detach() for p in m._flat_weights]
+        self.batch_first = batch_first
+
+    def forward(self, x, lengths, h, c):
+        data, bs = torch._pack_padded_sequence(x, lengths, self.batch_first)
+        out, hn, cn = torch.lstm(data, bs, [h, c], self.params, True, 2, 0.0, False, True)
+        o, lens = torch._pad_packed_sequence(out, bs, self.batch_first, 0.0, 0)
+        return o, lens, hn, cn
+
+
+def _lengths(*ls):
+    return torch.tensor(ls, dtype=torch.int64)
+
+
+case("rnn_pack", lambda: (Pack(False), [r(5, 4, 3), _lengths(5, 3, 3, 1)]))
+case("rnn_pack_bf_4d", lambda: (Pack(True), [r(4, 6, 2, 3), _lengths(4, 4, 2, 1)]))
+case("rnn_pack_equal", lambda: (Pack(False), [r(3, 2, 4), _lengths(3, 3)]))
+case("rnn_pack_short", lambda: (Pack(False), [r(6, 3, 2), _lengths(4, 2, 1)]))
+case("rnn_pad", lambda: (Pad(False, 0.0, 0), [r(9, 3), _lengths(4, 3, 1, 1)]))
+case("rnn_pad_bf_value_total", lambda: (Pad(True, -1.5, 6), [r(9, 2, 3), _lengths(4, 3, 1, 1)]))
+case("rnn_pack_lstm_pad", lambda: (PackLSTMPad(False), [r(5, 4, 5), _lengths(5, 4, 2, 2), r(4, 4, 6), r(4, 4, 6)]))
+case("rnn_pack_lstm_pad_bf", lambda: (PackLSTMPad(True), [r(4, 5, 5), _lengths(5, 4, 2, 2), r(4, 4, 6), r(4, 4, 6)]))
+
+
+# ---------------------------------------------------------------- cells in a loop (states carried across iterations)
+class CellLoop(nn.Module):
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+        self.lstm = nn.LSTMCell(5, 6)
+        self.gru = nn.GRUCell(5, 6)
+
+    def forward(self, x, h, c):
+        outs: List[Tensor] = []
+        for i in range(x.size(0)):
+            if self.kind == "lstm":
+                h, c = self.lstm(x[i], (h, c))
+            else:
+                h = self.gru(x[i], h)
+            outs.append(h)
+        return torch.stack(outs), h, c
+
+
+case("rnn_cell_loop_lstm", lambda: (CellLoop("lstm"), [r(4, 3, 5), r(3, 6), r(3, 6)]))
+case("rnn_cell_loop_gru", lambda: (CellLoop("gru"), [r(4, 3, 5), r(3, 6), r(3, 6)]))
