@@ -406,27 +406,6 @@ func init() {
 			}
 		})
 	}
-	// Dropout in inference (train=False) is the identity; convert.go has
-	// the out-of-place forms, these are Dropout(inplace=True)'s and
-	// feature_alpha_dropout.
-	for _, name := range []string{"dropout_", "feature_dropout_", "alpha_dropout_", "feature_alpha_dropout_", "feature_alpha_dropout"} {
-		schema := "aten::" + name + "(Tensor(a!) self, float p, bool train) -> Tensor(a!)"
-		if !strings.HasSuffix(name, "_") {
-			schema = "aten::" + name + "(Tensor input, float p, bool train) -> Tensor"
-		}
-		RegisterNative("aten::"+name, func(n *graph.Node) Kernel {
-			if !n.Matches(schema) {
-				return nil
-			}
-			return func(p *ProcessedNode) error {
-				if p.Bool(2) {
-					return Errorf("dropout with train=True is not supported (inference only)")
-				}
-				p.SetOutput(0, *p.Input(0))
-				return nil
-			}
-		})
-	}
 	// sum(list) of ints or bools (an int) or floats (a float, added left to
 	// right as Python does).
 	RegisterNative("aten::sum", func(n *graph.Node) Kernel {
