@@ -334,3 +334,45 @@ func attnBench(b *testing.B, kind string, in []ivalue.IValue, ty []*graph.Type, 
 		}
 	}
 }
+
+// TestNestedLeftAligned: _nested_tensor_from_mask_left_aligned's answers
+// and errors, as torch 1.13 gives them for these masks.
+func TestNestedLeftAligned(t *testing.T) {
+	x := iv(ivalue.F32Tensor(make([]float32, 3*4*5), 3, 4, 5))
+	b := func(rows ...[]bool) ivalue.IValue {
+		var d []bool
+		for _, r := range rows {
+			d = append(d, r...)
+		}
+		return iv(ivalue.BoolTensor(d, len(rows), len(rows[0])))
+	}
+	T, F := true, false
+	for _, c := range []struct {
+		name string
+		mask ivalue.IValue
+		want bool
+	}{
+		{"prefixes", b([]bool{T, T, F, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), true},
+		{"gap", b([]bool{T, F, T, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), false},
+		{"empty row", b([]bool{F, F, F, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), true},
+		{"leading false", b([]bool{F, T, T, T}, []bool{T, T, T, T}, []bool{T, T, T, T}), false},
+	} {
+		outs, _, err := runNode(t, "aten::_nested_tensor_from_mask_left_aligned", []ivalue.IValue{x, c.mask}, []*graph.Type{tT, tT}, []*graph.Type{tB})
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, outs[0].Bool(), c.name)
+	}
+	for _, c := range []struct {
+		name string
+		t, m ivalue.IValue
+		want string
+	}{
+		{"float mask", x, iv(ivalue.F32Tensor(make([]float32, 12), 3, 4)), "Expected mask to be of ScalarType Bool"},
+		{"mask size", x, iv(ivalue.BoolTensor(make([]bool, 15), 3, 5)), "Mask size should match input size"},
+		{"2-d input", iv(ivalue.F32Tensor(make([]float32, 20), 4, 5)), iv(ivalue.BoolTensor(make([]bool, 20), 4, 5)), "Input should be a 3D tensor"},
+		{"3-d mask", x, iv(ivalue.BoolTensor(make([]bool, 12), 3, 4, 1)), "Padding mask should be 2D"},
+	} {
+		_, _, err := runNode(t, "aten::_nested_tensor_from_mask_left_aligned", []ivalue.IValue{c.t, c.m}, []*graph.Type{tT, tT}, []*graph.Type{tB})
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+	}
+}
