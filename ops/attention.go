@@ -408,6 +408,13 @@ func mhaRun(a *mhaArgs) error {
 // precision for float32, the sum in float64, masked outputs 0 times the
 // inverse sum (so a row masked entirely is NaN). o may be x.
 func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []bool, mo, ms, n int) {
+	var t T
+	f32 := unsafe.Sizeof(t) == 4
+	if m == nil && os == 1 && xs == 1 && f32 && n > 0 {
+		// The attention's rows: contiguous, unmasked.
+		attnSoftmaxRow32(unsafe.Slice((*float32)(unsafe.Pointer(&o[oo])), n), unsafe.Slice((*float32)(unsafe.Pointer(&x[xo])), n))
+		return
+	}
 	mx := math.Inf(-1)
 	seen := false
 	for i := 0; i < n; i++ {
@@ -422,8 +429,6 @@ func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []
 		mx = max(mx, v) // NaN wins
 	}
 	var sum float64
-	var t T
-	f32 := unsafe.Sizeof(t) == 4
 	for i := 0; i < n; i++ {
 		var e float64
 		if m == nil || !m[mo+i*ms] {
@@ -439,6 +444,29 @@ func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []
 	inv := 1 / sum
 	for i := 0; i < n; i++ {
 		o[oo+i*os] = T(float64(o[oo+i*os]) * inv)
+	}
+}
+
+// attnSoftmaxRow32 is attnSoftmax of a contiguous float32 row without a
+// mask (o may be x).
+func attnSoftmaxRow32(o, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	o = o[:len(x)]
+	mx := x[0]
+	for _, v := range x[1:] {
+		mx = max(mx, v) // NaN wins
+	}
+	var sum float64
+	for i, v := range x {
+		e := expf(v - mx)
+		sum += float64(e)
+		o[i] = e
+	}
+	inv := 1 / sum
+	for i, v := range o {
+		o[i] = float32(float64(v) * inv)
 	}
 }
 
