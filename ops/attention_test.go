@@ -152,6 +152,15 @@ func TestAttentionErrors(t *testing.T) {
 	add("addmv sizes", "aten::addmv", 1, "size mismatch",
 		[]ivalue.IValue{iv(attnRand(rng, 1, 3)), iv(attnRand(rng, 1, 3, 5)), iv(attnRand(rng, 1, 4)), ivI(1), ivI(1)}, bTypes)
 
+	const sdpaK = "aten::_scaled_dot_product_attention"
+	sq := iv(attnRand(rng, 1, 2, 4, 5))
+	sdTypes := []*graph.Type{tT, tT, tT, tN, tF, tB, tB}
+	add("sdpa dropout", sdpaK, 2, "dropout_p 0.5 > 0", []ivalue.IValue{sq, sq, sq, none, ivF(0.5), ivB(false), ivB(false)}, sdTypes)
+	add("sdpa causal with mask", sdpaK, 2, "Explicit attn_mask should not be set when is_causal=True",
+		[]ivalue.IValue{sq, sq, sq, iv(boolMask([]int{4, 4})), ivF(0), ivB(false), ivB(true)}, []*graph.Type{tT, tT, tT, tT, tF, tB, tB})
+	add("sdpa mask shape", sdpaK, 2, "do not broadcast",
+		[]ivalue.IValue{sq, sq, sq, iv(boolMask([]int{3, 4})), ivF(0), ivB(false), ivB(false)}, []*graph.Type{tT, tT, tT, tT, tF, tB, tB})
+
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			outs := make([]*graph.Type, c.nOut)
@@ -251,6 +260,10 @@ func TestAttentionNoAllocs(t *testing.T) {
 			[]*graph.Type{tT, tT, tI, tI}, 1, -1},
 		tc{"baddbmm", "aten::baddbmm", []ivalue.IValue{iv(attnRand(rng, 1, 1, 20, 20)), iv(attnRand(rng, 1, 8, 20, 16)), iv(attnRand(rng, 1, 8, 16, 20)), ivF(0.5), ivI(1)},
 			[]*graph.Type{tT, tT, tT, tF, tI}, 1, -1},
+		tc{"sdpa causal", "aten::_scaled_dot_product_attention", []ivalue.IValue{iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 10, 8)), ivalue.None(), ivF(0), ivB(true), ivB(true)},
+			[]*graph.Type{tT, tT, tT, tN, tF, tB, tB}, 2, -1},
+		tc{"sdpa mask", "aten::_scaled_dot_product_attention", []ivalue.IValue{iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 12, 8)), iv(attnRand(rng, 1, 2, 3, 12, 8)), iv(boolMask([]int{10, 12}, 3)), ivF(0), ivB(true), ivB(false)},
+			[]*graph.Type{tT, tT, tT, tT, tF, tB, tB}, 2, -1},
 		tc{"transform_bias_rescale_qkv", "aten::_transform_bias_rescale_qkv", []ivalue.IValue{iv(attnRand(rng, 1, 2, 5, 24)), iv(attnRand(rng, 1, 24)), ivI(2)},
 			[]*graph.Type{tT, tT, tI}, 3, -1},
 	)
