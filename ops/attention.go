@@ -109,13 +109,7 @@ func attnGrow(buf *[]float32, n int) []float32 {
 // attnRows views t ([..., cols]) as a matrix of its rows, copying into
 // buf when its leading dims do not merge.
 func attnRows(t *ivalue.Tensor, buf *[]float32) gemmMat {
-	d := t.Dim()
-	if rs, ok := gemmRowStride(t, d-1); ok {
-		return gemmMat{t.F32(), t.Offset(), rs, t.Strides()[d-1]}
-	}
-	b := attnGrow(buf, t.Numel())
-	gemmCopyContig(b, t)
-	return gemmMat{b, 0, t.Size(d - 1), 1}
+	return gemmMatrixInto(t, t.Dim()-1, buf)
 }
 
 // attnContig returns t's elements in logical order, copying into buf
