@@ -274,12 +274,19 @@ func mhaKernel(p *ProcessedNode, pw *mhaWeights) error {
 	}
 	needW, avg := p.Bool(10), p.Bool(11)
 	out := p.OutTensor(0)
-	out.Resize(ivalue.Float32, q.Sizes())
 	if B*T*D == 0 {
 		// PyTorch returns (empty_like(query), undefined).
+		out.Resize(ivalue.Float32, q.Sizes())
 		p.SetOutput(1, ivalue.None())
 		return nil
 	}
+	// The output projection is a linear: any out_features.
+	projW := ts[5]
+	if projW.Dim() != 2 || projW.Size(1) != D {
+		return Errorf("proj_weight: expected sizes [out_features, %d], got %v", D, projW.Sizes())
+	}
+	st.shape = append(st.shape[:0], B, T, projW.Size(0))
+	out.Resize(ivalue.Float32, st.shape)
 	a := mhaArgs{B: B, T: T, D: D, H: H, q: q, k: k, v: v, qkvW: ts[3], qkvB: ts[4], projW: ts[5], projB: ts[6],
 		mask: mask, needW: needW, avg: avg, out: out.F32Contig(), sc: p.Scratch, st: st, pw: pw,
 		self: q == k && k == v}
@@ -308,9 +315,6 @@ func mhaRun(a *mhaArgs) error {
 	qkv := attnGrow(&st.qkv, m*D3)
 	// qkv = [q | k | v] projections plus their biases (the bias is what
 	// _transform_bias_rescale_qkv adds; the gemm adds into it).
-	if a.projW.Dim() != 2 || a.projW.Size(0) != D || a.projW.Size(1) != D {
-		return Errorf("proj_weight: expected sizes [%d, %d], got %v", D, D, a.projW.Sizes())
-	}
 	if err := gemmFillBroadcast(qkv, m, D3, a.qkvB); err != nil {
 		return Errorf("qkv_bias: %v", err)
 	}
@@ -393,7 +397,7 @@ func mhaRun(a *mhaArgs) error {
 	if a.pw != nil {
 		pre, preW = a.pw.proj, a.pw.projW
 	}
-	return linearRun(sc, m, D, D, gemmMat{ctx, 0, D, 1}, a.projW, a.projB, pre, preW, a.out)
+	return linearRun(sc, m, a.projW.Size(0), D, gemmMat{ctx, 0, D, 1}, a.projW, a.projB, pre, preW, a.out)
 }
 
 // attnSoftmax writes the softmax of the n values x[xo+i*xs] to
@@ -505,6 +509,9 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 	}
 	B, T := src.Size(0), src.Size(1)
 	m := B * T
+	if pj := ts[5]; pj.Dim() != 2 || pj.Size(0) != D || pj.Size(1) != D {
+		return Errorf("proj_weight: expected sizes [%d, %d], got %v", D, D, pj.Sizes())
+	}
 	maskType, typeSet := int64(0), !p.IsNone(19)
 	if typeSet {
 		maskType = p.Int(19)

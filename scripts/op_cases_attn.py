@@ -143,6 +143,8 @@ case("attn_mha_cross", lambda: (MHACross(8, 2, False),
                                 [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(8, 8), r(8)]))
 case("attn_mha_kv", lambda: (MHACross(8, 4, True),
                              [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(8, 8), r(8)]))
+case("attn_mha_proj_out6", lambda: (MHACross(8, 2, True),
+                                   [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(6, 8), r(6)]))
 case("attn_mha_big", lambda: (MHA(16, 2, True, True, None), [r(2, 12, 16)]))
 
 
