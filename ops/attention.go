@@ -109,13 +109,7 @@ func attnGrow(buf *[]float32, n int) []float32 {
 // attnRows views t ([..., cols]) as a matrix of its rows, copying into
 // buf when its leading dims do not merge.
 func attnRows(t *ivalue.Tensor, buf *[]float32) gemmMat {
-	d := t.Dim()
-	if rs, ok := gemmRowStride(t, d-1); ok {
-		return gemmMat{t.F32(), t.Offset(), rs, t.Strides()[d-1]}
-	}
-	b := attnGrow(buf, t.Numel())
-	gemmCopyContig(b, t)
-	return gemmMat{b, 0, t.Size(d - 1), 1}
+	return gemmMatrixInto(t, t.Dim()-1, buf)
 }
 
 // attnContig returns t's elements in logical order, copying into buf
@@ -280,12 +274,19 @@ func mhaKernel(p *ProcessedNode, pw *mhaWeights) error {
 	}
 	needW, avg := p.Bool(10), p.Bool(11)
 	out := p.OutTensor(0)
-	out.Resize(ivalue.Float32, q.Sizes())
 	if B*T*D == 0 {
 		// PyTorch returns (empty_like(query), undefined).
+		out.Resize(ivalue.Float32, q.Sizes())
 		p.SetOutput(1, ivalue.None())
 		return nil
 	}
+	// The output projection is a linear: any out_features.
+	projW := ts[5]
+	if projW.Dim() != 2 || projW.Size(1) != D {
+		return Errorf("proj_weight: expected sizes [out_features, %d], got %v", D, projW.Sizes())
+	}
+	st.shape = append(st.shape[:0], B, T, projW.Size(0))
+	out.Resize(ivalue.Float32, st.shape)
 	a := mhaArgs{B: B, T: T, D: D, H: H, q: q, k: k, v: v, qkvW: ts[3], qkvB: ts[4], projW: ts[5], projB: ts[6],
 		mask: mask, needW: needW, avg: avg, out: out.F32Contig(), sc: p.Scratch, st: st, pw: pw,
 		self: q == k && k == v}
@@ -314,9 +315,6 @@ func mhaRun(a *mhaArgs) error {
 	qkv := attnGrow(&st.qkv, m*D3)
 	// qkv = [q | k | v] projections plus their biases (the bias is what
 	// _transform_bias_rescale_qkv adds; the gemm adds into it).
-	if a.projW.Dim() != 2 || a.projW.Size(0) != D || a.projW.Size(1) != D {
-		return Errorf("proj_weight: expected sizes [%d, %d], got %v", D, D, a.projW.Sizes())
-	}
 	if err := gemmFillBroadcast(qkv, m, D3, a.qkvB); err != nil {
 		return Errorf("qkv_bias: %v", err)
 	}
@@ -399,7 +397,7 @@ func mhaRun(a *mhaArgs) error {
 	if a.pw != nil {
 		pre, preW = a.pw.proj, a.pw.projW
 	}
-	return linearRun(sc, m, D, D, gemmMat{ctx, 0, D, 1}, a.projW, a.projB, pre, preW, a.out)
+	return linearRun(sc, m, a.projW.Size(0), D, gemmMat{ctx, 0, D, 1}, a.projW, a.projB, pre, preW, a.out)
 }
 
 // attnSoftmax writes the softmax of the n values x[xo+i*xs] to
@@ -408,6 +406,13 @@ func mhaRun(a *mhaArgs) error {
 // precision for float32, the sum in float64, masked outputs 0 times the
 // inverse sum (so a row masked entirely is NaN). o may be x.
 func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []bool, mo, ms, n int) {
+	var t T
+	f32 := unsafe.Sizeof(t) == 4
+	if m == nil && os == 1 && xs == 1 && f32 && n > 0 {
+		// The attention's rows: contiguous, unmasked.
+		attnSoftmaxRow32(unsafe.Slice((*float32)(unsafe.Pointer(&o[oo])), n), unsafe.Slice((*float32)(unsafe.Pointer(&x[xo])), n))
+		return
+	}
 	mx := math.Inf(-1)
 	seen := false
 	for i := 0; i < n; i++ {
@@ -422,8 +427,6 @@ func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []
 		mx = max(mx, v) // NaN wins
 	}
 	var sum float64
-	var t T
-	f32 := unsafe.Sizeof(t) == 4
 	for i := 0; i < n; i++ {
 		var e float64
 		if m == nil || !m[mo+i*ms] {
@@ -439,6 +442,29 @@ func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []
 	inv := 1 / sum
 	for i := 0; i < n; i++ {
 		o[oo+i*os] = T(float64(o[oo+i*os]) * inv)
+	}
+}
+
+// attnSoftmaxRow32 is attnSoftmax of a contiguous float32 row without a
+// mask (o may be x).
+func attnSoftmaxRow32(o, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	o = o[:len(x)]
+	mx := x[0]
+	for _, v := range x[1:] {
+		mx = max(mx, v) // NaN wins
+	}
+	var sum float64
+	for i, v := range x {
+		e := expf(v - mx)
+		sum += float64(e)
+		o[i] = e
+	}
+	inv := 1 / sum
+	for i, v := range o {
+		o[i] = float32(float64(v) * inv)
 	}
 }
 
@@ -483,6 +509,9 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 	}
 	B, T := src.Size(0), src.Size(1)
 	m := B * T
+	if pj := ts[5]; pj.Dim() != 2 || pj.Size(0) != D || pj.Size(1) != D {
+		return Errorf("proj_weight: expected sizes [%d, %d], got %v", D, D, pj.Sizes())
+	}
 	maskType, typeSet := int64(0), !p.IsNone(19)
 	if typeSet {
 		maskType = p.Int(19)

@@ -152,6 +152,15 @@ func TestAttentionErrors(t *testing.T) {
 	add("addmv sizes", "aten::addmv", 1, "size mismatch",
 		[]ivalue.IValue{iv(attnRand(rng, 1, 3)), iv(attnRand(rng, 1, 3, 5)), iv(attnRand(rng, 1, 4)), ivI(1), ivI(1)}, bTypes)
 
+	const sdpaK = "aten::_scaled_dot_product_attention"
+	sq := iv(attnRand(rng, 1, 2, 4, 5))
+	sdTypes := []*graph.Type{tT, tT, tT, tN, tF, tB, tB}
+	add("sdpa dropout", sdpaK, 2, "dropout_p 0.5 > 0", []ivalue.IValue{sq, sq, sq, none, ivF(0.5), ivB(false), ivB(false)}, sdTypes)
+	add("sdpa causal with mask", sdpaK, 2, "Explicit attn_mask should not be set when is_causal=True",
+		[]ivalue.IValue{sq, sq, sq, iv(boolMask([]int{4, 4})), ivF(0), ivB(false), ivB(true)}, []*graph.Type{tT, tT, tT, tT, tF, tB, tB})
+	add("sdpa mask shape", sdpaK, 2, "do not broadcast",
+		[]ivalue.IValue{sq, sq, sq, iv(boolMask([]int{3, 4})), ivF(0), ivB(false), ivB(false)}, []*graph.Type{tT, tT, tT, tT, tF, tB, tB})
+
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			outs := make([]*graph.Type, c.nOut)
@@ -251,6 +260,10 @@ func TestAttentionNoAllocs(t *testing.T) {
 			[]*graph.Type{tT, tT, tI, tI}, 1, -1},
 		tc{"baddbmm", "aten::baddbmm", []ivalue.IValue{iv(attnRand(rng, 1, 1, 20, 20)), iv(attnRand(rng, 1, 8, 20, 16)), iv(attnRand(rng, 1, 8, 16, 20)), ivF(0.5), ivI(1)},
 			[]*graph.Type{tT, tT, tT, tF, tI}, 1, -1},
+		tc{"sdpa causal", "aten::_scaled_dot_product_attention", []ivalue.IValue{iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 10, 8)), ivalue.None(), ivF(0), ivB(true), ivB(true)},
+			[]*graph.Type{tT, tT, tT, tN, tF, tB, tB}, 2, -1},
+		tc{"sdpa mask", "aten::_scaled_dot_product_attention", []ivalue.IValue{iv(attnRand(rng, 1, 2, 3, 10, 8)), iv(attnRand(rng, 1, 2, 3, 12, 8)), iv(attnRand(rng, 1, 2, 3, 12, 8)), iv(boolMask([]int{10, 12}, 3)), ivF(0), ivB(true), ivB(false)},
+			[]*graph.Type{tT, tT, tT, tT, tF, tB, tB}, 2, -1},
 		tc{"transform_bias_rescale_qkv", "aten::_transform_bias_rescale_qkv", []ivalue.IValue{iv(attnRand(rng, 1, 2, 5, 24)), iv(attnRand(rng, 1, 24)), ivI(2)},
 			[]*graph.Type{tT, tT, tI}, 3, -1},
 	)
@@ -332,5 +345,47 @@ func attnBench(b *testing.B, kind string, in []ivalue.IValue, ty []*graph.Type, 
 		if err := p.Run(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestNestedLeftAligned: _nested_tensor_from_mask_left_aligned's answers
+// and errors, as torch 1.13 gives them for these masks.
+func TestNestedLeftAligned(t *testing.T) {
+	x := iv(ivalue.F32Tensor(make([]float32, 3*4*5), 3, 4, 5))
+	b := func(rows ...[]bool) ivalue.IValue {
+		var d []bool
+		for _, r := range rows {
+			d = append(d, r...)
+		}
+		return iv(ivalue.BoolTensor(d, len(rows), len(rows[0])))
+	}
+	T, F := true, false
+	for _, c := range []struct {
+		name string
+		mask ivalue.IValue
+		want bool
+	}{
+		{"prefixes", b([]bool{T, T, F, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), true},
+		{"gap", b([]bool{T, F, T, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), false},
+		{"empty row", b([]bool{F, F, F, F}, []bool{T, F, F, F}, []bool{T, T, T, T}), true},
+		{"leading false", b([]bool{F, T, T, T}, []bool{T, T, T, T}, []bool{T, T, T, T}), false},
+	} {
+		outs, _, err := runNode(t, "aten::_nested_tensor_from_mask_left_aligned", []ivalue.IValue{x, c.mask}, []*graph.Type{tT, tT}, []*graph.Type{tB})
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, outs[0].Bool(), c.name)
+	}
+	for _, c := range []struct {
+		name string
+		t, m ivalue.IValue
+		want string
+	}{
+		{"float mask", x, iv(ivalue.F32Tensor(make([]float32, 12), 3, 4)), "Expected mask to be of ScalarType Bool"},
+		{"mask size", x, iv(ivalue.BoolTensor(make([]bool, 15), 3, 5)), "Mask size should match input size"},
+		{"2-d input", iv(ivalue.F32Tensor(make([]float32, 20), 4, 5)), iv(ivalue.BoolTensor(make([]bool, 20), 4, 5)), "Input should be a 3D tensor"},
+		{"3-d mask", x, iv(ivalue.BoolTensor(make([]bool, 12), 3, 4, 1)), "Padding mask should be 2D"},
+	} {
+		_, _, err := runNode(t, "aten::_nested_tensor_from_mask_left_aligned", []ivalue.IValue{c.t, c.m}, []*graph.Type{tT, tT}, []*graph.Type{tB})
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
 	}
 }

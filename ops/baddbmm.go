@@ -26,6 +26,8 @@ func init() {
 		})
 		// The in-place form writes the functional result back into self
 		// (whose shape it must have), through the shared in-place kernel.
+		// (inplace.go's init registers the map's entries too when it runs
+		// after this one; a second identical builder changes nothing.)
 		inplaceFunctional[op+"_"] = op
 		RegisterNative(op+"_", inplaceBuilder)
 	}

@@ -74,19 +74,24 @@ func gemmRowStride(t *ivalue.Tensor, n int) (int, bool) {
 // whose last dim is the columns, as a matrix, copying into st.buf when
 // the rows do not merge.
 func gemmMatrixOf(t *ivalue.Tensor, nLead int, st *gemmState) gemmMat {
+	return gemmMatrixInto(t, nLead, &st.buf)
+}
+
+// gemmMatrixInto is gemmMatrixOf copying into *buf (grown as needed).
+func gemmMatrixInto(t *ivalue.Tensor, nLead int, buf *[]float32) gemmMat {
 	d := t.Dim()
 	cs := t.Strides()[d-1]
 	if rs, ok := gemmRowStride(t, nLead); ok {
 		return gemmMat{t.F32(), t.Offset(), rs, cs}
 	}
 	n := t.Numel()
-	if cap(st.buf) < n {
-		st.buf = make([]float32, n)
+	if cap(*buf) < n {
+		*buf = make([]float32, n)
 	}
-	st.buf = st.buf[:n]
-	gemmCopyContig(st.buf, t)
+	*buf = (*buf)[:n]
+	gemmCopyContig(*buf, t)
 	cols := t.Sizes()[d-1]
-	return gemmMat{st.buf, 0, cols, 1}
+	return gemmMat{*buf, 0, cols, 1}
 }
 
 // gemmCopyContig copies t's elements in logical order into dst.

@@ -50,16 +50,7 @@ func init() {
 // normContig returns x's elements in logical order, copying into
 // st.xbuf when x is not contiguous.
 func normContig(x *ivalue.Tensor, st *normState) []float32 {
-	if x.IsContiguous() {
-		return x.F32Contig()
-	}
-	n := x.Numel()
-	if cap(st.xbuf) < n {
-		st.xbuf = make([]float32, n)
-	}
-	st.xbuf = st.xbuf[:n]
-	gemmCopyContig(st.xbuf, x)
-	return st.xbuf
+	return attnContig(x, &st.xbuf)
 }
 
 // normVec returns element i of an optional 1-d parameter, or def.

@@ -94,33 +94,26 @@ func softmaxLines[T float32 | float64](pl *redPlan, o, x []T, n, s, after int, l
 	for j := 0; j < pl.outerCount; j++ {
 		xi := pl.outerOffset(j)
 		oi := (j/after)*n*after + j%after
+		if !log {
+			// The same arithmetic as the attention ops' (masked) softmax.
+			attnSoftmax(o, oi, after, x, xi, s, nil, 0, 0, n)
+			continue
+		}
 		mx := math.Inf(-1)
 		for i := 0; i < n; i++ {
 			mx = max(mx, float64(x[xi+i*s])) // NaN wins
 		}
 		var sum float64
 		for i := 0; i < n; i++ {
-			var e float64
 			if fast32 {
-				e = float64(expf(float32(float64(x[xi+i*s]) - mx)))
+				sum += float64(expf(float32(float64(x[xi+i*s]) - mx)))
 			} else {
-				e = math.Exp(float64(x[xi+i*s]) - mx)
-			}
-			sum += e
-			if !log {
-				o[oi+i*after] = T(e)
+				sum += math.Exp(float64(x[xi+i*s]) - mx)
 			}
 		}
-		if log {
-			ls := mx + math.Log(sum)
-			for i := 0; i < n; i++ {
-				o[oi+i*after] = T(float64(x[xi+i*s]) - ls)
-			}
-		} else {
-			inv := 1 / sum
-			for i := 0; i < n; i++ {
-				o[oi+i*after] = T(float64(o[oi+i*after]) * inv)
-			}
+		ls := mx + math.Log(sum)
+		for i := 0; i < n; i++ {
+			o[oi+i*after] = T(float64(x[xi+i*s]) - ls)
 		}
 	}
 }

@@ -143,6 +143,8 @@ case("attn_mha_cross", lambda: (MHACross(8, 2, False),
                                 [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(8, 8), r(8)]))
 case("attn_mha_kv", lambda: (MHACross(8, 4, True),
                              [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(8, 8), r(8)]))
+case("attn_mha_proj_out6", lambda: (MHACross(8, 2, True),
+                                   [r(2, 5, 8), r(2, 5, 8), r(2, 5, 8), r(24, 8), r(24), r(6, 8), r(6)]))
 case("attn_mha_big", lambda: (MHA(16, 2, True, True, None), [r(2, 12, 16)]))
 
 
@@ -231,3 +233,31 @@ class MaskedFillBroadcastSelf(nn.Module):
 
 
 case("attn_masked_fill_bcast_self", lambda: (MaskedFillBroadcastSelf(), [r(1, 4, 5), torch.rand(6, 1, 5) > 0.5]))
+
+
+class SDPA(nn.Module):
+    """aten::_scaled_dot_product_attention (F._scaled_dot_product_attention)."""
+
+    def __init__(self, causal: bool):
+        super().__init__()
+        self.causal = causal
+
+    def forward(self, q, k, v):
+        return torch.ops.aten._scaled_dot_product_attention(q, k, v, None, 0.0, True, self.causal)
+
+
+class SDPAMask(nn.Module):
+    def forward(self, q, k, v, m):
+        return torch.ops.aten._scaled_dot_product_attention(q, k, v, m, 0.0, False, False)
+
+
+def _keep(*s):
+    m = torch.rand(*s) > 0.4
+    m[..., 0] = True
+    return m
+
+
+case("attn_sdpa", lambda: (SDPA(False), [r(2, 3, 4, 5), r(2, 3, 6, 5), r(2, 3, 6, 7)]))
+case("attn_sdpa_causal", lambda: (SDPA(True), [r(2, 5, 4), r(2, 5, 4), r(2, 5, 3)]))
+case("attn_sdpa_bool_mask", lambda: (SDPAMask(), [r(2, 3, 4, 5), r(2, 3, 6, 5), r(2, 3, 6, 7), _keep(4, 6)]))
+case("attn_sdpa_float_mask", lambda: (SDPAMask(), [r(2, 4, 5), r(2, 6, 5), r(2, 6, 7), r(2, 1, 6)]))
