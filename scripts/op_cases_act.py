@@ -359,3 +359,20 @@ case("elt_tri_indices", lambda: (TriIndices(), [r(4, 5)]))
 case("elt_repeat_interleave", lambda: (RepeatInterleave(), [r(3, 4), ints(0, 3, 3)]))
 case("elt_new_tensors", lambda: (NewTensors(), [r(2, 2)]))
 case("elt_masked_where", lambda: (MaskedWhere(), [r(4, 5), r(4, 5)]))
+
+
+class Norms(nn.Module):
+    def forward(self, x):
+        return torch.norm(x), x.norm(2.0, -1), x.norm(1.0, [0, 2], True), x.norm(float("inf"), [1]), \
+            x.norm(float("-inf"), [-1], True), x.norm(0.0, [0]), x.norm(3.0, [-1]), x.norm(2.5), \
+            torch.linalg.vector_norm(x, 2, dim=1), torch.linalg.vector_norm(x, 1), F.normalize(x, dim=-1)
+
+
+class NormDtype(nn.Module):
+    def forward(self, x):
+        return torch.norm(x, 2, dim=[1], keepdim=False, dtype=torch.float64), torch.linalg.vector_norm(x, dtype=torch.float64)
+
+
+case("elt_norms", lambda: (Norms(), [r(3, 4, 5)]))
+case("elt_norms_f64", lambda: (Norms(), [r(3, 4, 5).double()]))
+case("elt_norm_dtype", lambda: (NormDtype(), [r(3, 4)]))
