@@ -185,6 +185,9 @@ func (k vnormKernel) run(p *ProcessedNode) error {
 
 // vnormInner is the norm of the reduced elements from offset off.
 func vnormInner[T float32 | float64](pl *redPlan, x []T, off int, ord vnormOrd, p float64) float64 {
+	if pl.innerN == 0 {
+		return 0 // (an empty inf norm is refused before)
+	}
 	if ord == vnormL2 && pl.nInner == 1 && pl.iStride[0] == 1 {
 		var a0, a1 float64
 		xs := x[off : off+pl.iSize[0]]

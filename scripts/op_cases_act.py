@@ -99,13 +99,17 @@ class InplaceActs(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, m
 
 
-class InplaceInput(nn.Module):
-    """In-place activations on a graph input (not removable)."""
+class InplaceView(nn.Module):
+    """In-place activations on views of a fresh value (RemoveMutation keeps
+    them: the write-back path on strided self)."""
 
     def forward(self, x, y):
-        F.elu(x, 0.5, inplace=True)
-        F.threshold(y, 0.0, 7.0, inplace=True)
-        return x + y
+        a = x * 1.0
+        F.elu(a[:, 1:], 0.5, inplace=True)
+        b = y + 0.0
+        F.threshold(b.t(), 0.0, 7.0, inplace=True)
+        F.mish(b[0], inplace=True)
+        return a, b
 
 
 class Dropouts(nn.Module):
@@ -138,7 +142,7 @@ case("act_prelu_input", lambda: (PreluIn(), [r(2, 3, 4), r(3)]))
 case("act_glu_last", lambda: (Glu(-1), [r(2, 3, 8)]))
 case("act_glu_first", lambda: (Glu(0), [r(4, 3)]))
 case("act_composite", lambda: (Composite(), [r(2, 3, 4, 5) * 3]))
-case("act_inplace_input", lambda: (InplaceInput(), [r(3, 4), r(3, 4)]))
+case("act_inplace_view", lambda: (InplaceView(), [r(3, 4), r(3, 4)]))
 case("act_dropout_eval", lambda: (Dropouts().eval(), [r(2, 3, 4, 5)]))
 
 
