@@ -380,3 +380,13 @@ class NormDtype(nn.Module):
 case("elt_norms", lambda: (Norms(), [r(3, 4, 5)]))
 case("elt_norms_f64", lambda: (Norms(), [r(3, 4, 5).double()]))
 case("elt_norm_dtype", lambda: (NormDtype(), [r(3, 4)]))
+
+
+class Nonzero(nn.Module):
+    def forward(self, x):
+        m = x > 0.3
+        w = torch.where(m)
+        return torch.nonzero(m), torch.nonzero(x), w[0], w[1], w[2], torch.nonzero(x.sum() > 0)
+
+
+case("elt_nonzero", lambda: (Nonzero(), [r(2, 3, 4)]))
