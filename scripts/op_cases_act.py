@@ -390,3 +390,13 @@ class Nonzero(nn.Module):
 
 
 case("elt_nonzero", lambda: (Nonzero(), [r(2, 3, 4)]))
+
+
+class Repeat(nn.Module):
+    def forward(self, x):
+        return x.repeat(2, 3), x.repeat(2, 1, 1), x.repeat(1, 1, 2, 1), torch.tile(x, (2,)), torch.tile(x, (2, 1, 3)), \
+            x.repeat(0, 2)
+
+
+case("elt_repeat", lambda: (Repeat(), [r(3, 4)]))
+case("elt_repeat_int64", lambda: (Repeat(), [ints(-9, 9, 2, 3)]))
