@@ -722,14 +722,15 @@ func einsumContract(sc *Scratch, st *einsumState, s *einsumStep, a, b *einsumVie
 		ma, rsA, _ = einsumGroup(a, s.m)
 		ka, csA, _ = einsumGroup(a, s.k)
 	}
-	kb, rsB, ok3 := einsumGroup(b, s.k)
+	// B's k group has A's sizes in the same order (the plan's sizes), so
+	// only its stride is needed.
+	_, rsB, ok3 := einsumGroup(b, s.k)
 	nb, csB, ok4 := einsumGroup(b, s.n)
 	if !ok3 || !ok4 {
 		b = einsumCopy(st, 3, b, s.batch, s.k, s.n)
-		kb, rsB, _ = einsumGroup(b, s.k)
+		_, rsB, _ = einsumGroup(b, s.k)
 		nb, csB, _ = einsumGroup(b, s.n)
 	}
-	_ = kb
 	am := gemmMat{a.data, a.off, rsA, csA}
 	bm := gemmMat{b.data, b.off, rsB, csB}
 	mn := ma * nb
