@@ -45,6 +45,9 @@ func TestActSteadyAllocs(t *testing.T) {
 }
 
 func actAllocCase(name string) bool {
+	if name == "elt_nonzero" { // where(condition) is a fallback: new tensors every run
+		return false
+	}
 	for _, p := range []string{"act_", "norm_instance", "pixel_", "einsum_", "elt_"} {
 		if strings.HasPrefix(name, p) {
 			return true

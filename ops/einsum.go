@@ -39,8 +39,7 @@ func init() {
 		}
 		k := &einsumKernel{}
 		if v, ok := graph.ConstantValue(n.Inputs[0]); ok && v.Kind() == ivalue.KindString {
-			k.eqStr = v.Str()
-			eq, err := parseEinsum(k.eqStr)
+			eq, err := parseEinsum(v.Str())
 			if err != nil {
 				k.eqErr = err
 			} else {
@@ -428,17 +427,16 @@ func (pl *einsumPlan) orderFinal(s *einsumStep) {
 
 // einsumView is a float32 strided view with one dim per label.
 type einsumView struct {
-	data    []float32
-	off     int
-	labels  []int
-	stride  []int // per label id (0: absent)
-	sizeOf  []int // per label id (1: absent)
-	present []bool
+	data   []float32
+	off    int
+	labels []int
+	stride []int // per label id (0: absent)
+	sizeOf []int // per label id (1: absent)
 }
 
 func (v *einsumView) reset(nl int) {
 	if len(v.stride) != nl {
-		v.stride, v.sizeOf, v.present = make([]int, nl), make([]int, nl), make([]bool, nl)
+		v.stride, v.sizeOf = make([]int, nl), make([]int, nl)
 		for i := range v.sizeOf {
 			v.sizeOf[i] = 1
 		}
@@ -446,14 +444,14 @@ func (v *einsumView) reset(nl int) {
 		return
 	}
 	for _, l := range v.labels {
-		v.stride[l], v.sizeOf[l], v.present[l] = 0, 1, false
+		v.stride[l], v.sizeOf[l] = 0, 1
 	}
 	v.labels = v.labels[:0]
 }
 
 func (v *einsumView) add(l, size, stride int) {
 	v.labels = append(v.labels, l)
-	v.stride[l], v.sizeOf[l], v.present[l] = stride, size, true
+	v.stride[l], v.sizeOf[l] = stride, size
 }
 
 // contig makes v the contiguous buffer buf holding labels in order
@@ -465,7 +463,7 @@ func (v *einsumView) contig(buf []float32, labels []int, size []int) {
 	st := 1
 	for i := len(labels) - 1; i >= 0; i-- {
 		l := labels[i]
-		v.stride[l], v.sizeOf[l], v.present[l] = st, size[l], true
+		v.stride[l], v.sizeOf[l] = st, size[l]
 		st *= size[l]
 	}
 }
@@ -487,8 +485,9 @@ type einsumState struct {
 	sizes, ds, ss, idx []int
 }
 
+// einsumKernel holds the equation parsed at build time (a constant), or
+// its parse error; nil for an equation given at run time.
 type einsumKernel struct {
-	eqStr string
 	eq    *einsumEq
 	eqErr error
 }
@@ -722,14 +721,15 @@ func einsumContract(sc *Scratch, st *einsumState, s *einsumStep, a, b *einsumVie
 		ma, rsA, _ = einsumGroup(a, s.m)
 		ka, csA, _ = einsumGroup(a, s.k)
 	}
-	kb, rsB, ok3 := einsumGroup(b, s.k)
+	// B's k group has A's sizes in the same order (the plan's sizes), so
+	// only its stride is needed.
+	_, rsB, ok3 := einsumGroup(b, s.k)
 	nb, csB, ok4 := einsumGroup(b, s.n)
 	if !ok3 || !ok4 {
 		b = einsumCopy(st, 3, b, s.batch, s.k, s.n)
-		kb, rsB, _ = einsumGroup(b, s.k)
+		_, rsB, _ = einsumGroup(b, s.k)
 		nb, csB, _ = einsumGroup(b, s.n)
 	}
-	_ = kb
 	am := gemmMat{a.data, a.off, rsA, csA}
 	bm := gemmMat{b.data, b.off, rsB, csB}
 	mn := ma * nb

@@ -99,13 +99,17 @@ class InplaceActs(nn.Module):
         return a, b, c, d, e, f, g, h, i, j, k, m
 
 
-class InplaceInput(nn.Module):
-    """In-place activations on a graph input (not removable)."""
+class InplaceView(nn.Module):
+    """In-place activations on views of a fresh value (RemoveMutation keeps
+    them: the write-back path on strided self)."""
 
     def forward(self, x, y):
-        F.elu(x, 0.5, inplace=True)
-        F.threshold(y, 0.0, 7.0, inplace=True)
-        return x + y
+        a = x * 1.0
+        F.elu(a[:, 1:], 0.5, inplace=True)
+        b = y + 0.0
+        F.threshold(b.t(), 0.0, 7.0, inplace=True)
+        F.mish(b[0], inplace=True)
+        return a, b
 
 
 class Dropouts(nn.Module):
@@ -138,7 +142,7 @@ case("act_prelu_input", lambda: (PreluIn(), [r(2, 3, 4), r(3)]))
 case("act_glu_last", lambda: (Glu(-1), [r(2, 3, 8)]))
 case("act_glu_first", lambda: (Glu(0), [r(4, 3)]))
 case("act_composite", lambda: (Composite(), [r(2, 3, 4, 5) * 3]))
-case("act_inplace_input", lambda: (InplaceInput(), [r(3, 4), r(3, 4)]))
+case("act_inplace_view", lambda: (InplaceView(), [r(3, 4), r(3, 4)]))
 case("act_dropout_eval", lambda: (Dropouts().eval(), [r(2, 3, 4, 5)]))
 
 
@@ -359,3 +363,40 @@ case("elt_tri_indices", lambda: (TriIndices(), [r(4, 5)]))
 case("elt_repeat_interleave", lambda: (RepeatInterleave(), [r(3, 4), ints(0, 3, 3)]))
 case("elt_new_tensors", lambda: (NewTensors(), [r(2, 2)]))
 case("elt_masked_where", lambda: (MaskedWhere(), [r(4, 5), r(4, 5)]))
+
+
+class Norms(nn.Module):
+    def forward(self, x):
+        return torch.norm(x), x.norm(2.0, -1), x.norm(1.0, [0, 2], True), x.norm(float("inf"), [1]), \
+            x.norm(float("-inf"), [-1], True), x.norm(0.0, [0]), x.norm(3.0, [-1]), x.norm(2.5), \
+            torch.linalg.vector_norm(x, 2, dim=1), torch.linalg.vector_norm(x, 1), F.normalize(x, dim=-1)
+
+
+class NormDtype(nn.Module):
+    def forward(self, x):
+        return torch.norm(x, 2, dim=[1], keepdim=False, dtype=torch.float64), torch.linalg.vector_norm(x, dtype=torch.float64)
+
+
+case("elt_norms", lambda: (Norms(), [r(3, 4, 5)]))
+case("elt_norms_f64", lambda: (Norms(), [r(3, 4, 5).double()]))
+case("elt_norm_dtype", lambda: (NormDtype(), [r(3, 4)]))
+
+
+class Nonzero(nn.Module):
+    def forward(self, x):
+        m = x > 0.3
+        w = torch.where(m)
+        return torch.nonzero(m), torch.nonzero(x), w[0], w[1], w[2], torch.nonzero(x.sum() > 0)
+
+
+case("elt_nonzero", lambda: (Nonzero(), [r(2, 3, 4)]))
+
+
+class Repeat(nn.Module):
+    def forward(self, x):
+        return x.repeat(2, 3), x.repeat(2, 1, 1), x.repeat(1, 1, 2, 1), torch.tile(x, (2,)), torch.tile(x, (2, 1, 3)), \
+            x.repeat(0, 2)
+
+
+case("elt_repeat", lambda: (Repeat(), [r(3, 4)]))
+case("elt_repeat_int64", lambda: (Repeat(), [ints(-9, 9, 2, 3)]))
