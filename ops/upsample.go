@@ -178,7 +178,7 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	}
 	for i := 3 - d; i < 3; i++ {
 		if key.in[i] <= 0 || key.out[i] <= 0 {
-			return Errorf("upsample %dd: input and output sizes should be greater than 0, got input %v and output %v", d, xs[2:], key.out[3-d:])
+			return Errorf("upsample %dd: input and output sizes should be greater than 0, got input %v and output %v", d, xs[2:], key.out)
 		}
 	}
 	st.shape = append(st.shape[:0], xs[0], xs[1])

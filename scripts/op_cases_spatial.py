@@ -14,6 +14,11 @@ def conv3d(*a, **k):
     return lambda shape: (Call(nn.Conv3d(*a, **k)), [r(*shape)])
 
 
+# Output rows of 16 or more columns take the gemm's one-row panel packing
+# (strided gathers, borders clipped); narrower ones the general packing.
+case("spatial_conv3d_stride2_wide", lambda: conv3d(2, 3, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3))((1, 2, 2, 5, 38)))
+case("spatial_conv2d_stride2_wide", lambda: (Call(nn.Conv2d(2, 3, 7, stride=2, padding=3)), [r(1, 2, 6, 40)]))
+case("spatial_conv2d_stride3_wide", lambda: (Call(nn.Conv2d(2, 3, (3, 5), stride=(1, 3), padding=(1, 2), dilation=(1, 2))), [r(1, 2, 3, 52)]))
 case("spatial_conv3d_basic", lambda: conv3d(3, 4, 3)((1, 3, 5, 6, 6)))
 case("spatial_conv3d_stem", lambda: conv3d(3, 4, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3), bias=False)((1, 3, 3, 9, 8)))
 case("spatial_conv3d_all", lambda: conv3d(4, 6, (2, 3, 2), stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 2), groups=2)((1, 4, 7, 6, 7)))
