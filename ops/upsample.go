@@ -105,6 +105,8 @@ type upsampleState struct {
 	tabs  [3]upsampleTab
 	rows  []int // per output row: the input row offsets of its taps
 	rw    []float32
+	same  []bool // output row r has row r-1's taps and weights
+	cache upsampleCache
 }
 
 func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
@@ -198,64 +200,131 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	oplane := key.out[0] * key.out[1] * key.out[2]
 	tw := &st.tabs[2]
 	ow := key.out[2]
-	nr := len(st.rows) / (key.out[0] * key.out[1]) // taps per output row
+	nrows := key.out[0] * key.out[1]
+	nr := len(st.rows) / nrows // taps (input rows) per output row
+	cached := tw.k > 1 && nr > 1
+	if cached {
+		st.cache.reset(nr, ow)
+	}
 	for b := 0; b < nc; b++ {
 		base := x.Offset() + b/xs[1]*xst[0] + b%xs[1]*xst[1]
 		plane := o[b*oplane : (b+1)*oplane]
-		for r := 0; r < key.out[0]*key.out[1]; r++ {
+		if cached {
+			st.cache.invalidate()
+		}
+		for r := 0; r < nrows; r++ {
 			dst := plane[r*ow : (r+1)*ow]
 			rows, rw := st.rows[r*nr:(r+1)*nr], st.rw[r*nr:(r+1)*nr]
-			switch tw.k {
-			case 1:
+			if r > 0 && st.same[r] {
+				// The same input rows and weights as the row above.
+				copy(dst, plane[(r-1)*ow:r*ow])
+				continue
+			}
+			switch {
+			case tw.k == 1:
 				src := xd[base+rows[0]:]
 				for j, i := range tw.idx[:ow] {
 					dst[j] = src[i]
 				}
-			case 2:
-				upsampleRow2(dst, xd, base, rows, rw, tw.idx, tw.w)
+			case !cached: // one input row (linear1d), weight 1
+				upsampleWidth(dst, xd[base+rows[0]:], tw)
 			default:
-				upsampleRow4(dst, xd, base, rows, rw, tw.idx, tw.w)
+				// Each input row is interpolated along the width once
+				// (kept while output rows still use it), then the output
+				// row blends its input rows: t0*w0 + t1*w1 + ..., as
+				// PyTorch's separable kernels sum.
+				if nr == 2 {
+					b0 := st.cache.row(rows[0], 0, xd[base+rows[0]:], tw)
+					b1 := st.cache.row(rows[1], 1, xd[base+rows[1]:], tw)
+					w0, w1 := rw[0], rw[1]
+					b0, b1 = b0[:len(dst)], b1[:len(dst)]
+					for j := range dst {
+						dst[j] = b0[j]*w0 + b1[j]*w1
+					}
+					continue
+				}
+				for t, off := range rows {
+					buf := st.cache.row(off, t, xd[base+off:], tw)
+					wr := rw[t]
+					if t == 0 {
+						for j, v := range buf {
+							dst[j] = v * wr
+						}
+						continue
+					}
+					for j, v := range buf {
+						dst[j] += v * wr
+					}
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// upsampleRow2 is one output row of linear modes: the sum over its
-// input rows of the row weight times the 2-tap width interpolation.
-func upsampleRow2(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
-	idx, w = idx[:2*len(dst)], w[:2*len(dst)]
-	for r, off := range rows {
-		src := xd[base+off:]
-		wr := rw[r]
-		if r == 0 {
-			for j := range dst {
-				dst[j] = (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
-			}
-			continue
-		}
+// upsampleWidth interpolates one input row (src from its first element)
+// along the width into dst through the width table (2 or 4 taps).
+func upsampleWidth(dst, src []float32, tw *upsampleTab) {
+	if tw.k == 2 {
+		idx, w := tw.idx[:2*len(dst)], tw.w[:2*len(dst)]
 		for j := range dst {
-			dst[j] += (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
+			dst[j] = src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]
+		}
+		return
+	}
+	idx, w := tw.idx[:4*len(dst)], tw.w[:4*len(dst)]
+	for j := range dst {
+		i, ww := idx[4*j:4*j+4], w[4*j:4*j+4]
+		dst[j] = src[i[0]]*ww[0] + src[i[1]]*ww[1] + src[i[2]]*ww[2] + src[i[3]]*ww[3]
+	}
+}
+
+// upsampleCache holds width-interpolated input rows of one plane, by
+// input row offset; output rows walk input rows in order, so a few
+// slots (as many as an output row has taps) catch every reuse.
+type upsampleCache struct {
+	bufs  [][]float32
+	tags  []int // input row offset per slot, -1 empty
+	stamp []int // last use per slot
+	clock int
+}
+
+func (c *upsampleCache) reset(n, width int) {
+	if len(c.bufs) != n || (n > 0 && len(c.bufs[0]) != width) {
+		c.bufs, c.tags, c.stamp = make([][]float32, n), make([]int, n), make([]int, n)
+		for i := range c.bufs {
+			c.bufs[i] = make([]float32, width)
 		}
 	}
 }
 
-// upsampleRow4 is upsampleRow2 for 4-tap (cubic) widths.
-func upsampleRow4(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
-	idx, w = idx[:4*len(dst)], w[:4*len(dst)]
-	for r, off := range rows {
-		src := xd[base+off:]
-		wr := rw[r]
-		for j := range dst {
-			i, ww := idx[4*j:4*j+4], w[4*j:4*j+4]
-			v := (src[i[0]]*ww[0] + src[i[1]]*ww[1] + src[i[2]]*ww[2] + src[i[3]]*ww[3]) * wr
-			if r == 0 {
-				dst[j] = v
-			} else {
-				dst[j] += v
-			}
+func (c *upsampleCache) invalidate() {
+	for i := range c.tags {
+		c.tags[i] = -1
+	}
+}
+
+// row returns input row off interpolated along the width (computing it
+// from src into the least recently used slot if not held). Tap t of an
+// output row never evicts taps 0..t-1 of the same row: those were used
+// at the current clock and there are as many slots as taps.
+func (c *upsampleCache) row(off, t int, src []float32, tw *upsampleTab) []float32 {
+	if t == 0 {
+		c.clock++
+	}
+	lru := 0
+	for i, tag := range c.tags {
+		if tag == off {
+			c.stamp[i] = c.clock
+			return c.bufs[i]
+		}
+		if c.stamp[i] < c.stamp[lru] || c.tags[i] < 0 && c.tags[lru] >= 0 {
+			lru = i
 		}
 	}
+	c.tags[lru], c.stamp[lru] = off, c.clock
+	upsampleWidth(c.bufs[lru], src, tw)
+	return c.bufs[lru]
 }
 
 // upsampleBuild makes the per-dim tables and, per output row (od, oh),
@@ -286,6 +355,15 @@ func upsampleBuild(st *upsampleState, key *upsampleKey, mode upsampleMode, d int
 				}
 			}
 		}
+	}
+	n := len(st.rows) / (key.out[0] * key.out[1])
+	st.same = st.same[:0]
+	for r := 0; r < key.out[0]*key.out[1]; r++ {
+		same := r > 0
+		for t := 0; same && t < n; t++ {
+			same = st.rows[r*n+t] == st.rows[(r-1)*n+t] && st.rw[r*n+t] == st.rw[(r-1)*n+t]
+		}
+		st.same = append(st.same, same)
 	}
 }
 
