@@ -100,6 +100,9 @@ func TestSpatialSteadyAllocs(t *testing.T) {
 			[]*graph.Type{tT, ints, tS, graph.OptionalOf(tF)})},
 		{"max_pool3d", mk("aten::max_pool3d", []ivalue.IValue{iv(benchRand(r, 1, 2, 5, 6, 7)), ivInts(2, 2, 2), ivInts(2, 2, 2), ivInts(0, 0, 0), ivInts(1, 1, 1), ivB(false)},
 			[]*graph.Type{tT, ints, ints, ints, ints, tB})},
+		{"roll", mk("aten::roll", []ivalue.IValue{iv(benchRand(r, 1, 6, 7, 4)), ivInts(-2, -2), ivInts(1, 2)}, []*graph.Type{tT, ints, ints})},
+		{"roll/flat", mk("aten::roll", []ivalue.IValue{iv(benchRand(r, 3, 5)), ivInts(4), ivInts()}, []*graph.Type{tT, ints, ints})},
+		{"pixel_shuffle", mk("aten::pixel_shuffle", []ivalue.IValue{iv(benchRand(r, 1, 8, 3, 4)), ivI(2)}, []*graph.Type{tT, tI})},
 		{"adaptive_avg_pool3d", mk("aten::adaptive_avg_pool3d", []ivalue.IValue{iv(benchRand(r, 1, 2, 5, 6, 7)), ivInts(1, 1, 1)},
 			[]*graph.Type{tT, ints})},
 	}

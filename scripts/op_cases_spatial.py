@@ -279,3 +279,45 @@ case("spatial_max_pool1d_unbatched", lambda: (Pool1d("max", 2, 2, 0, 1, False, T
 case("spatial_avg_pool1d", lambda: (Pool1d("avg", 3, 2, 1, 1, True, False, 0), [r(2, 3, 10)]))
 case("spatial_adaptive_avg_pool1d", lambda: (Pool1d("aavg", 0, 0, 0, 0, False, False, 4), [r(2, 3, 10)]))
 case("spatial_adaptive_max_pool1d", lambda: (Pool1d("amax", 0, 0, 0, 0, False, False, 3), [r(3, 7)]))
+
+
+# ---------------------------------------------------------------- rearrangements
+class Roll(nn.Module):
+    shifts: List[int]
+    dims: List[int]
+
+    def __init__(self, shifts: List[int], dims: List[int]):
+        super().__init__()
+        self.shifts, self.dims = shifts, dims
+
+    def forward(self, x):
+        return torch.roll(x, self.shifts, self.dims)
+
+
+case("spatial_roll_swin", lambda: (Roll([-2, -2], [1, 2]), [r(1, 6, 7, 4)]))
+case("spatial_roll_one", lambda: (Roll([3], [-1]), [r(2, 3, 5)]))
+case("spatial_roll_big_negative", lambda: (Roll([-13, 7], [0, 2]), [r(3, 2, 5)]))
+case("spatial_roll_flat", lambda: (Roll([4], []), [r(3, 5)]))
+case("spatial_roll_same_dim", lambda: (Roll([2, 1], [1, 1]), [r(2, 5)]))
+case("spatial_roll_int64", lambda: (Roll([1, -1], [0, 1]), [ints(-9, 9, 3, 4)]))
+
+
+class Shuffle(nn.Module):
+    def __init__(self, which: str, f: int):
+        super().__init__()
+        self.which, self.f = which, f
+
+    def forward(self, x):
+        if self.which == "pixel":
+            return F.pixel_shuffle(x, self.f)
+        if self.which == "unpixel":
+            return F.pixel_unshuffle(x, self.f)
+        return torch.channel_shuffle(x, self.f)
+
+
+case("spatial_pixel_shuffle", lambda: (Shuffle("pixel", 2), [r(2, 8, 3, 4)]))
+case("spatial_pixel_shuffle_3d_r3", lambda: (Shuffle("pixel", 3), [r(9, 2, 3)]))
+case("spatial_pixel_shuffle_5d", lambda: (Shuffle("pixel", 2), [r(2, 1, 4, 2, 3)]))
+case("spatial_pixel_unshuffle", lambda: (Shuffle("unpixel", 2), [r(2, 3, 4, 6)]))
+case("spatial_pixel_unshuffle_r3", lambda: (Shuffle("unpixel", 3), [r(2, 6, 3)]))
+case("spatial_channel_shuffle", lambda: (Shuffle("channel", 3), [r(2, 6, 2, 3)]))
