@@ -75,6 +75,9 @@ func rollKernel(p *ProcessedNode) error {
 			if d < -max(nd, 1) || d >= max(nd, 1) {
 				return Errorf("roll: dimension out of range (expected to be in range of [%d, %d], but got %d)", -max(nd, 1), max(nd, 1)-1, d)
 			}
+			if nd == 0 {
+				continue // a scalar rolls onto itself
+			}
 			if d < 0 {
 				d += nd
 			}
