@@ -76,16 +76,12 @@ func rollKernel(p *ProcessedNode) error {
 				return Errorf("roll: dimension out of range (expected to be in range of [%d, %d], but got %d)", -max(nd, 1), max(nd, 1)-1, d)
 			}
 			if nd == 0 {
-				continue // a scalar rolls onto itself
+				return Errorf("roll: dimension specified as %d but tensor has no dimensions", d)
 			}
 			if d < 0 {
 				d += nd
 			}
 			st.shift[d] += st.shifts[i]
-		}
-		if nd == 0 {
-			copyStrided(o, x)
-			return nil
 		}
 	}
 	sz, xs := src.Sizes(), src.Strides()
