@@ -41,6 +41,28 @@ func BenchmarkSpatialConv3d(b *testing.B) {
 	}
 }
 
+// A DCGAN-style upsampling layer: ConvTranspose2d(64, 32, 4, stride 2,
+// padding 1) from 32x32 to 64x64.
+func BenchmarkSpatialConvTranspose2d(b *testing.B) {
+	r := rand.New(rand.NewSource(10))
+	ints := graph.ListOf(graph.Int)
+	for _, constW := range []bool{false, true} {
+		name := "64-32/k4s2/32x32"
+		if constW {
+			name += "/constW"
+		}
+		b.Run(name, func(b *testing.B) {
+			p, err := buildNode(b, "aten::conv_transpose2d",
+				[]ivalue.IValue{iv(benchRand(r, 1, 64, 32, 32)), iv(benchRand(r, 64, 32, 4, 4)), iv(benchRand(r, 32)),
+					ivInts(2, 2), ivInts(1, 1), ivInts(0, 0), ivI(1), ivInts(1, 1)},
+				[]*graph.Type{tT, tT, graph.OptionalOf(tT), ints, ints, ints, tI, ints}, []*graph.Type{tT},
+				[]bool{false, constW, constW, true, true, true, true, true})
+			require.NoError(b, err)
+			benchRun(b, 2*float64(64*32*16*32*32), p)
+		})
+	}
+}
+
 // A segmentation head's final resize: 21 classes from stride 8 back to
 // the input size (fcn_resnet50 on 520x520, and on 224x224).
 func benchBilinearNode(t testing.TB, r *rand.Rand, in, out int, align bool) *ops.ProcessedNode {
