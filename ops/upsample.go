@@ -26,6 +26,8 @@ const (
 	upNearestExact
 	upLinear
 	upCubic
+	upLinearAA // antialiased (PIL-style support scaled on downsampling)
+	upCubicAA
 )
 
 type upsampleSpec struct {
@@ -57,6 +59,8 @@ func init() {
 		{"upsample_bilinear2d", upLinear, 2, true},
 		{"upsample_trilinear3d", upLinear, 3, true},
 		{"upsample_bicubic2d", upCubic, 2, true},
+		{"_upsample_bilinear2d_aa", upLinearAA, 2, true},
+		{"_upsample_bicubic2d_aa", upCubicAA, 2, true},
 	} {
 		scales := map[int]string{1: "float? scales=None", 2: "float? scales_h=None, float? scales_w=None",
 			3: "float? scales_d=None, float? scales_h=None, float? scales_w=None"}[m.dims]
@@ -202,7 +206,7 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	ow := key.out[2]
 	nrows := key.out[0] * key.out[1]
 	nr := len(st.rows) / nrows // taps (input rows) per output row
-	cached := tw.k > 1 && nr > 1
+	cached := nr > 1
 	if cached {
 		st.cache.reset(nr, ow)
 	}
@@ -221,13 +225,18 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 				continue
 			}
 			switch {
-			case tw.k == 1:
+			case tw.k == 1 && rw[0] == 1: // nearest
 				src := xd[base+rows[0]:]
 				for j, i := range tw.idx[:ow] {
 					dst[j] = src[i]
 				}
 			case !cached: // one input row (linear1d), weight 1
 				upsampleWidth(dst, xd[base+rows[0]:], tw)
+				if rw[0] != 1 {
+					for j := range dst {
+						dst[j] *= rw[0]
+					}
+				}
 			default:
 				// Each input row is interpolated along the width once
 				// (kept while output rows still use it), then the output
@@ -263,9 +272,21 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 }
 
 // upsampleWidth interpolates one input row (src from its first element)
-// along the width into dst through the width table (2 or 4 taps).
+// along the width into dst through the width table, tap by tap in order.
 func upsampleWidth(dst, src []float32, tw *upsampleTab) {
-	if tw.k == 2 {
+	switch k := tw.k; {
+	case k != 2 && k != 4:
+		idx, w := tw.idx[:k*len(dst)], tw.w[:k*len(dst)]
+		for j := range dst {
+			i, ww := idx[k*j:k*j+k], w[k*j:k*j+k]
+			v := src[i[0]] * ww[0]
+			for t := 1; t < k; t++ {
+				v += src[i[t]] * ww[t]
+			}
+			dst[j] = v
+		}
+		return
+	case k == 2:
 		idx, w := tw.idx[:2*len(dst)], tw.w[:2*len(dst)]
 		for j := range dst {
 			dst[j] = src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]
@@ -395,6 +416,10 @@ func upsampleSource(scale float32, dst int, align, cubic bool) float32 {
 }
 
 func upsampleTable(t *upsampleTab, mode upsampleMode, in, out, stride int, scale float64, align bool) {
+	if mode == upLinearAA || mode == upCubicAA {
+		upsampleTableAA(t, mode, in, out, stride, scale, align)
+		return
+	}
 	k := 1
 	switch mode {
 	case upLinear:
@@ -458,4 +483,90 @@ func upsampleCubicCoeffs(t float32) [4]float32 {
 	conv2 := func(x float32) float32 { return ((a*x-5*a)*x+8*a)*x - 4*a }
 	x2 := 1 - t
 	return [4]float32{conv2(t + 1), conv1(t), conv1(x2), conv2(x2 + 1)}
+}
+
+// upsampleTableAA is the antialiased table (PyTorch 1.13's
+// _compute_indices_weights_aa, after PIL): output j averages the inputs
+// within support of its center scale*(j+0.5) through the filter
+// stretched by the scale when downsampling, weights normalised to sum 1.
+// Positions with fewer taps than the widest get zero-weight taps on
+// their first input, so every position has t.k taps.
+func upsampleTableAA(t *upsampleTab, mode upsampleMode, in, out, stride int, scale float64, align bool) {
+	size := float32(2)
+	filter := upsampleFilterLinear
+	if mode == upCubicAA {
+		size, filter = 4, upsampleFilterCubic
+	}
+	sc := upsampleScale(in, out, align, scale)
+	support := size * 0.5
+	invscale := float32(1)
+	if sc >= 1 {
+		support = size * 0.5 * sc
+		invscale = float32(1.0 / float64(sc))
+	}
+	k := 0
+	for j := 0; j < out; j++ {
+		_, n := upsampleAABounds(sc, support, j, in)
+		k = max(k, n)
+	}
+	k = max(k, 1)
+	t.k = k
+	if cap(t.idx) < out*k {
+		t.idx, t.w = make([]int, out*k), make([]float32, out*k)
+	}
+	t.idx, t.w = t.idx[:out*k], t.w[:out*k]
+	for j := 0; j < out; j++ {
+		xmin, n := upsampleAABounds(sc, support, j, in)
+		center := float32(float64(sc) * (float64(j) + 0.5))
+		idx, w := t.idx[j*k:(j+1)*k], t.w[j*k:(j+1)*k]
+		var total float32
+		for q := 0; q < n; q++ {
+			w[q] = filter(float32((float64(float32(q+xmin)-center) + 0.5) * float64(invscale)))
+			total += w[q]
+		}
+		for q := range w {
+			if q >= n {
+				w[q] = 0
+			} else if total != 0 {
+				w[q] /= total
+			}
+			idx[q] = (xmin + min(q, max(n-1, 0))) * stride
+		}
+	}
+}
+
+// upsampleAABounds is the first input and the number of inputs output j
+// reads (xmin, xsize).
+func upsampleAABounds(scale, support float32, j, in int) (int, int) {
+	center := float32(float64(scale) * (float64(j) + 0.5))
+	xmin := max(int(float64(center-support)+0.5), 0)
+	xmax := min(int(float64(center+support)+0.5), in)
+	return xmin, max(xmax-xmin, 0)
+}
+
+func upsampleFilterLinear(x float32) float32 {
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return 1 - x
+	}
+	return 0
+}
+
+// upsampleFilterCubic is PIL's bicubic filter (a = -0.5), evaluated in
+// double as the C++ literals make it.
+func upsampleFilterCubic(x float32) float32 {
+	const a = -0.5
+	if x < 0 {
+		x = -x
+	}
+	xd := float64(x)
+	if x < 1 {
+		return float32(((a+2.0)*xd-(a+3.0))*xd*xd + 1)
+	}
+	if x < 2 {
+		return float32((((xd-5)*xd+8)*xd - 4) * a)
+	}
+	return 0
 }

@@ -321,3 +321,27 @@ case("spatial_pixel_shuffle_5d", lambda: (Shuffle("pixel", 2), [r(2, 1, 4, 2, 3)
 case("spatial_pixel_unshuffle", lambda: (Shuffle("unpixel", 2), [r(2, 3, 4, 6)]))
 case("spatial_pixel_unshuffle_r3", lambda: (Shuffle("unpixel", 3), [r(2, 6, 3)]))
 case("spatial_channel_shuffle", lambda: (Shuffle("channel", 3), [r(2, 6, 2, 3)]))
+
+
+# ---------------------------------------------------------------- antialiased interpolation
+class InterpAA(nn.Module):
+    def __init__(self, size: Optional[List[int]], scale: Optional[List[float]], mode: str, align: bool):
+        super().__init__()
+        self.size, self.scale, self.mode, self.align = size, scale, mode, align
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale, self.mode, self.align, antialias=True)
+
+
+def interp_aa(name, shape, size, scale, mode, align=False):
+    case("spatial_interp_aa_" + name, lambda: (InterpAA(size, scale, mode, align), [r(*shape)]))
+
+
+interp_aa("bilinear_down", (1, 2, 17, 23), [5, 7], None, "bilinear")
+interp_aa("bilinear_down_align", (1, 2, 17, 23), [5, 7], None, "bilinear", True)
+interp_aa("bilinear_up", (2, 2, 4, 5), [7, 9], None, "bilinear")
+interp_aa("bilinear_scale", (1, 2, 12, 10), None, [0.4, 0.65], "bilinear")
+interp_aa("bilinear_mixed", (1, 2, 6, 20), [11, 3], None, "bilinear")
+interp_aa("bicubic_down", (1, 2, 17, 23), [5, 7], None, "bicubic")
+interp_aa("bicubic_up", (1, 2, 4, 5), [7, 9], None, "bicubic", True)
+interp_aa("bicubic_scale", (1, 2, 12, 10), None, [0.3, 0.5], "bicubic")
