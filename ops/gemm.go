@@ -584,6 +584,11 @@ type gemmConvRowInfo struct{ base, dd, dh, dw int }
 // gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
 func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
 	s := cv.strW
+	if s == 1 && cv.sW == 1 && iw0 >= 0 && iw0+len(o) <= cv.w {
+		// Inside the row (short rows of small images): one copy.
+		copy(o, cv.data[rowBase+iw0:rowBase+iw0+len(o)])
+		return
+	}
 	step := s * cv.sW
 	src := rowBase + iw0*cv.sW
 	for t := range o {

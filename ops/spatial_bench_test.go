@@ -41,6 +41,28 @@ func BenchmarkSpatialConv3d(b *testing.B) {
 	}
 }
 
+// r2plus1d_18's factored convolutions on small late-stage volumes: the
+// temporal (3, 1, 1) and spatial (1, 3, 3) halves (constant weights).
+func BenchmarkSpatialConv3dFactored(b *testing.B) {
+	r := rand.New(rand.NewSource(7))
+	ints := graph.ListOf(graph.Int)
+	for _, c := range []struct {
+		name             string
+		cin, cout, d, hw int
+		k, pad           []int64
+	}{{"t311/64/4x8x8", 64, 64, 4, 8, []int64{3, 1, 1}, []int64{1, 0, 0}}, {"s133/64/4x8x8", 64, 144, 4, 8, []int64{1, 3, 3}, []int64{0, 1, 1}}} {
+		b.Run(c.name, func(b *testing.B) {
+			p, err := buildNode(b, "aten::conv3d",
+				[]ivalue.IValue{iv(benchRand(r, 1, c.cin, c.d, c.hw, c.hw)), iv(benchRand(r, c.cout, c.cin, int(c.k[0]), int(c.k[1]), int(c.k[2]))), ivalue.None(),
+					ivInts(1, 1, 1), ivInts(c.pad...), ivInts(1, 1, 1), ivI(1)},
+				[]*graph.Type{tT, tT, graph.OptionalOf(tT), ints, ints, ints, tI}, []*graph.Type{tT},
+				[]bool{false, true, true, true, true, true, true})
+			require.NoError(b, err)
+			benchRun(b, 2*float64(c.cout*c.cin*int(c.k[0]*c.k[1]*c.k[2])*c.d*c.hw*c.hw), p)
+		})
+	}
+}
+
 // A DCGAN-style upsampling layer: ConvTranspose2d(64, 32, 4, stride 2,
 // padding 1) from 32x32 to 64x64.
 func BenchmarkSpatialConvTranspose2d(b *testing.B) {
