@@ -531,6 +531,15 @@ func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
 						*out = *(*[gemmNR]float32)(cv.data[src : src+gemmNR])
 						continue
 					}
+					if sw == 2 {
+						// Stride 2 (stems, downsampling): a fixed-size
+						// view, so the gathers need no bounds checks.
+						in := (*[2*gemmNR - 1]float32)(cv.data[src : src+2*gemmNR-1])
+						for j := range out {
+							out[j] = in[2*j]
+						}
+						continue
+					}
 					in := cv.data[src : src+(gemmNR-1)*sw+1]
 					for j := range out {
 						out[j] = in[j*sw]
