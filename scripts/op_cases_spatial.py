@@ -60,6 +60,32 @@ class ConvT2dFn(nn.Module):
 case("spatial_convt2d_weight_input", lambda: (ConvT2dFn(), [r(1, 3, 4, 5), r(3, 2, 3, 3)]))
 
 
+class ConvolutionOp(nn.Module):
+    """aten::_convolution / aten::convolution as traced graphs emit them."""
+
+    def __init__(self, w, b, stride: List[int], pad: List[int], dil: List[int], transposed: bool, opad: List[int],
+                 groups: int, plain: bool):
+        super().__init__()
+        self.register_buffer("w", w)
+        self.register_buffer("b", b)
+        self.stride, self.pad, self.dil, self.transposed, self.opad, self.groups, self.plain = \
+            stride, pad, dil, transposed, opad, groups, plain
+
+    def forward(self, x):
+        if self.plain:
+            return torch.convolution(x, self.w, self.b, self.stride, self.pad, self.dil, self.transposed, self.opad,
+                                     self.groups)
+        return torch._convolution(x, self.w, self.b, self.stride, self.pad, self.dil, self.transposed, self.opad,
+                                  self.groups, False, False, True, True)
+
+
+case("spatial_convolution_transposed1d", lambda: (ConvolutionOp(r(4, 3, 3), r(6), [2], [1], [1], True, [1], 2, False), [r(2, 4, 5)]))
+case("spatial_convolution_transposed2d", lambda: (ConvolutionOp(r(3, 2, 3, 2), r(2), [2, 1], [1, 0], [1, 2], True, [1, 0], 1, True), [r(1, 3, 4, 5)]))
+case("spatial_convolution_transposed3d", lambda: (ConvolutionOp(r(2, 3, 2, 2, 3), r(3), [1, 2, 2], [0, 1, 1], [1, 1, 1], True, [0, 1, 0], 1, False), [r(1, 2, 3, 4, 3)]))
+case("spatial_convolution_3d", lambda: (ConvolutionOp(r(4, 1, 3, 3, 3), r(4), [1, 2, 2], [1, 1, 1], [1, 1, 1], False, [0, 0, 0], 2, False), [r(1, 2, 4, 6, 5)]))
+case("spatial_convolution_3d_plain", lambda: (ConvolutionOp(r(3, 2, 1, 3, 3), r(3), [1, 1, 1], [0, 1, 1], [1, 1, 1], False, [0, 0, 0], 1, True), [r(1, 2, 3, 5, 4)]))
+
+
 # ---------------------------------------------------------------- 3-d pooling
 class MaxPool3d(nn.Module):
     def __init__(self, k: List[int], s: List[int], p: List[int], d: List[int], ceil: bool):
