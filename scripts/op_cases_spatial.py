@@ -371,3 +371,53 @@ interp_aa("bilinear_mixed", (1, 2, 6, 20), [11, 3], None, "bilinear")
 interp_aa("bicubic_down", (1, 2, 17, 23), [5, 7], None, "bicubic")
 interp_aa("bicubic_up", (1, 2, 4, 5), [7, 9], None, "bicubic", True)
 interp_aa("bicubic_scale", (1, 2, 12, 10), None, [0.3, 0.5], "bicubic")
+
+
+# ---------------------------------------------------------------- max pooling with indices, unfold / fold
+class MaxPoolIdx(nn.Module):
+    def __init__(self, dims: int, k: List[int], s: List[int], p: List[int], d: List[int], ceil: bool):
+        super().__init__()
+        self.dims, self.k, self.s, self.p, self.d, self.ceil = dims, k, s, p, d, ceil
+
+    def forward(self, x):
+        if self.dims == 1:
+            return F.max_pool1d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+        if self.dims == 2:
+            return F.max_pool2d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+        return F.max_pool3d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+
+
+def with_ties(*s):
+    return lambda: torch.randint(-3, 3, s).float()
+
+
+case("spatial_max_pool1d_indices", lambda: (MaxPoolIdx(1, [3], [2], [1], [1], True), [with_ties(2, 3, 11)()]))
+case("spatial_max_pool2d_indices", lambda: (MaxPoolIdx(2, [3, 2], [2, 2], [1, 0], [1, 2], False), [with_ties(2, 3, 7, 9)()]))
+case("spatial_max_pool2d_indices_unbatched", lambda: (MaxPoolIdx(2, [2, 2], [2, 2], [0, 0], [1, 1], True), [r(3, 7, 5)]))
+case("spatial_max_pool3d_indices", lambda: (MaxPoolIdx(3, [2, 3, 2], [2, 2, 1], [1, 1, 0], [1, 1, 2], False), [with_ties(1, 2, 5, 6, 7)()]))
+
+
+class Unfold(nn.Module):
+    def __init__(self, k: List[int], d: List[int], p: List[int], s: List[int]):
+        super().__init__()
+        self.k, self.d, self.p, self.s = k, d, p, s
+
+    def forward(self, x):
+        return F.unfold(x, self.k, self.d, self.p, self.s)
+
+
+class Fold(nn.Module):
+    def __init__(self, out: List[int], k: List[int], d: List[int], p: List[int], s: List[int]):
+        super().__init__()
+        self.out, self.k, self.d, self.p, self.s = out, k, d, p, s
+
+    def forward(self, x):
+        return F.fold(x, self.out, self.k, self.d, self.p, self.s)
+
+
+case("spatial_unfold", lambda: (Unfold([3, 3], [1, 1], [1, 1], [1, 1]), [r(2, 3, 5, 6)]))
+case("spatial_unfold_all", lambda: (Unfold([2, 3], [2, 1], [1, 2], [2, 3]), [r(1, 2, 7, 9)]))
+case("spatial_unfold_unbatched", lambda: (Unfold([2, 2], [1, 1], [0, 0], [2, 2]), [r(3, 4, 6)]))
+case("spatial_fold", lambda: (Fold([5, 6], [3, 3], [1, 1], [1, 1], [1, 1]), [r(2, 27, 30)]))
+case("spatial_fold_all", lambda: (Fold([7, 9], [2, 3], [2, 1], [1, 2], [2, 3]), [r(1, 12, 16)]))
+case("spatial_fold_unbatched", lambda: (Fold([4, 6], [2, 2], [1, 1], [0, 0], [2, 2]), [r(12, 6)]))
