@@ -147,6 +147,12 @@ func TestSpatialSteadyAllocs(t *testing.T) {
 		{"roll", mk("aten::roll", []ivalue.IValue{iv(benchRand(r, 1, 6, 7, 4)), ivInts(-2, -2), ivInts(1, 2)}, []*graph.Type{tT, ints, ints})},
 		{"roll/flat", mk("aten::roll", []ivalue.IValue{iv(benchRand(r, 3, 5)), ivInts(4), ivInts()}, []*graph.Type{tT, ints, ints})},
 		{"pixel_shuffle", mk("aten::pixel_shuffle", []ivalue.IValue{iv(benchRand(r, 1, 8, 3, 4)), ivI(2)}, []*graph.Type{tT, tI})},
+		{"im2col", mk("aten::im2col", []ivalue.IValue{iv(benchRand(r, 1, 3, 7, 9)), ivInts(3, 2), ivInts(1, 2), ivInts(1, 1), ivInts(2, 1)},
+			[]*graph.Type{tT, ints, ints, ints, ints})},
+		{"col2im", mk("aten::col2im", []ivalue.IValue{iv(benchRand(r, 1, 12, 16)), ivInts(7, 9), ivInts(2, 3), ivInts(2, 1), ivInts(1, 2), ivInts(2, 3)},
+			[]*graph.Type{tT, ints, ints, ints, ints, ints})},
+		{"upsample_bilinear2d_aa", mk("aten::_upsample_bilinear2d_aa", []ivalue.IValue{iv(benchRand(r, 1, 2, 17, 23)), ivInts(5, 7), ivB(false), ivalue.None()},
+			[]*graph.Type{tT, graph.OptionalOf(ints), tB, graph.OptionalOf(graph.ListOf(graph.Float))})},
 		{"adaptive_avg_pool3d", mk("aten::adaptive_avg_pool3d", []ivalue.IValue{iv(benchRand(r, 1, 2, 5, 6, 7)), ivInts(1, 1, 1)},
 			[]*graph.Type{tT, ints})},
 	}
