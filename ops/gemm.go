@@ -593,9 +593,18 @@ type gemmConvRowInfo struct{ base, dd, dh, dw int }
 // gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
 func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
 	s := cv.strW
-	if s == 1 && cv.sW == 1 && iw0 >= 0 && iw0+len(o) <= cv.w {
-		// Inside the row (short rows of small images): one copy.
-		copy(o, cv.data[rowBase+iw0:rowBase+iw0+len(o)])
+	if len(o) > 0 && iw0 >= 0 && iw0+(len(o)-1)*s < cv.w {
+		// Wholly inside the row (short rows of small images, panels
+		// that cross output rows): a copy or a gather, no tests.
+		if s == 1 && cv.sW == 1 {
+			copy(o, cv.data[rowBase+iw0:rowBase+iw0+len(o)])
+			return
+		}
+		step := s * cv.sW
+		in := cv.data[rowBase+iw0*cv.sW : rowBase+iw0*cv.sW+(len(o)-1)*step+1]
+		for t := range o {
+			o[t] = in[t*step]
+		}
 		return
 	}
 	step := s * cv.sW
