@@ -7,9 +7,10 @@ import (
 
 // aten::conv2d, aten::conv1d (int and "same"/"valid" padding) and
 // aten::_convolution (as traced graphs emit it; 3-d weights go to
-// conv3d.go, transposed ones to conv_transpose.go). Depthwise convolutions run a direct kernel; the rest run the gemm
-// with the im2col matrix packed straight from the input (no im2col
-// buffer), or, for 1x1 stride-1 convolutions, the input itself as B.
+// conv3d.go, transposed ones to conv_transpose.go). Depthwise
+// convolutions run a direct kernel; the rest run the gemm with the im2col
+// matrix packed straight from the input (no im2col buffer), or, for 1x1
+// stride-1 convolutions, the input itself as B.
 
 const (
 	conv2dSchema     = "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor"

@@ -504,33 +504,51 @@ func gemmPackConv(pk *gemmPack, cv *gemmConvSrc, pc, kc, jc, nc int) {
 		ki, kj := r/cv.kw, r%cv.kw
 		rows[q] = gemmConvRowInfo{cv.off + ch*cv.sC, kz*cv.dilD - cv.padD, ki*cv.dilH - cv.padH, kj*cv.dilW - cv.padW}
 	}
-	unit := cv.strW == 1 && cv.sW == 1
+	rowsContig := cv.sW == 1
+	sw := cv.strW
 	for jr := 0; jr < nc; jr += gemmNR {
 		nr := min(gemmNR, nc-jr)
 		p := dst[jr*kc : jr*kc+kc*gemmNR]
 		j0 := jc + jr
 		r0, ow0 := j0/cv.ow, j0%cv.ow
 		od0, oh0 := r0/cv.oh, r0%cv.oh
-		if unit && nr == gemmNR && ow0+gemmNR <= cv.ow {
-			// The whole panel lies in one output row: 16 consecutive
-			// input elements per packed row, fully inside most of the time.
+		if rowsContig && nr == gemmNR && ow0+gemmNR <= cv.ow {
+			// The whole panel lies in one output row: 16 input elements
+			// sw apart per packed row (consecutive for stride 1), fully
+			// inside most of the time.
 			for q, ri := range rows {
 				out := (*[gemmNR]float32)(p[q*gemmNR : q*gemmNR+gemmNR])
 				id := od0*cv.strD + ri.dd
 				ih := oh0*cv.strH + ri.dh
-				iw := ow0 + ri.dw
+				iw := ow0*sw + ri.dw
 				if uint(ih) >= uint(cv.h) || uint(id) >= uint(cv.d) {
 					*out = [gemmNR]float32{}
 					continue
 				}
 				src := ri.base + id*cv.sD + ih*cv.sH + iw
-				if iw >= 0 && iw+gemmNR <= cv.w {
-					*out = *(*[gemmNR]float32)(cv.data[src : src+gemmNR])
+				if iw >= 0 && iw+(gemmNR-1)*sw < cv.w {
+					if sw == 1 {
+						*out = *(*[gemmNR]float32)(cv.data[src : src+gemmNR])
+						continue
+					}
+					if sw == 2 {
+						// Stride 2 (stems, downsampling): a fixed-size
+						// view, so the gathers need no bounds checks.
+						in := (*[2*gemmNR - 1]float32)(cv.data[src : src+2*gemmNR-1])
+						for j := range out {
+							out[j] = in[2*j]
+						}
+						continue
+					}
+					in := cv.data[src : src+(gemmNR-1)*sw+1]
+					for j := range out {
+						out[j] = in[j*sw]
+					}
 					continue
 				}
 				for j := range out {
-					if uint(iw+j) < uint(cv.w) {
-						out[j] = cv.data[src+j]
+					if uint(iw+j*sw) < uint(cv.w) {
+						out[j] = cv.data[src+j*sw]
 					} else {
 						out[j] = 0
 					}
@@ -575,6 +593,20 @@ type gemmConvRowInfo struct{ base, dd, dh, dw int }
 // gemmConvRow fills o[t] = input row at iw0 + t*strW (0 outside).
 func gemmConvRow(o []float32, cv *gemmConvSrc, rowBase, iw0 int) {
 	s := cv.strW
+	if len(o) > 0 && iw0 >= 0 && iw0+(len(o)-1)*s < cv.w {
+		// Wholly inside the row (short rows of small images, panels
+		// that cross output rows): a copy or a gather, no tests.
+		if s == 1 && cv.sW == 1 {
+			copy(o, cv.data[rowBase+iw0:rowBase+iw0+len(o)])
+			return
+		}
+		step := s * cv.sW
+		in := cv.data[rowBase+iw0*cv.sW : rowBase+iw0*cv.sW+(len(o)-1)*step+1]
+		for t := range o {
+			o[t] = in[t*step]
+		}
+		return
+	}
 	step := s * cv.sW
 	src := rowBase + iw0*cv.sW
 	for t := range o {

@@ -207,21 +207,30 @@ func padKernel(p *ProcessedNode, po padOp) error {
 		st.cnt = make([]int, nd)
 	}
 	g := padGeom{tabs: st.tabs[:nd], cnt: st.cnt[:nd], lo: lo, hi: hi, unit: xst[last] == 1, off: x.Offset()}
+	if err := padRowsAny(&g, x, o, value); err != nil {
+		return Errorf("pad: %v", err)
+	}
+	return nil
+}
+
+// padRowsAny runs padRows for x's dtype, the constant from value (None:
+// zero).
+func padRowsAny(g *padGeom, x, o *ivalue.Tensor, value ivalue.IValue) error {
 	switch x.DType() {
 	case ivalue.Float32:
-		padRows(&g, x.F32(), o.F32Contig(), float32(padValue(value)))
+		padRows(g, x.F32(), o.F32Contig(), float32(padValue(value)))
 	case ivalue.Float64:
-		padRows(&g, x.F64(), o.F64Contig(), padValue(value))
+		padRows(g, x.F64(), o.F64Contig(), padValue(value))
 	case ivalue.Int64:
-		padRows(&g, x.I64(), o.I64Contig(), int64(padIntValue(value)))
+		padRows(g, x.I64(), o.I64Contig(), int64(padIntValue(value)))
 	case ivalue.Int32:
-		padRows(&g, x.I32(), o.I32Contig(), int32(padIntValue(value)))
+		padRows(g, x.I32(), o.I32Contig(), int32(padIntValue(value)))
 	case ivalue.Uint8:
-		padRows(&g, x.U8(), o.U8Contig(), uint8(padIntValue(value)))
+		padRows(g, x.U8(), o.U8Contig(), uint8(padIntValue(value)))
 	case ivalue.Bool:
-		padRows(&g, x.B(), o.BContig(), padValue(value) != 0)
+		padRows(g, x.B(), o.BContig(), padValue(value) != 0)
 	default:
-		return Errorf("pad: unsupported dtype %v", x.DType())
+		return Errorf("unsupported dtype %v", x.DType())
 	}
 	return nil
 }

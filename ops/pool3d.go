@@ -13,7 +13,8 @@ import (
 // inputs of any strides, with the 2-d kernels' formulas (pool.go) in
 // three dimensions; their 1-d forms (max_pool1d, avg_pool1d,
 // adaptive_avg_pool1d, adaptive_max_pool1d) run the same kernels with
-// depth and height 1. No in-place rule covers them: the output never
+// depth and height 1, and max_pool{1,2,3}d_with_indices run the 3-d max
+// pooling with indices. No in-place rule covers them: the output never
 // overlaps the input.
 
 const (
@@ -21,6 +22,9 @@ const (
 	avgPool3dSchema     = "aten::avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"
 	adaptiveAvg3dSchema = "aten::adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor"
 	adaptiveMax3dSchema = "aten::adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"
+	maxPool1dIdxSchema  = "aten::max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)"
+	maxPool2dIdxSchema  = "aten::max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
+	maxPool3dIdxSchema  = "aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"
 	maxPool1dSchema     = "aten::max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor"
 	avgPool1dSchema     = "aten::avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor"
 	adaptiveAvg1dSchema = "aten::adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor"
@@ -41,6 +45,9 @@ func init() {
 	reg("aten::adaptive_avg_pool3d", adaptiveAvg3dSchema, 3, adaptiveAvgPool3dKernel)
 	reg("aten::adaptive_max_pool3d", adaptiveMax3dSchema, 3, adaptiveMaxPool3dKernel)
 	reg("aten::max_pool1d", maxPool1dSchema, 1, maxPool3dKernel)
+	reg("aten::max_pool1d_with_indices", maxPool1dIdxSchema, 1, maxPool3dKernel)
+	reg("aten::max_pool2d_with_indices", maxPool2dIdxSchema, 2, maxPool3dKernel)
+	reg("aten::max_pool3d_with_indices", maxPool3dIdxSchema, 3, maxPool3dKernel)
 	reg("aten::avg_pool1d", avgPool1dSchema, 1, avgPool3dKernel)
 	reg("aten::adaptive_avg_pool1d", adaptiveAvg1dSchema, 1, adaptiveAvgPool3dKernel)
 	reg("aten::adaptive_max_pool1d", adaptiveMax1dSchema, 1, adaptiveMaxPool3dKernel)
@@ -169,6 +176,11 @@ func maxPool3dKernel(p *ProcessedNode, dims int) error {
 		return err
 	}
 	o := pool3dOutput(p, 0, &in, q.out, ivalue.Float32, st).F32Contig()
+	if p.NumOutputs() > 1 {
+		idx := pool3dOutput(p, 1, &in, q.out, ivalue.Int64, st).I64Contig()
+		maxPoolIndices(&in, &q, o, idx)
+		return nil
+	}
 	negInf := float32(math.Inf(-1))
 	k := 0
 	for n := 0; n < in.n; n++ {
@@ -210,6 +222,66 @@ func maxPool3dKernel(p *ProcessedNode, dims int) error {
 		}
 	}
 	return nil
+}
+
+// maxPoolIndices is max pooling that also gives each maximum's index
+// within its input plane (volume), as max_pool*d_with_indices: the first
+// maximum wins, a NaN wins over numbers (PyTorch's val > max || isnan).
+func maxPoolIndices(in *pool3dInput, q *pool3dParams, o []float32, idx []int64) {
+	negInf := float32(math.Inf(-1))
+	hw := in.sz[1] * in.sz[2]
+	k := 0
+	for n := 0; n < in.n; n++ {
+		for c := 0; c < in.c; c++ {
+			base := in.off + n*in.sN + c*in.sC
+			for od := 0; od < q.out[0]; od++ {
+				d0 := od*q.s[0] - q.pad[0]
+				for oh := 0; oh < q.out[1]; oh++ {
+					h0 := oh*q.s[1] - q.pad[1]
+					for ow := 0; ow < q.out[2]; ow++ {
+						w0 := ow*q.s[2] - q.pad[2]
+						// The first position inside the input, as PyTorch's
+						// initial index.
+						fd, fh, fw := poolFirstIn(d0, q.dil[0]), poolFirstIn(h0, q.dil[1]), poolFirstIn(w0, q.dil[2])
+						m, at := negInf, fd*hw+fh*in.sz[2]+fw
+						for a := 0; a < q.k[0]; a++ {
+							id := d0 + a*q.dil[0]
+							if uint(id) >= uint(in.sz[0]) {
+								continue
+							}
+							for b := 0; b < q.k[1]; b++ {
+								ih := h0 + b*q.dil[1]
+								if uint(ih) >= uint(in.sz[1]) {
+									continue
+								}
+								row := base + id*in.str[0] + ih*in.str[1]
+								for e := 0; e < q.k[2]; e++ {
+									iw := w0 + e*q.dil[2]
+									if uint(iw) >= uint(in.sz[2]) {
+										continue
+									}
+									if v := in.data[row+iw*in.str[2]]; v > m || v != v {
+										m, at = v, id*hw+ih*in.sz[2]+iw
+									}
+								}
+							}
+						}
+						o[k], idx[k] = m, int64(at)
+						k++
+					}
+				}
+			}
+		}
+	}
+}
+
+// poolFirstIn is the first window position start + i*dil that is not
+// negative.
+func poolFirstIn(start, dil int) int {
+	for start < 0 {
+		start += dil
+	}
+	return start
 }
 
 func avgPool3dKernel(p *ProcessedNode, dims int) error {
@@ -385,20 +457,24 @@ func adaptiveMaxPool3dKernel(p *ProcessedNode, dims int) error {
 	return nil
 }
 
-// poolOpName names a 3-d pooling op's message for its 1-d form (made
-// once: kernels pass these on every run).
+// poolOpName names a 3-d pooling op's message for its 1-d or 2-d form
+// (made once: kernels pass these on every run).
 func poolOpName(name string, dims int) string {
-	if n, ok := pool1dNames[name]; ok && dims == 1 {
-		return n
+	if n, ok := poolNames[name]; ok && dims >= 1 && dims <= 3 {
+		return n[dims]
 	}
 	return name
 }
 
-var pool1dNames = func() map[string]string {
-	m := map[string]string{}
+var poolNames = func() map[string][4]string {
+	m := map[string][4]string{}
 	for _, op := range []string{"max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d"} {
 		for _, s := range []string{"", " input"} {
-			m[op+s] = strings.Replace(op, "3d", "1d", 1) + s
+			var n [4]string
+			for d := 1; d <= 3; d++ {
+				n[d] = strings.Replace(op, "3d", string(rune('0'+d))+"d", 1) + s
+			}
+			m[op+s] = n
 		}
 	}
 	return m

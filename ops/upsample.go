@@ -26,6 +26,8 @@ const (
 	upNearestExact
 	upLinear
 	upCubic
+	upLinearAA // antialiased (PIL-style support scaled on downsampling)
+	upCubicAA
 )
 
 type upsampleSpec struct {
@@ -57,6 +59,8 @@ func init() {
 		{"upsample_bilinear2d", upLinear, 2, true},
 		{"upsample_trilinear3d", upLinear, 3, true},
 		{"upsample_bicubic2d", upCubic, 2, true},
+		{"_upsample_bilinear2d_aa", upLinearAA, 2, true},
+		{"_upsample_bicubic2d_aa", upCubicAA, 2, true},
 	} {
 		scales := map[int]string{1: "float? scales=None", 2: "float? scales_h=None, float? scales_w=None",
 			3: "float? scales_d=None, float? scales_h=None, float? scales_w=None"}[m.dims]
@@ -105,6 +109,8 @@ type upsampleState struct {
 	tabs  [3]upsampleTab
 	rows  []int // per output row: the input row offsets of its taps
 	rw    []float32
+	same  []bool // output row r has row r-1's taps and weights
+	cache upsampleCache
 }
 
 func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
@@ -199,64 +205,148 @@ func upsampleKernel(p *ProcessedNode, spec upsampleSpec) error {
 	oplane := key.out[0] * key.out[1] * key.out[2]
 	tw := &st.tabs[2]
 	ow := key.out[2]
-	nr := len(st.rows) / (key.out[0] * key.out[1]) // taps per output row
+	nrows := key.out[0] * key.out[1]
+	nr := len(st.rows) / nrows // taps (input rows) per output row
+	cached := nr > 1
+	if cached {
+		st.cache.reset(nr, ow)
+	}
 	for b := 0; b < nc; b++ {
 		base := x.Offset() + b/xs[1]*xst[0] + b%xs[1]*xst[1]
 		plane := o[b*oplane : (b+1)*oplane]
-		for r := 0; r < key.out[0]*key.out[1]; r++ {
+		if cached {
+			st.cache.invalidate()
+		}
+		for r := 0; r < nrows; r++ {
 			dst := plane[r*ow : (r+1)*ow]
 			rows, rw := st.rows[r*nr:(r+1)*nr], st.rw[r*nr:(r+1)*nr]
-			switch tw.k {
-			case 1:
+			if r > 0 && st.same[r] {
+				// The same input rows and weights as the row above.
+				copy(dst, plane[(r-1)*ow:r*ow])
+				continue
+			}
+			switch {
+			case tw.k == 1 && rw[0] == 1: // nearest
 				src := xd[base+rows[0]:]
 				for j, i := range tw.idx[:ow] {
 					dst[j] = src[i]
 				}
-			case 2:
-				upsampleRow2(dst, xd, base, rows, rw, tw.idx, tw.w)
+			case !cached: // one input row (linear1d), weight 1
+				upsampleWidth(dst, xd[base+rows[0]:], tw)
+				if rw[0] != 1 {
+					for j := range dst {
+						dst[j] *= rw[0]
+					}
+				}
 			default:
-				upsampleRow4(dst, xd, base, rows, rw, tw.idx, tw.w)
+				// Each input row is interpolated along the width once
+				// (kept while output rows still use it), then the output
+				// row blends its input rows: t0*w0 + t1*w1 + ..., as
+				// PyTorch's separable kernels sum.
+				if nr == 2 {
+					b0 := st.cache.row(rows[0], 0, xd[base+rows[0]:], tw)
+					b1 := st.cache.row(rows[1], 1, xd[base+rows[1]:], tw)
+					w0, w1 := rw[0], rw[1]
+					b0, b1 = b0[:len(dst)], b1[:len(dst)]
+					for j := range dst {
+						dst[j] = b0[j]*w0 + b1[j]*w1
+					}
+					continue
+				}
+				for t, off := range rows {
+					buf := st.cache.row(off, t, xd[base+off:], tw)
+					wr := rw[t]
+					if t == 0 {
+						for j, v := range buf {
+							dst[j] = v * wr
+						}
+						continue
+					}
+					for j, v := range buf {
+						dst[j] += v * wr
+					}
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// upsampleRow2 is one output row of linear modes: the sum over its
-// input rows of the row weight times the 2-tap width interpolation.
-func upsampleRow2(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
-	idx, w = idx[:2*len(dst)], w[:2*len(dst)]
-	for r, off := range rows {
-		src := xd[base+off:]
-		wr := rw[r]
-		if r == 0 {
-			for j := range dst {
-				dst[j] = (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
-			}
-			continue
-		}
+// upsampleWidth interpolates one input row (src from its first element)
+// along the width into dst through the width table, tap by tap in order.
+func upsampleWidth(dst, src []float32, tw *upsampleTab) {
+	switch k := tw.k; {
+	case k != 2 && k != 4:
+		idx, w := tw.idx[:k*len(dst)], tw.w[:k*len(dst)]
 		for j := range dst {
-			dst[j] += (src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]) * wr
+			i, ww := idx[k*j:k*j+k], w[k*j:k*j+k]
+			v := src[i[0]] * ww[0]
+			for t := 1; t < k; t++ {
+				v += src[i[t]] * ww[t]
+			}
+			dst[j] = v
+		}
+		return
+	case k == 2:
+		idx, w := tw.idx[:2*len(dst)], tw.w[:2*len(dst)]
+		for j := range dst {
+			dst[j] = src[idx[2*j]]*w[2*j] + src[idx[2*j+1]]*w[2*j+1]
+		}
+		return
+	}
+	idx, w := tw.idx[:4*len(dst)], tw.w[:4*len(dst)]
+	for j := range dst {
+		i, ww := idx[4*j:4*j+4], w[4*j:4*j+4]
+		dst[j] = src[i[0]]*ww[0] + src[i[1]]*ww[1] + src[i[2]]*ww[2] + src[i[3]]*ww[3]
+	}
+}
+
+// upsampleCache holds width-interpolated input rows of one plane, by
+// input row offset; output rows walk input rows in order, so a few
+// slots (as many as an output row has taps) catch every reuse.
+type upsampleCache struct {
+	bufs  [][]float32
+	tags  []int // input row offset per slot, -1 empty
+	stamp []int // last use per slot
+	clock int
+}
+
+func (c *upsampleCache) reset(n, width int) {
+	if len(c.bufs) != n || (n > 0 && len(c.bufs[0]) != width) {
+		c.bufs, c.tags, c.stamp = make([][]float32, n), make([]int, n), make([]int, n)
+		for i := range c.bufs {
+			c.bufs[i] = make([]float32, width)
 		}
 	}
 }
 
-// upsampleRow4 is upsampleRow2 for 4-tap (cubic) widths.
-func upsampleRow4(dst, xd []float32, base int, rows []int, rw []float32, idx []int, w []float32) {
-	idx, w = idx[:4*len(dst)], w[:4*len(dst)]
-	for r, off := range rows {
-		src := xd[base+off:]
-		wr := rw[r]
-		for j := range dst {
-			i, ww := idx[4*j:4*j+4], w[4*j:4*j+4]
-			v := (src[i[0]]*ww[0] + src[i[1]]*ww[1] + src[i[2]]*ww[2] + src[i[3]]*ww[3]) * wr
-			if r == 0 {
-				dst[j] = v
-			} else {
-				dst[j] += v
-			}
+func (c *upsampleCache) invalidate() {
+	for i := range c.tags {
+		c.tags[i] = -1
+	}
+}
+
+// row returns input row off interpolated along the width (computing it
+// from src into the least recently used slot if not held). Tap t of an
+// output row never evicts taps 0..t-1 of the same row: those were used
+// at the current clock and there are as many slots as taps.
+func (c *upsampleCache) row(off, t int, src []float32, tw *upsampleTab) []float32 {
+	if t == 0 {
+		c.clock++
+	}
+	lru := 0
+	for i, tag := range c.tags {
+		if tag == off {
+			c.stamp[i] = c.clock
+			return c.bufs[i]
+		}
+		if c.stamp[i] < c.stamp[lru] || c.tags[i] < 0 && c.tags[lru] >= 0 {
+			lru = i
 		}
 	}
+	c.tags[lru], c.stamp[lru] = off, c.clock
+	upsampleWidth(c.bufs[lru], src, tw)
+	return c.bufs[lru]
 }
 
 // upsampleBuild makes the per-dim tables and, per output row (od, oh),
@@ -288,6 +378,15 @@ func upsampleBuild(st *upsampleState, key *upsampleKey, mode upsampleMode, d int
 			}
 		}
 	}
+	n := len(st.rows) / (key.out[0] * key.out[1])
+	st.same = st.same[:0]
+	for r := 0; r < key.out[0]*key.out[1]; r++ {
+		same := r > 0
+		for t := 0; same && t < n; t++ {
+			same = st.rows[r*n+t] == st.rows[(r-1)*n+t] && st.rw[r*n+t] == st.rw[(r-1)*n+t]
+		}
+		st.same = append(st.same, same)
+	}
 }
 
 // upsampleScale is PyTorch's area_pixel_compute_scale in float32.
@@ -318,6 +417,10 @@ func upsampleSource(scale float32, dst int, align, cubic bool) float32 {
 }
 
 func upsampleTable(t *upsampleTab, mode upsampleMode, in, out, stride int, scale float64, align bool) {
+	if mode == upLinearAA || mode == upCubicAA {
+		upsampleTableAA(t, mode, in, out, stride, scale, align)
+		return
+	}
 	k := 1
 	switch mode {
 	case upLinear:
@@ -381,4 +484,90 @@ func upsampleCubicCoeffs(t float32) [4]float32 {
 	conv2 := func(x float32) float32 { return ((a*x-5*a)*x+8*a)*x - 4*a }
 	x2 := 1 - t
 	return [4]float32{conv2(t + 1), conv1(t), conv1(x2), conv2(x2 + 1)}
+}
+
+// upsampleTableAA is the antialiased table (PyTorch 1.13's
+// _compute_indices_weights_aa, after PIL): output j averages the inputs
+// within support of its center scale*(j+0.5) through the filter
+// stretched by the scale when downsampling, weights normalised to sum 1.
+// Positions with fewer taps than the widest get zero-weight taps on
+// their first input, so every position has t.k taps.
+func upsampleTableAA(t *upsampleTab, mode upsampleMode, in, out, stride int, scale float64, align bool) {
+	size := float32(2)
+	filter := upsampleFilterLinear
+	if mode == upCubicAA {
+		size, filter = 4, upsampleFilterCubic
+	}
+	sc := upsampleScale(in, out, align, scale)
+	support := size * 0.5
+	invscale := float32(1)
+	if sc >= 1 {
+		support = size * 0.5 * sc
+		invscale = float32(1.0 / float64(sc))
+	}
+	k := 0
+	for j := 0; j < out; j++ {
+		_, n := upsampleAABounds(sc, support, j, in)
+		k = max(k, n)
+	}
+	k = max(k, 1)
+	t.k = k
+	if cap(t.idx) < out*k {
+		t.idx, t.w = make([]int, out*k), make([]float32, out*k)
+	}
+	t.idx, t.w = t.idx[:out*k], t.w[:out*k]
+	for j := 0; j < out; j++ {
+		xmin, n := upsampleAABounds(sc, support, j, in)
+		center := float32(float64(sc) * (float64(j) + 0.5))
+		idx, w := t.idx[j*k:(j+1)*k], t.w[j*k:(j+1)*k]
+		var total float32
+		for q := 0; q < n; q++ {
+			w[q] = filter(float32((float64(float32(q+xmin)-center) + 0.5) * float64(invscale)))
+			total += w[q]
+		}
+		for q := range w {
+			if q >= n {
+				w[q] = 0
+			} else if total != 0 {
+				w[q] /= total
+			}
+			idx[q] = (xmin + min(q, max(n-1, 0))) * stride
+		}
+	}
+}
+
+// upsampleAABounds is the first input and the number of inputs output j
+// reads (xmin, xsize).
+func upsampleAABounds(scale, support float32, j, in int) (int, int) {
+	center := float32(float64(scale) * (float64(j) + 0.5))
+	xmin := max(int(float64(center-support)+0.5), 0)
+	xmax := min(int(float64(center+support)+0.5), in)
+	return xmin, max(xmax-xmin, 0)
+}
+
+func upsampleFilterLinear(x float32) float32 {
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return 1 - x
+	}
+	return 0
+}
+
+// upsampleFilterCubic is PIL's bicubic filter (a = -0.5), evaluated in
+// double as the C++ literals make it.
+func upsampleFilterCubic(x float32) float32 {
+	const a = -0.5
+	if x < 0 {
+		x = -x
+	}
+	xd := float64(x)
+	if x < 1 {
+		return float32(((a+2.0)*xd-(a+3.0))*xd*xd + 1)
+	}
+	if x < 2 {
+		return float32((((xd-5)*xd+8)*xd - 4) * a)
+	}
+	return 0
 }

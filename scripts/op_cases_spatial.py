@@ -14,6 +14,11 @@ def conv3d(*a, **k):
     return lambda shape: (Call(nn.Conv3d(*a, **k)), [r(*shape)])
 
 
+# Output rows of 16 or more columns take the gemm's one-row panel packing
+# (strided gathers, borders clipped); narrower ones the general packing.
+case("spatial_conv3d_stride2_wide", lambda: conv3d(2, 3, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3))((1, 2, 2, 5, 38)))
+case("spatial_conv2d_stride2_wide", lambda: (Call(nn.Conv2d(2, 3, 7, stride=2, padding=3)), [r(1, 2, 6, 40)]))
+case("spatial_conv2d_stride3_wide", lambda: (Call(nn.Conv2d(2, 3, (3, 5), stride=(1, 3), padding=(1, 2), dilation=(1, 2))), [r(1, 2, 3, 52)]))
 case("spatial_conv3d_basic", lambda: conv3d(3, 4, 3)((1, 3, 5, 6, 6)))
 case("spatial_conv3d_stem", lambda: conv3d(3, 4, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3), bias=False)((1, 3, 3, 9, 8)))
 case("spatial_conv3d_all", lambda: conv3d(4, 6, (2, 3, 2), stride=(2, 1, 2), padding=(1, 2, 0), dilation=(2, 1, 2), groups=2)((1, 4, 7, 6, 7)))
@@ -53,6 +58,32 @@ class ConvT2dFn(nn.Module):
 
 
 case("spatial_convt2d_weight_input", lambda: (ConvT2dFn(), [r(1, 3, 4, 5), r(3, 2, 3, 3)]))
+
+
+class ConvolutionOp(nn.Module):
+    """aten::_convolution / aten::convolution as traced graphs emit them."""
+
+    def __init__(self, w, b, stride: List[int], pad: List[int], dil: List[int], transposed: bool, opad: List[int],
+                 groups: int, plain: bool):
+        super().__init__()
+        self.register_buffer("w", w)
+        self.register_buffer("b", b)
+        self.stride, self.pad, self.dil, self.transposed, self.opad, self.groups, self.plain = \
+            stride, pad, dil, transposed, opad, groups, plain
+
+    def forward(self, x):
+        if self.plain:
+            return torch.convolution(x, self.w, self.b, self.stride, self.pad, self.dil, self.transposed, self.opad,
+                                     self.groups)
+        return torch._convolution(x, self.w, self.b, self.stride, self.pad, self.dil, self.transposed, self.opad,
+                                  self.groups, False, False, True, True)
+
+
+case("spatial_convolution_transposed1d", lambda: (ConvolutionOp(r(4, 3, 3), r(6), [2], [1], [1], True, [1], 2, False), [r(2, 4, 5)]))
+case("spatial_convolution_transposed2d", lambda: (ConvolutionOp(r(3, 2, 3, 2), r(2), [2, 1], [1, 0], [1, 2], True, [1, 0], 1, True), [r(1, 3, 4, 5)]))
+case("spatial_convolution_transposed3d", lambda: (ConvolutionOp(r(2, 3, 2, 2, 3), r(3), [1, 2, 2], [0, 1, 1], [1, 1, 1], True, [0, 1, 0], 1, False), [r(1, 2, 3, 4, 3)]))
+case("spatial_convolution_3d", lambda: (ConvolutionOp(r(4, 1, 3, 3, 3), r(4), [1, 2, 2], [1, 1, 1], [1, 1, 1], False, [0, 0, 0], 2, False), [r(1, 2, 4, 6, 5)]))
+case("spatial_convolution_3d_plain", lambda: (ConvolutionOp(r(3, 2, 1, 3, 3), r(3), [1, 1, 1], [0, 1, 1], [1, 1, 1], False, [0, 0, 0], 1, True), [r(1, 2, 3, 5, 4)]))
 
 
 # ---------------------------------------------------------------- 3-d pooling
@@ -274,3 +305,119 @@ case("spatial_max_pool1d_unbatched", lambda: (Pool1d("max", 2, 2, 0, 1, False, T
 case("spatial_avg_pool1d", lambda: (Pool1d("avg", 3, 2, 1, 1, True, False, 0), [r(2, 3, 10)]))
 case("spatial_adaptive_avg_pool1d", lambda: (Pool1d("aavg", 0, 0, 0, 0, False, False, 4), [r(2, 3, 10)]))
 case("spatial_adaptive_max_pool1d", lambda: (Pool1d("amax", 0, 0, 0, 0, False, False, 3), [r(3, 7)]))
+
+
+# ---------------------------------------------------------------- rearrangements
+class Roll(nn.Module):
+    shifts: List[int]
+    dims: List[int]
+
+    def __init__(self, shifts: List[int], dims: List[int]):
+        super().__init__()
+        self.shifts, self.dims = shifts, dims
+
+    def forward(self, x):
+        return torch.roll(x, self.shifts, self.dims)
+
+
+case("spatial_roll_swin", lambda: (Roll([-2, -2], [1, 2]), [r(1, 6, 7, 4)]))
+case("spatial_roll_one", lambda: (Roll([3], [-1]), [r(2, 3, 5)]))
+case("spatial_roll_big_negative", lambda: (Roll([-13, 7], [0, 2]), [r(3, 2, 5)]))
+case("spatial_roll_flat", lambda: (Roll([4], []), [r(3, 5)]))
+case("spatial_roll_same_dim", lambda: (Roll([2, 1], [1, 1]), [r(2, 5)]))
+case("spatial_roll_int64", lambda: (Roll([1, -1], [0, 1]), [ints(-9, 9, 3, 4)]))
+
+
+class Shuffle(nn.Module):
+    def __init__(self, which: str, f: int):
+        super().__init__()
+        self.which, self.f = which, f
+
+    def forward(self, x):
+        if self.which == "pixel":
+            return F.pixel_shuffle(x, self.f)
+        if self.which == "unpixel":
+            return F.pixel_unshuffle(x, self.f)
+        return torch.channel_shuffle(x, self.f)
+
+
+case("spatial_pixel_shuffle", lambda: (Shuffle("pixel", 2), [r(2, 8, 3, 4)]))
+case("spatial_pixel_shuffle_3d_r3", lambda: (Shuffle("pixel", 3), [r(9, 2, 3)]))
+case("spatial_pixel_shuffle_5d", lambda: (Shuffle("pixel", 2), [r(2, 1, 4, 2, 3)]))
+case("spatial_pixel_unshuffle", lambda: (Shuffle("unpixel", 2), [r(2, 3, 4, 6)]))
+case("spatial_pixel_unshuffle_r3", lambda: (Shuffle("unpixel", 3), [r(2, 6, 3)]))
+case("spatial_channel_shuffle", lambda: (Shuffle("channel", 3), [r(2, 6, 2, 3)]))
+
+
+# ---------------------------------------------------------------- antialiased interpolation
+class InterpAA(nn.Module):
+    def __init__(self, size: Optional[List[int]], scale: Optional[List[float]], mode: str, align: bool):
+        super().__init__()
+        self.size, self.scale, self.mode, self.align = size, scale, mode, align
+
+    def forward(self, x):
+        return F.interpolate(x, self.size, self.scale, self.mode, self.align, antialias=True)
+
+
+def interp_aa(name, shape, size, scale, mode, align=False):
+    case("spatial_interp_aa_" + name, lambda: (InterpAA(size, scale, mode, align), [r(*shape)]))
+
+
+interp_aa("bilinear_down", (1, 2, 17, 23), [5, 7], None, "bilinear")
+interp_aa("bilinear_down_align", (1, 2, 17, 23), [5, 7], None, "bilinear", True)
+interp_aa("bilinear_up", (2, 2, 4, 5), [7, 9], None, "bilinear")
+interp_aa("bilinear_scale", (1, 2, 12, 10), None, [0.4, 0.65], "bilinear")
+interp_aa("bilinear_mixed", (1, 2, 6, 20), [11, 3], None, "bilinear")
+interp_aa("bicubic_down", (1, 2, 17, 23), [5, 7], None, "bicubic")
+interp_aa("bicubic_up", (1, 2, 4, 5), [7, 9], None, "bicubic", True)
+interp_aa("bicubic_scale", (1, 2, 12, 10), None, [0.3, 0.5], "bicubic")
+
+
+# ---------------------------------------------------------------- max pooling with indices, unfold / fold
+class MaxPoolIdx(nn.Module):
+    def __init__(self, dims: int, k: List[int], s: List[int], p: List[int], d: List[int], ceil: bool):
+        super().__init__()
+        self.dims, self.k, self.s, self.p, self.d, self.ceil = dims, k, s, p, d, ceil
+
+    def forward(self, x):
+        if self.dims == 1:
+            return F.max_pool1d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+        if self.dims == 2:
+            return F.max_pool2d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+        return F.max_pool3d_with_indices(x, self.k, self.s, self.p, self.d, self.ceil, True)
+
+
+def with_ties(*s):
+    return lambda: torch.randint(-3, 3, s).float()
+
+
+case("spatial_max_pool1d_indices", lambda: (MaxPoolIdx(1, [3], [2], [1], [1], True), [with_ties(2, 3, 11)()]))
+case("spatial_max_pool2d_indices", lambda: (MaxPoolIdx(2, [3, 2], [2, 2], [1, 0], [1, 2], False), [with_ties(2, 3, 7, 9)()]))
+case("spatial_max_pool2d_indices_unbatched", lambda: (MaxPoolIdx(2, [2, 2], [2, 2], [0, 0], [1, 1], True), [r(3, 7, 5)]))
+case("spatial_max_pool3d_indices", lambda: (MaxPoolIdx(3, [2, 3, 2], [2, 2, 1], [1, 1, 0], [1, 1, 2], False), [with_ties(1, 2, 5, 6, 7)()]))
+
+
+class Unfold(nn.Module):
+    def __init__(self, k: List[int], d: List[int], p: List[int], s: List[int]):
+        super().__init__()
+        self.k, self.d, self.p, self.s = k, d, p, s
+
+    def forward(self, x):
+        return F.unfold(x, self.k, self.d, self.p, self.s)
+
+
+class Fold(nn.Module):
+    def __init__(self, out: List[int], k: List[int], d: List[int], p: List[int], s: List[int]):
+        super().__init__()
+        self.out, self.k, self.d, self.p, self.s = out, k, d, p, s
+
+    def forward(self, x):
+        return F.fold(x, self.out, self.k, self.d, self.p, self.s)
+
+
+case("spatial_unfold", lambda: (Unfold([3, 3], [1, 1], [1, 1], [1, 1]), [r(2, 3, 5, 6)]))
+case("spatial_unfold_all", lambda: (Unfold([2, 3], [2, 1], [1, 2], [2, 3]), [r(1, 2, 7, 9)]))
+case("spatial_unfold_unbatched", lambda: (Unfold([2, 2], [1, 1], [0, 0], [2, 2]), [r(3, 4, 6)]))
+case("spatial_fold", lambda: (Fold([5, 6], [3, 3], [1, 1], [1, 1], [1, 1]), [r(2, 27, 30)]))
+case("spatial_fold_all", lambda: (Fold([7, 9], [2, 3], [2, 1], [1, 2], [2, 3]), [r(1, 12, 16)]))
+case("spatial_fold_unbatched", lambda: (Fold([4, 6], [2, 2], [1, 1], [0, 0], [2, 2]), [r(12, 6)]))
