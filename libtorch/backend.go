@@ -210,6 +210,19 @@ func (b *Backend) resolve(op, codes string) *opInfo {
 //
 // On a device other than the host, the kernel makes its new tensors
 // there; its inputs must be there too, or be 0-d CPU tensors (ATen's rule).
+// readsAsContiguous are overloads ("op.overload") whose CPU kernels in
+// PyTorch 1.13 read an input's memory as if it were contiguous whatever
+// its strides (_masked_softmax; the packed-sequence RNNs' batch_sizes):
+// given a strided view, they compute a wrong result or fail. The backend
+// does not offer them, so gosr's kernels run them.
+var readsAsContiguous = map[string]bool{
+	"aten::_masked_softmax.": true,
+	"aten::lstm.data":        true,
+	"aten::gru.data":         true,
+	"aten::rnn_tanh.data":    true,
+	"aten::rnn_relu.data":    true,
+}
+
 func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind, error) {
 	if !strings.HasPrefix(n.Kind, "aten::") || len(n.Blocks) > 0 {
 		return nil, 0, nil
@@ -237,6 +250,9 @@ func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind
 	oi := b.resolve(op, string(codes))
 	if oi.err != nil {
 		return nil, 0, oi.err
+	}
+	if readsAsContiguous[op+"."+oi.overload] {
+		return nil, 0, nil
 	}
 	if len(oi.rets) != len(n.Outputs) {
 		return nil, 0, fmt.Errorf("libtorch %s.%s returns %d values, the node %d", n.Kind, oi.overload, len(oi.rets), len(n.Outputs))

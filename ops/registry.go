@@ -142,10 +142,13 @@ func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
 			}
 		}
 	}
+	// What is supported: the op's overloads that have kernels are in the
+	// registry, not in one place to print; say where to look instead.
+	const hint = "`srbench check` lists every such op of a model; with the libtorch backend (-backend auto) it runs there"
 	if len(es) == 0 {
-		return nil, 0, fmt.Errorf("no implementation of %s: unknown op (node %s)", n.Kind, NodeSignature(n))
+		return nil, 0, fmt.Errorf("no implementation of %s: unknown op (node %s); %s", n.Kind, NodeSignature(n), hint)
 	}
-	return nil, 0, fmt.Errorf("no implementation of %s for this overload: %s", n.Kind, NodeSignature(n))
+	return nil, 0, fmt.Errorf("no implementation of %s for this overload: %s (gosr's kernels take other argument types or values); %s", n.Kind, NodeSignature(n), hint)
 }
 
 // Registered lists the registered op names, sorted.

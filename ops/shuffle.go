@@ -95,8 +95,12 @@ func pixelUnshuffleKernel(p *ProcessedNode, st *shuffleState) error {
 	if r <= 0 {
 		return Errorf("pixel_unshuffle expects a positive downscale_factor, but got %d", r)
 	}
-	if h%r != 0 || w%r != 0 {
-		return Errorf("pixel_unshuffle expects height and width (%d, %d) to be divisible by downscale_factor %d", h, w, r)
+	// PyTorch's messages, which check the width first.
+	if w%r != 0 {
+		return Errorf("pixel_unshuffle expects width to be divisible by downscale_factor, but input.size(-1)=%d is not divisible by %d", w, r)
+	}
+	if h%r != 0 {
+		return Errorf("pixel_unshuffle expects height to be divisible by downscale_factor, but input.size(-2)=%d is not divisible by %d", h, r)
 	}
 	sC, sH, sW := xs[nd-3], xs[nd-2], xs[nd-1]
 	// out[..., c*r*r + i*r + j, h, w] = in[..., c, h*r+i, w*r+j]
