@@ -40,6 +40,17 @@ def _video(name):
     return build
 
 
+def _det(name, size=128, **kw):
+    """A torchvision detection model on one image in a list (its input is
+    List[Tensor]); score thresholds low so that random weights still give
+    boxes and the comparison is not vacuous."""
+    def build():
+        import torchvision
+        m = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **kw)
+        return m, ([torch.rand(3, size, size)],)
+    return build
+
+
 class RNNCase(nn.Module):
     """An nn.LSTM/GRU/RNN as users call it: the whole output tuple, with or
     without initial states."""
@@ -299,6 +310,22 @@ MODELS = {
     "r3d_18": (_video("r3d_18"), "video"),
     "mc3_18": (_video("mc3_18"), "video"),
     "r2plus1d_18": (_video("r2plus1d_18"), "video"),
+    # torchvision detection (input: a list of one image)
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (_det("fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0,
+                                                   min_size=128, max_size=128, box_detections_per_img=20),
+                                              "detection"),
+    "fasterrcnn_resnet50_fpn": (_det("fasterrcnn_resnet50_fpn", box_score_thresh=0.0, min_size=128, max_size=128,
+                                     rpn_pre_nms_top_n_test=200, rpn_post_nms_top_n_test=100,
+                                     box_detections_per_img=20), "detection"),
+    "retinanet_resnet50_fpn": (_det("retinanet_resnet50_fpn", score_thresh=0.0, min_size=128, max_size=128,
+                                    topk_candidates=100, detections_per_img=20), "detection"),
+    "ssdlite320_mobilenet_v3_large": (_det("ssdlite320_mobilenet_v3_large", score_thresh=0.0, topk_candidates=50,
+                                           detections_per_img=20), "detection"),
+    "ssd300_vgg16": (_det("ssd300_vgg16", score_thresh=0.0, topk_candidates=50, detections_per_img=20),
+                     "detection"),
+    "maskrcnn_resnet50_fpn": (_det("maskrcnn_resnet50_fpn", box_score_thresh=0.0, min_size=128, max_size=128,
+                                   rpn_pre_nms_top_n_test=200, rpn_post_nms_top_n_test=100,
+                                   box_detections_per_img=10), "detection"),
     # torch.nn recurrent
     "lstm": (_rnn("lstm", 1, False, False, False), "rnn"),
     "lstm_state": (_rnn("lstm", 1, False, False, True), "rnn"),
