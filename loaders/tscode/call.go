@@ -22,6 +22,11 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b, ok := fn.(*builtinSV); ok && b.name == "annotate" {
+		if v, ok, err := c.tolist(x, e); ok || err != nil {
+			return v, err
+		}
+	}
 	// Arguments stay sugared for inlined calls (a module may be passed).
 	args := make([]sv, len(x.Args))
 	for i, a := range x.Args {
@@ -73,6 +78,8 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		return c.inline(x, def, cls.file, f.self, args, kws)
 	case *funcSV:
 		return c.inline(x, f.def, f.file, nil, args, kws)
+	case *classMethodSV:
+		return c.callClassMethod(x, f, args, kws)
 	case *closureSV:
 		return c.inlineIn(x, f.def, f.env.file, f.env, nil, args, kws)
 	case *builtinSV:
@@ -139,6 +146,9 @@ func (c *compiler) callTorchPath(x *Call, path string, args []sv, kws []struct {
 	v    sv
 }) (sv, error) {
 	i := strings.LastIndexByte(path, '.')
+	if obj, ok, err := c.newObject(x, path); ok || err != nil {
+		return obj, err
+	}
 	f, err := c.file(path[:i])
 	if err != nil {
 		return nil, c.errf(x, "%s: source not found: %v", path, err)
