@@ -107,6 +107,9 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		if err != nil {
 			return nil, c.errf(x, "%v", err)
 		}
+		if v, ok := c.isModuleNone(op, args); ok {
+			return v, nil
+		}
 		vs, kv, err := values()
 		if err != nil {
 			return nil, err
@@ -114,6 +117,13 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		return c.callOp(x, op, vs, kv)
 	case *moduleSV:
 		def, cls, err := c.method(f, "forward", x)
+		if err != nil {
+			// A script class object held by a module (torchvision's
+			// LevelMapper) is called through its __call__.
+			if d, k, err2 := c.method(f, "__call__", x); err2 == nil {
+				def, cls, err = d, k, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -420,11 +430,11 @@ func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) 
 		if err != nil {
 			return nil, err
 		}
-		t, err := c.typeOf(x.Args[1])
+		r, err := c.isinstanceOf(v, x.Args[1])
 		if err != nil {
 			return nil, err
 		}
-		return c.boolConst(v.Type.IsSubtypeOf(t)), nil
+		return c.boolConst(r), nil
 	case "float":
 		if len(x.Args) == 1 {
 			if k, ok := x.Args[0].(*Const); ok && k.Kind == ConstString {

@@ -69,3 +69,30 @@ func (c *compiler) assignModuleAttr(t *Attribute, v sv, e *env) (bool, error) {
 	}
 	return true, c.moduleAttrAssign(t, m, v)
 }
+
+// isModuleNone decides torch.__is__(m, None) / __isnot__ for a module or
+// script object m (an Optional attribute that holds one, such as
+// MultiScaleRoIAlign.map_levels once set): never None.
+func (c *compiler) isModuleNone(op string, args []sv) (sv, bool) {
+	if (op != "aten::__is__" && op != "aten::__isnot__") || len(args) != 2 {
+		return nil, false
+	}
+	obj := func(s sv) bool {
+		switch s.(type) {
+		case *moduleSV, *objectSV:
+			return true
+		}
+		return false
+	}
+	none := func(s sv) bool {
+		if s == nil {
+			return true
+		}
+		v, ok := s.(*graph.Value)
+		return ok && v.Type.Kind == graph.NoneType
+	}
+	if (obj(args[0]) && none(args[1])) || (obj(args[1]) && none(args[0])) {
+		return c.boolConst(op == "aten::__isnot__"), true
+	}
+	return nil, false
+}

@@ -51,3 +51,33 @@ func (c *compiler) tolist(x *Call, e *env) (sv, bool, error) {
 	}
 	return c.emit("prim::tolist", []*graph.Value{v, c.intConst(int64(dim)), c.intConst(ec)}, t).Outputs[0], true, nil
 }
+
+// isinstanceOf decides isinstance(v, T) where T may be a tuple of types
+// and the bare Python types list, tuple and dict (torchvision's
+// check_roi_boxes_shape: isinstance(boxes, (list, tuple))).
+func (c *compiler) isinstanceOf(v *graph.Value, te Expr) (bool, error) {
+	if tup, ok := te.(*Tuple); ok {
+		for _, el := range tup.Elts {
+			r, err := c.isinstanceOf(v, el)
+			if err != nil || r {
+				return r, err
+			}
+		}
+		return false, nil
+	}
+	if n, ok := te.(*Name); ok {
+		switch n.ID {
+		case "list":
+			return v.Type.Kind == graph.ListType, nil
+		case "tuple":
+			return v.Type.Kind == graph.TupleType, nil
+		case "dict":
+			return v.Type.Kind == graph.DictType, nil
+		}
+	}
+	t, err := c.typeOf(te)
+	if err != nil {
+		return false, err
+	}
+	return v.Type.IsSubtypeOf(t), nil
+}
