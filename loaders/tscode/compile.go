@@ -61,6 +61,9 @@ func Compile(root Object, constants []ivalue.IValue, src Sources, method string)
 		v := c.g.AddInput(p.Name, t)
 		e.vars[p.Name] = v
 		names = append(names, p.Name)
+		if err := c.inputDefault(p, len(names)-1); err != nil {
+			return nil, err
+		}
 	}
 	out, err := c.body(fn, e)
 	if err != nil {

@@ -1,6 +1,9 @@
 package tscode
 
-import "github.com/gosr/gosr/graph"
+import (
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
 
 // Module attributes assigned in code (torchvision's anchor generator sets
 // self.cell_anchors = [a.to(dtype, device) for a in self.cell_anchors]
@@ -95,4 +98,38 @@ func (c *compiler) isModuleNone(op string, args []sv) (sv, bool) {
 		return c.boolConst(op == "aten::__isnot__"), true
 	}
 	return nil, false
+}
+
+// inputDefault records the default of the method's i-th input when it
+// is a constant (None, a number, a string, a bool).
+func (c *compiler) inputDefault(p *Param, i int) error {
+	if p.Default == nil {
+		return nil
+	}
+	k, ok := p.Default.(*Const)
+	if !ok {
+		return nil // not a constant: the input must be given
+	}
+	s, err := c.expr(k, &env{vars: map[string]sv{}})
+	if err != nil {
+		return err
+	}
+	var v ivalue.IValue
+	switch s := s.(type) {
+	case nil:
+		v = ivalue.None()
+	case *graph.Value:
+		kv, ok := constOf(s)
+		if !ok {
+			return nil
+		}
+		v = kv
+	default:
+		return nil
+	}
+	for len(c.g.InputDefaults) <= i {
+		c.g.InputDefaults = append(c.g.InputDefaults, nil)
+	}
+	c.g.InputDefaults[i] = &v
+	return nil
 }
