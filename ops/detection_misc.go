@@ -263,8 +263,13 @@ func unique2Of[T float32 | float64 | int64](v []T, out, invT, cntT *ivalue.Tenso
 	return nil
 }
 
+// meshState: meshgrid's outputs are copies, not views: its schema
+// declares no alias between the inputs and the outputs, so the memory
+// planner may reuse an input's storage while a view would still read it.
 type meshState struct {
 	sizes, strides []int
+	view           ivalue.Tensor
+	outs           []*ivalue.Tensor
 }
 
 func meshgridKernel(withIndexing bool) Kernel {
@@ -316,19 +321,25 @@ func meshgridKernel(withIndexing bool) Kernel {
 		if xy && k >= 2 {
 			st.sizes[0], st.sizes[1] = st.sizes[1], st.sizes[0]
 		}
+		for len(st.outs) < k {
+			st.outs = append(st.outs, &ivalue.Tensor{})
+		}
 		out := p.OutList(0, k, false)
 		for i, it := range l.Items {
 			in := it.Tensor()
-			t := out.Items[i].Tensor()
-			if t == nil || p.Fresh || viewIsInput(p, t) {
+			t := st.outs[i]
+			if p.Fresh {
 				t = &ivalue.Tensor{}
-				out.Items[i] = ivalue.FromTensor(t)
+				st.outs[i] = t
 			}
 			clear(st.strides)
 			if in.Dim() == 1 {
 				st.strides[dimOf(i)] = in.Strides()[0]
 			}
-			t.SetView(in, in.Offset(), st.sizes, st.strides)
+			st.view.SetView(in, in.Offset(), st.sizes, st.strides)
+			t.Resize(in.DType(), st.sizes)
+			ivalue.CopyInto(t, &st.view)
+			out.Items[i] = ivalue.FromTensor(t)
 		}
 		return nil
 	}

@@ -413,7 +413,10 @@ func (m *StaticModule) analyze() {
 			continue
 		}
 		for _, v := range ni.node.Outputs {
-			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) {
+			// A list's elements too: a view list (split, unbind) rebuilds
+			// its tensor objects in place, under an element kept elsewhere.
+			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) ||
+				isContainer(v.Type) && db.ElementsEscape(v) {
 				ni.fresh = true
 			}
 		}

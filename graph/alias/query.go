@@ -74,6 +74,26 @@ func (d *DB) EscapesToContainer(v *graph.Value) bool {
 	return false
 }
 
+// ElementsEscape reports whether an element of container v may also be
+// reached other than through v: stored into another container, or
+// escaped (an element read out with __getitem__ and appended elsewhere,
+// or the list copied by aten::list into a dict).
+func (d *DB) ElementsEscape(v *graph.Value) bool {
+	for l := range d.locs(v) {
+		for e := range d.contents[l] {
+			if d.wild[e] {
+				return true
+			}
+			for c := range d.contents {
+				if loc(c) != l && d.contents[c].has(e) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Aliases returns the values of the graph that may alias v, v included
 // (nil for values of immutable types), in graph order.
 func (d *DB) Aliases(v *graph.Value) []*graph.Value {
