@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"strings"
 
 	"github.com/gosr/gosr/graph"
@@ -514,5 +515,129 @@ func repeatKernel(p *ProcessedNode) error {
 		stride *= st.xs[d]
 	}
 	copyND(out.Storage().Data, out.Offset(), dstr[:2*nr], x.Storage().Data, x.Offset(), st.ss, st.xs, es)
+	return nil
+}
+
+func init() {
+	// list * n and n * list: the list repeated (SSD's anchor generator,
+	// roi_heads' [0] * n).
+	RegisterNative("aten::mul", func(n *graph.Node) Kernel {
+		li, ni := -1, -1
+		switch {
+		case n.Matches("aten::mul.left_t(t[] l, int n) -> t[]"):
+			li, ni = 0, 1
+		case n.Matches("aten::mul.right_(int n, t[] l) -> t[]"):
+			li, ni = 1, 0
+		default:
+			return nil
+		}
+		return func(p *ProcessedNode) error {
+			src, err := listArg(p, li)
+			if err != nil {
+				return err
+			}
+			k := max(int(p.Int(ni)), 0)
+			m := len(src.Items)
+			l := p.OutList(0, m*k, false)
+			if l == src {
+				return Errorf("mul: list output aliases its input")
+			}
+			for r := 0; r < k; r++ {
+				copy(l.Items[r*m:(r+1)*m], src.Items)
+			}
+			return nil
+		}
+	})
+	RegisterOut("aten::norm", func(n *graph.Node) Kernel {
+		if n.Matches("aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor") {
+			return normDimKernel
+		}
+		return nil
+	})
+}
+
+type pnormState struct {
+	dims, sizes []int
+	src         *ivalue.Tensor
+}
+
+// normDimKernel is Tensor.norm(p, dim, keepdim) over one dim, float32 (as
+// F.normalize calls it): p-norm, p=inf max |x|, p=0 the nonzero count;
+// sums in float64.
+func normDimKernel(p *ProcessedNode) error {
+	x := p.Tensor(0)
+	if x == nil {
+		return Errorf("norm: expected a tensor, got %s", p.Input(0).Kind())
+	}
+	if x.DType() != ivalue.Float32 {
+		return Errorf("norm: gosr supports float32, got %s", x.DType())
+	}
+	st, _ := p.State.(*pnormState)
+	if st == nil {
+		st = &pnormState{}
+		p.State = st
+	}
+	pw := 2.0
+	if !p.IsNone(1) {
+		pw = p.Input(1).AsFloat()
+	}
+	st.dims = p.IntsInto(2, st.dims)
+	if len(st.dims) != 1 {
+		return Errorf("norm: gosr supports one dim, got %d", len(st.dims))
+	}
+	nd := x.Dim()
+	d, err := ewWrapDim(int64(st.dims[0]), nd)
+	if err != nil {
+		return err
+	}
+	keep := p.Bool(3)
+	outer, n, inner := 1, x.Size(d), 1
+	st.sizes = st.sizes[:0]
+	for i := 0; i < nd; i++ {
+		if i < d {
+			outer *= x.Size(i)
+		} else if i > d {
+			inner *= x.Size(i)
+		}
+		if i != d {
+			st.sizes = append(st.sizes, x.Size(i))
+		} else if keep {
+			st.sizes = append(st.sizes, 1)
+		}
+	}
+	v := contigF32(x, &st.src)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, st.sizes)
+	o := out.F32Contig()
+	for a := 0; a < outer; a++ {
+		for b := 0; b < inner; b++ {
+			var acc float64
+			for j := 0; j < n; j++ {
+				e := math.Abs(float64(v[(a*n+j)*inner+b]))
+				switch {
+				case pw == 2:
+					acc += e * e
+				case pw == 1:
+					acc += e
+				case math.IsInf(pw, 1):
+					acc = math.Max(acc, e)
+				case pw == 0:
+					if e != 0 {
+						acc++
+					}
+				default:
+					acc += math.Pow(e, pw)
+				}
+			}
+			switch {
+			case pw == 2:
+				acc = math.Sqrt(acc)
+			case pw == 1, pw == 0, math.IsInf(pw, 1):
+			default:
+				acc = math.Pow(acc, 1/pw)
+			}
+			o[a*inner+b] = float32(acc)
+		}
+	}
 	return nil
 }

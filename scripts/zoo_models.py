@@ -40,14 +40,30 @@ def _video(name):
     return build
 
 
-def _det(name, size=128, **kw):
+def _det(name, size=128, calibrate=False, **kw):
     """A torchvision detection model on one image in a list (its input is
     List[Tensor]); score thresholds low so that random weights still give
-    boxes and the comparison is not vacuous."""
+    boxes and the comparison is not vacuous. calibrate: the backbone's
+    batch norm statistics are those of the input (one pass in train mode),
+    where random MobileNetV3 weights otherwise shrink the features to
+    ~1e-8 and every box gets the same score (ties, ordered arbitrarily)."""
     def build():
         import torchvision
         m = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **kw)
-        return m, ([torch.rand(3, size, size)],)
+        images = [torch.rand(3, size, size)]
+        if calibrate:
+            for b in m.backbone.modules():
+                if isinstance(b, nn.BatchNorm2d):
+                    b.reset_running_stats()
+                    b.momentum = None
+            with torch.no_grad():
+                m.eval()
+                # Two images: SSDLite's extra blocks reach 1x1, where batch
+                # norm in train mode needs more than one value per channel.
+                x = m.transform(images + [torch.rand(3, size, size)])[0].tensors
+                m.backbone.train()
+                m.backbone(x)
+        return m, (images,)
     return build
 
 
@@ -312,7 +328,8 @@ MODELS = {
     "r2plus1d_18": (_video("r2plus1d_18"), "video"),
     # torchvision detection (input: a list of one image)
     "fasterrcnn_mobilenet_v3_large_320_fpn": (_det("fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0,
-                                                   min_size=128, max_size=128, box_detections_per_img=20),
+                                                   min_size=128, max_size=128, box_detections_per_img=20,
+                                                   calibrate=True),
                                               "detection"),
     "fasterrcnn_resnet50_fpn": (_det("fasterrcnn_resnet50_fpn", box_score_thresh=0.0, min_size=128, max_size=128,
                                      rpn_pre_nms_top_n_test=200, rpn_post_nms_top_n_test=100,
@@ -320,7 +337,7 @@ MODELS = {
     "retinanet_resnet50_fpn": (_det("retinanet_resnet50_fpn", score_thresh=0.0, min_size=128, max_size=128,
                                     topk_candidates=100, detections_per_img=20), "detection"),
     "ssdlite320_mobilenet_v3_large": (_det("ssdlite320_mobilenet_v3_large", score_thresh=0.0, topk_candidates=50,
-                                           detections_per_img=20), "detection"),
+                                           detections_per_img=20, calibrate=True), "detection"),
     "ssd300_vgg16": (_det("ssd300_vgg16", score_thresh=0.0, topk_candidates=50, detections_per_img=20),
                      "detection"),
     "maskrcnn_resnet50_fpn": (_det("maskrcnn_resnet50_fpn", box_score_thresh=0.0, min_size=128, max_size=128,
