@@ -390,4 +390,10 @@ SKIP = {}
 
 # Tolerances where 1e-4 of the output's largest magnitude does not hold
 # for a reason gosr cannot change: (relative to max |expected|, why).
-TOLS = {}
+TOLS = {
+    # PyTorch's own float32 run differs from its float64 run by 1.9e-4
+    # (scores) and 3.1e-4 (masks) of the largest value: the random
+    # ResNet-50's large box-head logits amplify float32 rounding through
+    # softmax, and the mask logits through the mask head.
+    "maskrcnn_resnet50_fpn": (1e-3, "float32 rounding: PyTorch's float32 scores and masks differ from float64 by 1.9e-4 and 3.1e-4"),
+}
