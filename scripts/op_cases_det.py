@@ -90,3 +90,67 @@ case("det_sort_ties", lambda: (Sort(), [ints(0, 3, 6, 5).float()]))
 case("det_sort_nan", lambda: (Sort(), [torch.tensor([[1.0, float("nan"), -2.0, 0.5], [float("nan"), 3.0, 3.0, -1.0]])]),
      noncontig=False)
 case("det_topk", lambda: (TopK(), [r(6, 8)]))
+
+
+# ---------------------------------------------------------------- the rest of what detection models call
+class Nonzero(nn.Module):
+    def forward(self, x: Tensor):
+        m = x > 0.2
+        w = torch.where(m)
+        return torch.nonzero(m), w[0], w[1], x.any(), x.all(), (x > -3).all(), m.any(1), m.all(0, keepdim=True)
+
+
+class Unique(nn.Module):
+    def forward(self, x: Tensor):
+        u, inv, cnt = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+        return u, inv, cnt, torch.unique(x.float())
+
+
+class Mesh(nn.Module):
+    def forward(self, a: Tensor, b: Tensor):
+        y, x = torch.meshgrid([a, b], indexing="ij")
+        p, q = torch.meshgrid([a, b], indexing="xy")
+        return y * 1, x * 1, p * 1, q * 1
+
+
+class IndexPut(nn.Module):
+    def forward(self, r: Tensor, idx: Tensor, v: Tensor, mask: Tensor):
+        res = torch.zeros(6, 3, 2)
+        res[idx] = v
+        lab = torch.ones(6, dtype=torch.int64)
+        lab[mask] = -1
+        lab[idx[:1]] = idx[0] * 0 + 7
+        return res, lab
+
+
+class Repeat(nn.Module):
+    def forward(self, x: Tensor):
+        return x.repeat(2, 3), x.repeat(2, 1, 2), x[0].repeat(3)
+
+
+class Normalize(nn.Module):
+    def forward(self, x: Tensor):
+        return torch.nn.functional.normalize(x), x.norm(2.0, -1, True), x.norm(1.0, 0)
+
+
+class Lists(nn.Module):
+    def forward(self, x: Tensor, n: Tensor):
+        k = int(n)
+        a = [k, 2] * 3
+        b = 2 * [x, x + 1]
+        c = [x]
+        c.insert(0, x * 2)
+        c.insert(-1, x * 3)
+        c.extend(b)
+        t = torch.as_tensor([1.5, float(k)], dtype=torch.float32)
+        return torch.tensor(a), torch.stack(c), t, torch.as_tensor(k)
+
+
+case("det_nonzero", lambda: (Nonzero(), [r(4, 5)]))
+case("det_unique", lambda: (Unique(), [ints(0, 5, 12)]), noncontig=False)
+case("det_meshgrid", lambda: (Mesh(), [r(3), r(4)]), noncontig=False)
+case("det_index_put", lambda: (IndexPut(), [r(6), torch.tensor([4, 1, -1]), r(3, 1, 2), torch.tensor([True, False, True, False, False, True])]),
+     noncontig=False)
+case("det_repeat", lambda: (Repeat(), [r(2, 3)]))
+case("det_norm", lambda: (Normalize(), [r(2, 4, 3, 3)]))
+case("det_lists", lambda: (Lists(), [r(2, 3), torch.tensor(3)]), noncontig=False)
