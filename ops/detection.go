@@ -162,6 +162,9 @@ func f32Before[T float32 | float64 | int64](a, b T, desc bool) bool {
 // sort, which allocates nothing and keeps equal keys in index order.
 func sortIndicesF32[T float32 | float64 | int64](v []T, stride int, idx, tmp []int64, desc bool) {
 	n := len(idx)
+	if n == 0 {
+		return
+	}
 	for i := range idx {
 		idx[i] = int64(i)
 	}
