@@ -75,17 +75,19 @@ func (d *DB) EscapesToContainer(v *graph.Value) bool {
 }
 
 // ElementsEscape reports whether an element of container v may also be
-// reached other than through v: stored into another container, or
-// escaped (an element read out with __getitem__ and appended elsewhere,
-// or the list copied by aten::list into a dict).
+// held by another container that escapes (an element read out with
+// __getitem__ and appended to a list that is returned, or the list copied
+// by aten::list into a dict).
 func (d *DB) ElementsEscape(v *graph.Value) bool {
 	for l := range d.locs(v) {
 		for e := range d.contents[l] {
-			if d.wild[e] {
-				return true
-			}
+			// The wildcard element (a split of a graph input) counts too:
+			// conservative, it makes more loop nodes fresh than needed.
 			for c := range d.contents {
-				if loc(c) != l && d.contents[c].has(e) {
+				// Another container that itself escapes (stored, or
+				// wild): a temporary index list ([idx] for aten::index)
+				// does not keep the element past the iteration.
+				if loc(c) != l && d.contents[c].has(e) && (d.wild[c] || d.contained[c]) {
 					return true
 				}
 			}
