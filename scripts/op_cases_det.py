@@ -2,6 +2,8 @@
 argsort and topk as torchvision's detection models call them. Names
 start with det_."""
 import torch
+from typing import Dict, List
+
 from torch import nn, Tensor
 
 import torchvision  # noqa: F401 - registers torchvision::nms, roi_align
@@ -154,3 +156,23 @@ case("det_index_put", lambda: (IndexPut(), [r(6), torch.tensor([4, 1, -1]), r(3,
 case("det_repeat", lambda: (Repeat(), [r(2, 3)]))
 case("det_norm", lambda: (Normalize(), [r(2, 4, 3, 3)]))
 case("det_lists", lambda: (Lists(), [r(2, 3), torch.tensor(3)]), noncontig=False)
+
+
+class SplitIntoDict(nn.Module):
+    """RetinaNet's split of its head outputs: in a loop, a split's views
+    copied by list() into a dict, read after the loop (the split's tensor
+    objects must not be rebuilt under the stored list)."""
+
+    def forward(self, a: Tensor, b: Tensor):
+        h = {"cls_logits": a * 1, "bbox_regression": b * 1}
+        sh: Dict[str, List[Tensor]] = {}
+        for k in h:
+            sh[k] = list(h[k].split([2, 1], dim=1))
+        g = {"x": a, "y": b}
+        sg: Dict[str, List[Tensor]] = {}
+        for k in g:
+            sg[k] = list(g[k].split([1, 2], dim=1))
+        return sh["cls_logits"][0], sh["bbox_regression"][1], sg["x"][1], sg["y"][0]
+
+
+case("det_split_into_dict", lambda: (SplitIntoDict(), [r(1, 3, 5), r(1, 3, 2)]))
