@@ -297,6 +297,10 @@ type Graph struct {
 	// printed keeps the text tensor constants were parsed from, so the
 	// printer reproduces PyTorch's (see parse.go).
 	printed map[*Node]printedTensor
+	// InputDefaults holds, per graph input, the default value of the
+	// method's parameter (forward(self, images, targets=None)), nil where
+	// it has none; nil or shorter than the inputs when there are none.
+	InputDefaults []*ivalue.IValue
 }
 
 // New returns an empty graph.

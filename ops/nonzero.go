@@ -5,16 +5,15 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// aten::nonzero ([n, ndim] int64 coordinates of the non-zero elements,
-// row-major) and aten::where(condition) (the same, one 1-d tensor per
-// dim: torch.where(c) and nonzero(as_tuple=True)). Any dtype; NaN is
-// non-zero. where(condition) is a fallback: its outputs are new tensors
-// every run (a list of a data-dependent number of elements).
+// aten::nonzero (an [n, dim] int64 tensor of the nonzero positions, in
+// row-major order) and aten::where(condition) (the same as one 1-d int64
+// tensor per dim, torch.nonzero(as_tuple=True)). Output sizes depend on
+// the data: resized every run.
 
 type nonzeroState struct {
-	mask *ivalue.Tensor
-	idx  []int
-	sz   []int
+	truth *ivalue.Tensor
+	pos   []int64 // flat positions of the true elements
+	outs  []*ivalue.Tensor
 }
 
 func init() {
@@ -24,70 +23,44 @@ func init() {
 		}
 		return nil
 	})
-	RegisterFallback("aten::where", func(n *graph.Node) Kernel {
+	RegisterNative("aten::where", func(n *graph.Node) Kernel {
 		if n.Matches("aten::where(Tensor condition) -> Tensor[]") {
-			return whereCondKernel
+			return whereTupleKernel
 		}
 		return nil
 	})
 }
 
-// nonzeroMask returns x != 0 as a contiguous bool slice (x itself when
-// it is a contiguous bool tensor) and the count of true elements.
-func nonzeroMask(st *nonzeroState, x *ivalue.Tensor) ([]bool, int, error) {
-	var m []bool
-	if x.DType() == ivalue.Bool && x.IsContiguous() {
-		m = x.BContig()
-	} else {
-		if st.mask == nil {
-			st.mask = &ivalue.Tensor{}
-		}
-		st.mask.Resize(ivalue.Bool, x.Sizes())
-		if err := CastInto(st.mask, x); err != nil {
-			return nil, 0, err
-		}
-		m = st.mask.BContig()
-	}
-	n := 0
-	for _, b := range m {
-		if b {
-			n++
-		}
-	}
-	return m, n, nil
-}
-
-// nonzeroFill writes the coordinates of m's true elements: coordinate d
-// of the k-th at o[k*rs + d*cs].
-func nonzeroFill(st *nonzeroState, o []int64, m []bool, sizes []int, rs, cs int) {
-	nd := len(sizes)
-	st.idx = shapeGrow(st.idx, nd)
-	clear(st.idx)
-	k := 0
-	for _, b := range m {
-		if b {
-			for d := 0; d < nd; d++ {
-				o[k*rs+d*cs] = int64(st.idx[d])
-			}
-			k++
-		}
-		for d := nd - 1; d >= 0; d-- {
-			st.idx[d]++
-			if st.idx[d] < sizes[d] {
-				break
-			}
-			st.idx[d] = 0
-		}
-	}
-}
-
-func nonzeroStateOf(p *ProcessedNode) *nonzeroState {
+// nonzeroPositions fills st.pos with x's true elements' flat indices.
+func nonzeroPositions(p *ProcessedNode, x *ivalue.Tensor) (*nonzeroState, error) {
 	st, _ := p.State.(*nonzeroState)
 	if st == nil {
-		st = &nonzeroState{}
+		st = &nonzeroState{truth: &ivalue.Tensor{}}
 		p.State = st
 	}
-	return st
+	st.truth.Resize(ivalue.Bool, x.Sizes())
+	if err := CastInto(st.truth, x); err != nil {
+		return nil, err
+	}
+	st.pos = st.pos[:0]
+	for i, b := range st.truth.BContig() {
+		if b {
+			st.pos = append(st.pos, int64(i))
+		}
+	}
+	return st, nil
+}
+
+// unravel writes the dim-d coordinate of each position into dst.
+func unravel(dst []int64, pos []int64, sizes []int, d int) {
+	inner := 1
+	for i := d + 1; i < len(sizes); i++ {
+		inner *= sizes[i]
+	}
+	sz := int64(sizes[d])
+	for j, q := range pos {
+		dst[j] = q / int64(inner) % sz
+	}
 }
 
 func nonzeroKernel(p *ProcessedNode) error {
@@ -95,44 +68,59 @@ func nonzeroKernel(p *ProcessedNode) error {
 	if x == nil {
 		return Errorf("nonzero: expected a tensor, got %s", p.Input(0).Kind())
 	}
-	st := nonzeroStateOf(p)
-	m, n, err := nonzeroMask(st, x)
+	st, err := nonzeroPositions(p, x)
 	if err != nil {
 		return err
 	}
-	st.sz = append(st.sz[:0], n, x.Dim())
+	nd, k := x.Dim(), len(st.pos)
 	out := p.OutTensor(0)
-	out.Resize(ivalue.Int64, st.sz)
-	nonzeroFill(st, out.I64Contig(), m, x.Sizes(), x.Dim(), 1)
+	var sz [2]int
+	sz[0], sz[1] = k, nd
+	out.Resize(ivalue.Int64, sz[:])
+	o := out.I64Contig()
+	inner := 1
+	for d := nd - 1; d >= 0; d-- {
+		s := int64(x.Size(d))
+		for j, q := range st.pos {
+			o[j*nd+d] = q / int64(inner) % s
+		}
+		inner *= x.Size(d)
+	}
 	return nil
 }
 
-func whereCondKernel(p *ProcessedNode) error {
+func whereTupleKernel(p *ProcessedNode) error {
 	x := p.Tensor(0)
 	if x == nil {
-		return Errorf("where: expected a tensor as condition, got %s", p.Input(0).Kind())
+		return Errorf("where: expected a tensor, got %s", p.Input(0).Kind())
 	}
-	st := nonzeroStateOf(p)
-	m, n, err := nonzeroMask(st, x)
+	st, err := nonzeroPositions(p, x)
 	if err != nil {
 		return err
 	}
 	nd := x.Dim()
 	if nd == 0 {
-		nd = 1 // a 0-dim condition gives one coordinate list, as PyTorch
+		nd = 1 // a 0-d condition gives one tensor, as a 1-element one would
 	}
-	all := ivalue.NewTensor(ivalue.Int64, nd, n)
-	sizes := x.Sizes()
-	if x.Dim() == 0 {
-		sizes = []int{1}
+	for len(st.outs) < nd {
+		st.outs = append(st.outs, &ivalue.Tensor{})
 	}
-	nonzeroFill(st, all.I64Contig(), m, sizes, 1, n)
-	items := make([]ivalue.IValue, nd)
-	for d := range items {
-		t := &ivalue.Tensor{}
-		t.SetView(all, d*n, []int{n}, []int{1})
-		items[d] = ivalue.FromTensor(t)
+	l := p.OutList(0, nd, false)
+	var sz [1]int
+	sz[0] = len(st.pos)
+	for d := 0; d < nd; d++ {
+		t := st.outs[d]
+		if p.Fresh {
+			t = &ivalue.Tensor{}
+			st.outs[d] = t
+		}
+		t.Resize(ivalue.Int64, sz[:])
+		if x.Dim() == 0 {
+			clear(t.I64Contig())
+		} else {
+			unravel(t.I64Contig(), st.pos, x.Sizes(), d)
+		}
+		l.Items[d] = ivalue.FromTensor(t)
 	}
-	p.SetOutput(0, ivalue.NewList(items...))
 	return nil
 }

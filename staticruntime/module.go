@@ -26,8 +26,9 @@ type StaticModule struct {
 	consts    []constSlot
 	inputs    []int32 // slots of the graph inputs
 	inputTys  []*graph.Type
-	argNames  []string // schema names of the inputs, for kwargs
-	outputs   []int32  // slots of the graph outputs
+	argNames  []string         // schema names of the inputs, for kwargs
+	defaults  []*ivalue.IValue // the inputs' default values (graph.Graph.InputDefaults)
+	outputs   []int32          // slots of the graph outputs
 	nodes     []*nodeInfo
 	managed   []managedInfo // intermediate tensors the planner places in the slab
 	// cats are the concatenations whose parts are written in place, and
@@ -175,6 +176,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 		slots[v] = s
 		return s
 	}
+	m.defaults = g.InputDefaults
 	for _, v := range g.Inputs() {
 		m.inputs = append(m.inputs, slotOf(v))
 		m.inputTys = append(m.inputTys, v.Type)
@@ -411,7 +413,10 @@ func (m *StaticModule) analyze() {
 			continue
 		}
 		for _, v := range ni.node.Outputs {
-			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) {
+			// A list's elements too: a view list (split, unbind) rebuilds
+			// its tensor objects in place, under an element kept elsewhere.
+			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) ||
+				isContainer(v.Type) && db.ElementsEscape(v) {
 				ni.fresh = true
 			}
 		}

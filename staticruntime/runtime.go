@@ -545,7 +545,7 @@ func (r *StaticRuntime) copyOut() error {
 
 func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue.IValue) error {
 	m := r.m
-	if len(args)+len(kwargs) != len(m.inputs) || len(args) > len(m.inputs) {
+	if len(args)+len(kwargs) != len(m.inputs) && !m.defaultsCover(args, kwargs) || len(args) > len(m.inputs) {
 		return fmt.Errorf("staticruntime: expected %d inputs %v, got %d positional and %d keyword", len(m.inputs), m.argNames, len(args), len(kwargs))
 	}
 	for i, s := range m.inputs {
@@ -554,6 +554,9 @@ func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue
 			v = args[i]
 		} else {
 			kv, ok := kwargs[m.argNames[i]]
+			if !ok && i < len(m.defaults) && m.defaults[i] != nil {
+				kv, ok = *m.defaults[i], true
+			}
 			if !ok {
 				return fmt.Errorf("staticruntime: missing input %q (argument %d)", m.argNames[i], i)
 			}

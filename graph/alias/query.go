@@ -74,6 +74,28 @@ func (d *DB) EscapesToContainer(v *graph.Value) bool {
 	return false
 }
 
+// ElementsEscape reports whether an element of container v may also be
+// held by another container that escapes (an element read out with
+// __getitem__ and appended to a list that is returned, or the list copied
+// by aten::list into a dict).
+func (d *DB) ElementsEscape(v *graph.Value) bool {
+	for l := range d.locs(v) {
+		for e := range d.contents[l] {
+			// The wildcard element (a split of a graph input) counts too:
+			// conservative, it makes more loop nodes fresh than needed.
+			for c := range d.contents {
+				// Another container that itself escapes (stored, or
+				// wild): a temporary index list ([idx] for aten::index)
+				// does not keep the element past the iteration.
+				if loc(c) != l && d.contents[c].has(e) && (d.wild[c] || d.contained[c]) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Aliases returns the values of the graph that may alias v, v included
 // (nil for values of immutable types), in graph order.
 func (d *DB) Aliases(v *graph.Value) []*graph.Value {

@@ -22,6 +22,11 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b, ok := fn.(*builtinSV); ok && b.name == "annotate" {
+		if v, ok, err := c.tolist(x, e); ok || err != nil {
+			return v, err
+		}
+	}
 	// Arguments stay sugared for inlined calls (a module may be passed).
 	args := make([]sv, len(x.Args))
 	for i, a := range x.Args {
@@ -73,6 +78,8 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		return c.inline(x, def, cls.file, f.self, args, kws)
 	case *funcSV:
 		return c.inline(x, f.def, f.file, nil, args, kws)
+	case *classMethodSV:
+		return c.callClassMethod(x, f, args, kws)
 	case *closureSV:
 		return c.inlineIn(x, f.def, f.env.file, f.env, nil, args, kws)
 	case *builtinSV:
@@ -100,6 +107,9 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		if err != nil {
 			return nil, c.errf(x, "%v", err)
 		}
+		if v, ok := c.isModuleNone(op, args); ok {
+			return v, nil
+		}
 		vs, kv, err := values()
 		if err != nil {
 			return nil, err
@@ -107,6 +117,13 @@ func (c *compiler) call(x *Call, e *env) (sv, error) {
 		return c.callOp(x, op, vs, kv)
 	case *moduleSV:
 		def, cls, err := c.method(f, "forward", x)
+		if err != nil {
+			// A script class object held by a module (torchvision's
+			// LevelMapper) is called through its __call__.
+			if d, k, err2 := c.method(f, "__call__", x); err2 == nil {
+				def, cls, err = d, k, nil
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +156,9 @@ func (c *compiler) callTorchPath(x *Call, path string, args []sv, kws []struct {
 	v    sv
 }) (sv, error) {
 	i := strings.LastIndexByte(path, '.')
+	if obj, ok, err := c.newObject(x, path); ok || err != nil {
+		return obj, err
+	}
 	f, err := c.file(path[:i])
 	if err != nil {
 		return nil, c.errf(x, "%s: source not found: %v", path, err)
@@ -410,11 +430,11 @@ func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) 
 		if err != nil {
 			return nil, err
 		}
-		t, err := c.typeOf(x.Args[1])
+		r, err := c.isinstanceOf(v, x.Args[1])
 		if err != nil {
 			return nil, err
 		}
-		return c.boolConst(v.Type.IsSubtypeOf(t)), nil
+		return c.boolConst(r), nil
 	case "float":
 		if len(x.Args) == 1 {
 			if k, ok := x.Args[0].(*Const); ok && k.Kind == ConstString {

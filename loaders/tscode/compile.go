@@ -61,6 +61,9 @@ func Compile(root Object, constants []ivalue.IValue, src Sources, method string)
 		v := c.g.AddInput(p.Name, t)
 		e.vars[p.Name] = v
 		names = append(names, p.Name)
+		if err := c.inputDefault(p, len(names)-1); err != nil {
+			return nil, err
+		}
 	}
 	out, err := c.body(fn, e)
 	if err != nil {
@@ -88,6 +91,8 @@ type compiler struct {
 	// exprDepth is the nesting of expressions being compiled (c.expr).
 	exprDepth int
 	pos       Pos // current statement, for SourceRange
+	// attrs holds module attributes assigned in code (modattr.go).
+	attrs map[attrKey]attrState
 }
 
 type fileInfo struct {
@@ -424,6 +429,13 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 		return c.emit("prim::TupleConstruct", vals, graph.TupleOf(types...)).Outputs[0], nil
 	case nil:
 		return c.noneConst(), nil
+	case *objectSV:
+		if s.val == nil {
+			return nil, c.errf(at, "%s object used before its __init__", s.nt.qual)
+		}
+		return s.val, nil
+	case *classMethodSV:
+		return nil, c.errf(at, "method %s used as a value", s.def.Name)
 	case *moduleSV:
 		return nil, c.errf(at, "module %s used as a value (only its methods and attributes can be used)", s.obj.ClassName())
 	case *nsSV:
@@ -598,6 +610,12 @@ func (c *compiler) assign(t Expr, v sv, e *env) error {
 	case *List:
 		return c.unpack(t, t.Elts, v, e)
 	case *Attribute:
+		if ok, err := c.assignField(t, v, e); ok || err != nil {
+			return err
+		}
+		if ok, err := c.assignModuleAttr(t, v, e); ok || err != nil {
+			return err
+		}
 		return c.errf(t, "assigning module attribute %s is not supported: gosr freezes modules for inference", exprText(t))
 	case *Subscript:
 		obj, err := c.expr(t.X, e)

@@ -406,6 +406,9 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 		}
 		return &nsSV{path: b.path + "." + name}, nil
 	case *moduleSV:
+		if v, ok, err := c.moduleAttrOverride(at, b, name); ok || err != nil {
+			return v, err
+		}
 		if v, ok := b.obj.GetAttr(name); ok {
 			if v.Kind() == ivalue.KindDict {
 				return c.dictConst(v, c.attrType(b, name), at)
@@ -424,10 +427,15 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 		return nil, c.errf(at, "module %s has no attribute %s", b.obj.ClassName(), name)
 	case *tupleSV:
 		return nil, c.errf(at, "tuple has no attribute %s", name)
+	case *objectSV:
+		return c.objectAttr(at, b, name)
 	}
 	v, err := c.value(at, base)
 	if err != nil {
 		return nil, err
+	}
+	if m, ok, err := c.classMethod(v, name); ok || err != nil {
+		return m, err
 	}
 	if f, ok, err := c.tupleField(at, v, name); ok || err != nil {
 		return f, err

@@ -24,6 +24,7 @@ type namedTuple struct {
 	defaults []Expr
 	file     *fileInfo
 	typ      *graph.Type
+	cls      *classInfo // a script class (scriptclass.go), nil for a NamedTuple
 }
 
 func isNamedTupleBase(e Expr) bool {
@@ -46,10 +47,14 @@ func (c *compiler) namedTupleOf(qual string) (*namedTuple, error) {
 	for _, b := range cls.def.Bases {
 		named = named || isNamedTupleBase(b)
 	}
-	if !named {
+	script := !named && isScriptClass(cls)
+	if !named && !script {
 		return nil, nil
 	}
 	nt := &namedTuple{qual: qual, file: cls.file}
+	if script {
+		nt.cls = cls
+	}
 	for _, s := range cls.def.Body {
 		a, ok := s.(*AnnAssign)
 		if !ok {
