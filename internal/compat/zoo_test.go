@@ -185,9 +185,14 @@ func TestZooMatchesPyTorch(t *testing.T) {
 	require.NoError(t, err)
 	skipped, err := ptfixture.ManifestSkipped(dir)
 	require.NoError(t, err)
-	// PyTorch itself makes and runs every variant (zoo_models.SKIP is
-	// empty): a variant left out would hide a model from this test.
-	assert.Empty(t, skipped, "variants the generator could not make")
+	// Variants PyTorch itself cannot make or run the same as eager (a
+	// trace of a List[Dict] output; freezing's folding moving a detection
+	// model's boxes) are left out by the generator, which says why; a
+	// model it could not make at all would hide from this test.
+	for _, s := range skipped {
+		assert.NotEqual(t, "*", s.Variant, "%s: the generator made nothing: %s", s.Model, s.Why)
+		t.Logf("not made by PyTorch: %s.%s: %s", s.Model, s.Variant, s.Why)
+	}
 	families := map[string][2]int{} // family -> (passed, archives)
 	var gaps []string
 	var rows []zooRow
