@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/loaders"
+	"github.com/gosr/gosr/loaders/tscode"
+	"github.com/gosr/gosr/ops"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -26,6 +29,10 @@ type checkResult struct {
 	BackendNote string              `json:"backend_note,omitempty"`
 	Gaps        []staticruntime.Gap `json:"gaps"`
 	Nodes       int                 `json:"nodes"`
+	// CodeGaps, where the archive cannot be loaded, are the ops its code
+	// calls that no Go kernel has (any overload), read from the code's
+	// text: what else stands in the way besides LoadError.
+	CodeGaps []staticruntime.Gap `json:"code_gaps,omitempty"`
 }
 
 // cmdCheck lists every op of MODEL that gosr's Go kernels cannot run, each
@@ -37,6 +44,9 @@ func cmdCheck(f flags, w io.Writer) error {
 	m, err := loadModel(f.model, f)
 	if err != nil {
 		res.LoadError = err.Error()
+		if strings.HasSuffix(f.model, ".pt") {
+			res.CodeGaps = codeGaps(f.model)
+		}
 		return printCheck(f, w, res)
 	}
 	g, err := m.graph()
@@ -78,7 +88,16 @@ func printCheck(f flags, w io.Writer, res checkResult) error {
 func writeCheck(w io.Writer, res checkResult) {
 	if res.LoadError != "" {
 		fmt.Fprintf(w, "%s: cannot be loaded: %s\n", res.Model, res.LoadError)
-		fmt.Fprintln(w, "  (the loader stops at the first construct it cannot compile; its ops are not checked)")
+		fmt.Fprintln(w, "  (the loader stops at the first construct it cannot compile)")
+		if len(res.CodeGaps) > 0 {
+			fmt.Fprintf(w, "ops its code calls that no Go kernel has (read from the code's text, so branches the loader would remove are included):\n")
+			for _, g := range res.CodeGaps {
+				fmt.Fprintf(w, "  %s (%s)\n", g.Op, plural(len(g.Sources), "call"))
+				for _, s := range dedupe(g.Sources) {
+					fmt.Fprintf(w, "    at %s\n", s)
+				}
+			}
+		}
 		return
 	}
 	if len(res.Gaps) == 0 {
@@ -115,6 +134,34 @@ func writeCheck(w io.Writer, res checkResult) {
 	} else {
 		fmt.Fprintf(w, "%s\n", res.BackendNote)
 	}
+}
+
+// codeGaps lists the ops the archive's code calls that gosr's schema
+// table knows and no Go kernel has, in order of first call.
+func codeGaps(path string) []staticruntime.Gap {
+	calls, err := loaders.CodeOpCalls(path)
+	if err != nil {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, op := range ops.Registered() {
+		have[op] = true
+	}
+	var gaps []staticruntime.Gap
+	at := map[string]int{}
+	for _, c := range calls {
+		if have[c.Op] || !tscode.KnownOp(c.Op) {
+			continue
+		}
+		i, ok := at[c.Op]
+		if !ok {
+			i = len(gaps)
+			at[c.Op] = i
+			gaps = append(gaps, staticruntime.Gap{Op: c.Op, Reason: "no Go kernel for any overload"})
+		}
+		gaps[i].Sources = append(gaps[i].Sources, c.Source)
+	}
+	return gaps
 }
 
 // dedupe keeps the first of each repeated source line, with a count.

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +51,48 @@ func TestCheckReport(t *testing.T) {
     libtorch: has no kernel for it either
 libtorch covers 1 of the 2; with -backend auto the model runs only once the rest have kernels.
 `, out.String())
+}
+
+// An archive whose code the loader cannot compile (a name that is not
+// defined) still has its ops listed, from the code's text: lgamma and
+// digamma have no Go kernel; relu has one and is not listed.
+func TestCheckUnloadableListsCodeOps(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(ptfixture.Committed(), "mlp.scripted.pt"))
+	require.NoError(t, err)
+	zr, err := zip.NewReader(bytes.NewReader(src), int64(len(src)))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		data, err := io.ReadAll(rc)
+		require.NoError(t, err)
+		rc.Close()
+		if strings.HasSuffix(f.Name, "code/__torch__/torch/nn/modules/activation.py") {
+			data = []byte(strings.Replace(string(data), "    _0 = __torch__.torch.nn.functional.relu(input, False, )\n",
+				"    _1 = torch.lgamma(input)\n    _2 = not_defined(_1)\n    _3 = torch.digamma(torch.lgamma(_2))\n"+
+					"    _0 = __torch__.torch.nn.functional.relu(_3, False, )\n", 1))
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
+		require.NoError(t, err)
+		_, err = w.Write(data)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	path := filepath.Join(t.TempDir(), "bad.pt")
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	var out bytes.Buffer
+	err = cmdCheck(flags{model: path}, &out)
+	require.ErrorIs(t, err, errGaps)
+	const act = "code/__torch__/torch/nn/modules/activation.py"
+	assert.Contains(t, out.String(), "bad.pt: cannot be loaded: ")
+	assert.Contains(t, out.String(), "not_defined")
+	assert.Contains(t, out.String(), `ops its code calls that no Go kernel has (read from the code's text, so branches the loader would remove are included):
+  aten::lgamma (2 calls)
+    at `+act+`:9:10
+    at `+act+`:11:24
+  aten::digamma (1 call)
+    at `+act+`:11:10
+`)
 }

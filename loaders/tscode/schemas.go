@@ -142,3 +142,7 @@ func unknownOpMessage(op string) string {
 	}
 	return fmt.Sprintf("unknown operator %s: custom op with no registered schema; %s", op, hint)
 }
+
+// KnownOp reports whether op (a qualified name, "aten::lstm") has a
+// schema gosr can read: whether the compiler resolves calls to it.
+func KnownOp(op string) bool { return len(overloads(op)) > 0 }
