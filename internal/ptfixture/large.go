@@ -30,7 +30,7 @@ type generator struct {
 var (
 	large = generator{name: "pt", script: "scripts/make_pt_testdata.py", args: []string{"--large-only"},
 		files: generatorFiles, env: "GOSR_PT_CACHE", timeout: generateTimeout, modules: []string{"torch", "torchvision"}}
-	// The compatibility suite: about 6 minutes on the 2-core development
+	// The compatibility suite: about 7 minutes on the 2-core development
 	// machine.
 	zoo = generator{name: "zoo", script: "scripts/make_zoo.py", files: zooGeneratorFiles,
 		timeout: 40 * time.Minute, modules: []string{"torch", "torchvision"}}
