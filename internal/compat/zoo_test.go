@@ -29,7 +29,17 @@ import (
 // fails so (its error names what is missing) and fails once one passes,
 // so that this table is the current state; docs/compatibility.md is made
 // from the same run.
-var zooGaps = map[string]string{}
+var zooGaps = map[string]string{
+	// The detection models load, run and match, but their post-processing
+	// (per-image, per-level loops building lists of boxes, scores, labels)
+	// makes new lists every run: 118 to 298 allocations.
+	"fasterrcnn_mobilenet_v3_large_320_fpn": "allocations per steady run",
+	"fasterrcnn_resnet50_fpn":               "allocations per steady run",
+	"maskrcnn_resnet50_fpn":                 "allocations per steady run",
+	"retinanet_resnet50_fpn":                "allocations per steady run",
+	"ssdlite320_mobilenet_v3_large":         "allocations per steady run",
+	"ssd300_vgg16":                          "allocations per steady run",
+}
 
 // zooReport is where TestZooMatchesPyTorch writes each archive's result,
 // for scripts/zoo_table.py (docs/compatibility.md).
