@@ -101,30 +101,15 @@ func (k vnormKernel) run(p *ProcessedNode) error {
 		ord = vnormL0
 	}
 	var red [MaxIterDims]bool
-	all := true
+	st.dims = st.dims[:0]
 	if k.dimIdx >= 0 && !p.IsNone(k.dimIdx) {
 		st.dims = p.IntsInto(k.dimIdx, st.dims)
-		all = len(st.dims) == 0
 		if k.ordIdx < 0 && len(st.dims) > 2 {
 			return Errorf("Expected at most 2 dimensions, but got %d dimensions instead.", len(st.dims))
 		}
-		for _, d := range st.dims {
-			w, err := ewWrapDim(int64(d), nd)
-			if err != nil {
-				return err
-			}
-			if nd > 0 {
-				if red[w] {
-					return Errorf("dim %d appears multiple times in the list of dims", w)
-				}
-				red[w] = true
-			}
-		}
 	}
-	if all {
-		for d := 0; d < nd; d++ {
-			red[d] = true
-		}
+	if err := reducedDims(red[:nd], st.dims); err != nil {
+		return err
 	}
 	keep := k.keepIdx >= 0 && p.Bool(k.keepIdx)
 	dt := a.DType()

@@ -197,6 +197,31 @@ type redState struct {
 	dims    []int
 }
 
+// reducedDims marks in red (one entry per dim of the input) the dims a
+// reduction over dims (a dim list as given: negative wraps) covers; none
+// means all of them. A dim out of range or repeated is an error.
+func reducedDims(red []bool, dims []int) error {
+	nd := len(red)
+	for _, d := range dims {
+		w, err := ewWrapDim(int64(d), nd)
+		if err != nil {
+			return err
+		}
+		if nd > 0 {
+			if red[w] {
+				return Errorf("dim %d appears multiple times in the list of dims", w)
+			}
+			red[w] = true
+		}
+	}
+	if len(dims) == 0 {
+		for d := range red {
+			red[d] = true
+		}
+	}
+	return nil
+}
+
 func (k *redKernel) run(p *ProcessedNode) error {
 	a := p.Tensor(0)
 	if a == nil {
@@ -212,29 +237,13 @@ func (k *redKernel) run(p *ProcessedNode) error {
 		return Errorf("reductions support tensors of rank at most %d, got %d", MaxIterDims, nd)
 	}
 	var red [MaxIterDims]bool
-	all := true
 	if k.dimIdx >= 0 && !p.IsNone(k.dimIdx) {
 		st.dims = p.IntsInto(k.dimIdx, st.dims)
-		if len(st.dims) > 0 {
-			all = false
-		}
-		for _, d := range st.dims {
-			w, err := ewWrapDim(int64(d), nd)
-			if err != nil {
-				return err
-			}
-			if nd > 0 {
-				if red[w] {
-					return Errorf("dim %d appears multiple times in the list of dims", w)
-				}
-				red[w] = true
-			}
-		}
+	} else {
+		st.dims = st.dims[:0]
 	}
-	if all {
-		for d := 0; d < nd; d++ {
-			red[d] = true
-		}
+	if err := reducedDims(red[:nd], st.dims); err != nil {
+		return err
 	}
 	keep := k.keepIdx >= 0 && p.Bool(k.keepIdx)
 	// Output shape.
@@ -280,7 +289,7 @@ func (k *redKernel) run(p *ProcessedNode) error {
 		in = computeDType(in)
 	}
 	if a.Numel() == 0 && k.kind >= redMax {
-		if all || k.kind == redMax || k.kind == redMin {
+		if len(st.dims) == 0 || k.kind == redMax || k.kind == redMin {
 			return Errorf("max(): Expected reduction dim to be specified for input.numel() == 0")
 		}
 	}
