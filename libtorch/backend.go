@@ -210,17 +210,20 @@ func (b *Backend) resolve(op, codes string) *opInfo {
 //
 // On a device other than the host, the kernel makes its new tensors
 // there; its inputs must be there too, or be 0-d CPU tensors (ATen's rule).
-// readsAsContiguous are overloads ("op.overload") whose CPU kernels in
-// PyTorch 1.13 read an input's memory as if it were contiguous whatever
-// its strides (_masked_softmax; the packed-sequence RNNs' batch_sizes):
-// given a strided view, they compute a wrong result or fail. The backend
-// does not offer them, so gosr's kernels run them.
-var readsAsContiguous = map[string]bool{
+// misreads are overloads ("op.overload") whose CPU kernels in PyTorch
+// 1.13 compute a wrong result from what gosr hands them; the backend does
+// not offer them, so gosr's kernels run them.
+var misreads = map[string]bool{
+	// These read an input's memory as if it were contiguous whatever its
+	// strides (a strided view gives a wrong result or an error).
 	"aten::_masked_softmax.": true,
 	"aten::lstm.data":        true,
 	"aten::gru.data":         true,
 	"aten::rnn_tanh.data":    true,
 	"aten::rnn_relu.data":    true,
+	// Its out= kernel reads the output's old contents when beta is 0
+	// (0 times a NaN an earlier op left in the planner's memory is NaN).
+	"aten::baddbmm.": true,
 }
 
 func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind, error) {
@@ -251,7 +254,7 @@ func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind
 	if oi.err != nil {
 		return nil, 0, oi.err
 	}
-	if readsAsContiguous[op+"."+oi.overload] {
+	if misreads[op+"."+oi.overload] {
 		return nil, 0, nil
 	}
 	if len(oi.rets) != len(n.Outputs) {
