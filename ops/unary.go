@@ -126,6 +126,16 @@ func (k *unKernel) run(p *ProcessedNode) error {
 		}
 		return unLoopF(op, o, a.F32(), a.Offset(), 1, p0, p1)
 	}
+	if a.DType() == ivalue.Float32 && unFast32(op, nil, nil) {
+		// A strided float32 input: gathered into the output first, then
+		// the single-precision math in place (the general path computes
+		// erf and exp in float64, several times slower).
+		out.Resize(ivalue.Float32, a.Sizes())
+		copyStrided(out, a)
+		o := out.F32Contig()
+		unFast32(op, o, o)
+		return nil
+	}
 	dt := a.DType()
 	if k.floatOnly && !dt.IsFloat() {
 		dt = ivalue.Float32

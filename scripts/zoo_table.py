@@ -33,6 +33,20 @@ def cell(row):
     return "no (%s: %s)" % (row["stage"], what)
 
 
+def us(v):
+    return "%.0f" % v if v >= 10 else "%.1f" % v
+
+
+def pt_note(x):
+    """Why PyTorch's Static Runtime has no time for a row."""
+    note = x.get("note", "")
+    if "timed out" in note:
+        return "timed out"
+    if "PyTorch failed" in note:
+        return "fails: " + note.strip().splitlines()[-1].split(":", 1)[-1].strip()[:60]
+    return "-"
+
+
 def table(report, times):
     by_model = {}
     for r in report:
@@ -44,15 +58,14 @@ def table(report, times):
     lines.append("|" + "---|" * len(head))
     order = {f: i for i, f in enumerate(FAMILIES)}
     for (family, model), vs in sorted(by_model.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1])):
-        t = None
+        tcols = ["-", "-", "-"]
         for v in ("traced_frozen", "scripted_frozen", "traced", "scripted"):
             x = times.get("%s.%s" % (model, v))
-            if x and vs.get(v) and not vs[v].get("stage") and x.get("gosr_us") and x.get("pytorch_static_runtime_us"):
-                t = (v, x["gosr_us"], x["pytorch_static_runtime_us"])
-                break
-        tcols = ["-", "-", "-"]
-        if t:
-            tcols = ["%.0f (%s)" % (t[1], t[0]), "%.0f" % t[2], "%.2fx" % (t[2] / t[1])]
+            if not x or not x.get("gosr_us") or not vs.get(v) or vs[v].get("stage"):
+                continue
+            g, sr = x["gosr_us"], x.get("pytorch_static_runtime_us")
+            tcols = ["%s (%s)" % (us(g), v), us(sr) if sr else pt_note(x), "%.2fx" % (sr / g) if sr else "-"]
+            break
         lines.append("| " + " | ".join([family, model] + [cell(vs.get(v)) for v in VARIANTS] + tcols) + " |")
     return "\n".join(lines) + "\n"
 
