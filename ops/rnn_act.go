@@ -2,10 +2,10 @@ package ops
 
 import "math"
 
-// rnnActTab holds the constants of the vectorised sigmoid and tanh
+// rnnActTab holds the constants of the vectorised sigmoid, tanh and gelu
 // (rnn_act_amd64.s), one 8-lane row each, in the order the assembly
-// addresses them: expf's (fastmath.go) and tanhf's (rnn_cell.go).
-const rnnActRows = 23
+// addresses them: expf's (fastmath.go), tanhf's (rnn_cell.go), geluf's.
+const rnnActRows = 31
 
 var rnnActTab = func() (t [rnnActRows][8]uint32) {
 	f := math.Float32bits
@@ -21,6 +21,9 @@ var rnnActTab = func() (t [rnnActRows][8]uint32) {
 		// e**x stays normal on [-87, 88]; beyond, sigmoid and tanh are
 		// within 2e-38 of their limits.
 		f(88), f(-87),
+		// erff's (fastmath.go) p and a1-a5, then gelu's 1/sqrt(2) and 0.5.
+		f(0.3275911), f(0.254829592), f(-0.284496736), f(1.421413741), f(-1.453152027), f(1.061405429),
+		f(math.Sqrt2 / 2), f(0.5),
 	} {
 		for j := range t[i] {
 			t[i][j] = v

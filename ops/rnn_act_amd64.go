@@ -8,6 +8,23 @@ func rnnSigmoidAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 //go:noescape
 func rnnTanhAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
+//go:noescape
+func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+
+// geluVec sets o[i] = geluf(a[i]); o may be a.
+func geluVec(o, a []float32) {
+	o = o[:len(a)]
+	n8 := len(a) &^ 7
+	if gemmHasAsm && n8 > 0 {
+		rnnGeluAVX2(&o[0], &a[0], n8, &rnnActTab)
+	} else {
+		n8 = 0
+	}
+	for i := n8; i < len(a); i++ {
+		o[i] = geluf(a[i])
+	}
+}
+
 // rnnSigmoidVec sets o[i] = sigmoid(a[i]); o may be a.
 func rnnSigmoidVec(o, a []float32) {
 	o = o[:len(a)]

@@ -23,6 +23,14 @@
 #define T4 480(R8)
 #define SMALL 512(R8)
 #define TINY 544(R8)
+#define ERFP 736(R8)
+#define ERFA1 768(R8)
+#define ERFA2 800(R8)
+#define ERFA3 832(R8)
+#define ERFA4 864(R8)
+#define ERFA5 896(R8)
+#define RSQRT2 928(R8)
+#define HALF 960(R8)
 
 // Registers kept across the loop: Y11 2, Y12 log2(e), Y13 1, Y14 the
 // largest and Y15 the smallest exp argument (outside, e**x would leave
@@ -125,5 +133,51 @@ tloop:
 	JMP  tloop
 
 tdone:
+	VZEROUPPER
+	RET
+
+// func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+// o[i] = gelu(a[i]) for i < n&^7, as geluf: 0.5x(1 + erf(x/sqrt 2)) with
+// erff's Abramowitz-Stegun 7.1.26 (1 - t(a1 + ... + a5 t**4) e**-z**2,
+// t = 1/(1 + p|z|), z's sign); o may be a.
+TEXT ·rnnGeluAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), R8
+	LOADCONSTS
+
+gloop:
+	CMPQ CX, $8
+	JLT  gdone
+	VMOVUPS (SI), Y4
+	VMULPS RSQRT2, Y4, Y5
+	VANDPS ABSMASK, Y5, Y8
+	VMOVUPS ERFP, Y6
+	VFMADD213PS Y13, Y8, Y6
+	VDIVPS Y6, Y13, Y6
+	VMOVUPS ERFA5, Y7
+	VFMADD213PS ERFA4, Y6, Y7
+	VFMADD213PS ERFA3, Y6, Y7
+	VFMADD213PS ERFA2, Y6, Y7
+	VFMADD213PS ERFA1, Y6, Y7
+	VMULPS Y6, Y7, Y7
+	VMULPS Y8, Y8, Y0
+	VXORPS SIGNMASK, Y0, Y0
+	EXP8
+	VMULPS Y7, Y0, Y0
+	VSUBPS Y0, Y13, Y0
+	VANDPS SIGNMASK, Y5, Y9
+	VORPS Y9, Y0, Y0
+	VADDPS Y13, Y0, Y0
+	VMULPS HALF, Y4, Y10
+	VMULPS Y10, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  gloop
+
+gdone:
 	VZEROUPPER
 	RET

@@ -17,3 +17,11 @@ func rnnTanhVec(o, a []float32) {
 		o[i] = tanhf(x)
 	}
 }
+
+// geluVec sets o[i] = geluf(a[i]); o may be a.
+func geluVec(o, a []float32) {
+	o = o[:len(a)]
+	for i, x := range a {
+		o[i] = geluf(x)
+	}
+}

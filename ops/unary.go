@@ -273,9 +273,7 @@ func siluF(x float64) float64 { return x / (1 + math.Exp(-x)) }
 func unFast32(op unOp, o, a []float32) bool {
 	switch op {
 	case unGelu:
-		for i, x := range a {
-			o[i] = geluf(x)
-		}
+		geluVec(o, a)
 	case unSigmoid:
 		for i, x := range a {
 			o[i] = sigmoidf(x)
