@@ -275,9 +275,7 @@ func unFast32(op unOp, o, a []float32) bool {
 	case unGelu:
 		geluVec(o, a)
 	case unSigmoid:
-		for i, x := range a {
-			o[i] = sigmoidf(x)
-		}
+		rnnSigmoidVec(o, a)
 	case unSilu:
 		for i, x := range a {
 			o[i] = siluf(x)
