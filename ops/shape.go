@@ -323,24 +323,31 @@ func shapeLikeKernel(dtypeArg int, fill *ivalue.IValue) Kernel {
 		if err != nil {
 			return err
 		}
-		var v ivalue.IValue
-		if fill != nil {
-			v = *fill
-		} else {
-			v = *p.Input(1)
-			if !v.IsNumber() {
-				return Errorf("full_like: expected a number fill_value, got %s", v.Kind())
-			}
-		}
-		dt, err := shapeDType(p, dtypeArg, in.DType())
-		if err != nil {
-			return err
-		}
-		out := p.OutTensor(0)
-		out.Resize(dt, in.Sizes())
-		shapeFill(out, v)
-		return nil
+		return shapeFillOut(p, "full_like", fill, 1, dtypeArg, in.DType(), in.Sizes())
 	}
+}
+
+// shapeFillOut resizes output 0 to sizes, of the dtype at input dtypeArg
+// (def when None), and fills it with *fill, or with the number at input
+// fillArg when fill is nil (op names the op in that error).
+func shapeFillOut(p *ProcessedNode, op string, fill *ivalue.IValue, fillArg, dtypeArg int, def ivalue.DType, sizes []int) error {
+	var v ivalue.IValue
+	if fill != nil {
+		v = *fill
+	} else {
+		v = *p.Input(fillArg)
+		if !v.IsNumber() {
+			return Errorf("%s: expected a number fill_value, got %s", op, v.Kind())
+		}
+	}
+	dt, err := shapeDType(p, dtypeArg, def)
+	if err != nil {
+		return err
+	}
+	out := p.OutTensor(0)
+	out.Resize(dt, sizes)
+	shapeFill(out, v)
+	return nil
 }
 
 // shapeArangeKernel builds arange; start/step inputs are -1 when absent.

@@ -48,22 +48,6 @@ func newTensorKernel(fill *ivalue.IValue) Kernel {
 				return Errorf("Trying to create tensor with negative dimension %d: %v", s, st.sizes)
 			}
 		}
-		var v ivalue.IValue
-		if fill != nil {
-			v = *fill
-		} else {
-			v = *p.Input(2)
-			if !v.IsNumber() {
-				return Errorf("new_full: expected a number fill_value, got %s", v.Kind())
-			}
-		}
-		dt, err := shapeDType(p, dtypeArg, self.DType())
-		if err != nil {
-			return err
-		}
-		out := p.OutTensor(0)
-		out.Resize(dt, st.sizes)
-		shapeFill(out, v)
-		return nil
+		return shapeFillOut(p, "new_full", fill, 2, dtypeArg, self.DType(), st.sizes)
 	}
 }
