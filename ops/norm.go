@@ -86,40 +86,77 @@ func normParam(p *ProcessedNode, i, n int, what string) (normVec, error) {
 	return normVecOf(t), nil
 }
 
+// normCall is a batch_norm-shaped call (input, weight, bias,
+// running_mean, running_var, a flag, momentum, eps) as its kernel reads it.
+type normCall struct {
+	w, b, mean, vr normVec
+	flag           bool // batch_norm's training, instance_norm's use_input_stats
+	eps            float64
+	st             *normState
+	xs, o          []float32 // the input's elements in order; output 0, resized as the input
+	n, c, inner    int       // the input as [n, c, inner]
+}
+
+// normNames are the argument names a batch_norm-shaped op's errors use,
+// made once (joining them per run would allocate).
+type normNames struct {
+	input  string
+	params [4]string // weight, bias, running_mean, running_var
+}
+
+func newNormNames(op string) *normNames {
+	return &normNames{op + " input", [4]string{op + " weight", op + " bias", op + " running_mean", op + " running_var"}}
+}
+
+var batchNormNames = newNormNames("batch_norm")
+
+// readNormCall reads the op's arguments and resizes its output; the
+// callers check the flag against the running stats, in their ops' own
+// words.
+func readNormCall(p *ProcessedNode, names *normNames) (normCall, error) {
+	var nc normCall
+	x, err := gemmInput(p, 0, names.input)
+	if err != nil {
+		return nc, err
+	}
+	if x.Dim() < 2 {
+		return nc, Errorf("%s: expected at least 2 dims [N, C, ...], got sizes %v", names.input, x.Sizes())
+	}
+	nc.c = x.Size(1)
+	var pv [4]normVec
+	for i, what := range names.params {
+		if pv[i], err = normParam(p, i+1, nc.c, what); err != nil {
+			return nc, err
+		}
+	}
+	nc.w, nc.b, nc.mean, nc.vr = pv[0], pv[1], pv[2], pv[3]
+	nc.flag = p.Bool(5)
+	nc.eps = p.Float(7)
+	nc.st = normStateOf(p)
+	nc.xs = normContig(x, nc.st)
+	out := p.OutTensor(0)
+	out.Resize(ivalue.Float32, x.Sizes())
+	nc.o = out.F32Contig()
+	nc.n, nc.inner = x.Size(0), 1
+	for _, s := range x.Sizes()[2:] {
+		nc.inner *= s
+	}
+	return nc, nil
+}
+
 func batchNormKernel(p *ProcessedNode) error {
-	x, err := gemmInput(p, 0, "batch_norm input")
+	nc, err := readNormCall(p, batchNormNames)
 	if err != nil {
 		return err
 	}
-	if x.Dim() < 2 {
-		return Errorf("batch_norm input: expected at least 2 dims [N, C, ...], got sizes %v", x.Sizes())
-	}
-	c := x.Size(1)
-	var pv [4]normVec
-	for i, what := range [4]string{"batch_norm weight", "batch_norm bias", "batch_norm running_mean", "batch_norm running_var"} {
-		if pv[i], err = normParam(p, i+1, c, what); err != nil {
-			return err
-		}
-	}
-	w, b, mean, vr := pv[0], pv[1], pv[2], pv[3]
-	training := p.Bool(5)
-	eps := p.Float(7)
+	w, b, mean, vr, training, eps := nc.w, nc.b, nc.mean, nc.vr, nc.flag, nc.eps
 	if !training && (!mean.ok || !vr.ok) {
 		return Errorf("batch_norm: running_mean and running_var must be defined in evaluation mode")
 	}
 	if training && (mean.ok || vr.ok) {
 		return Errorf("batch_norm: training=True with running stats (which it updates in place) is not supported")
 	}
-	st := normStateOf(p)
-	xs := normContig(x, st)
-	out := p.OutTensor(0)
-	out.Resize(ivalue.Float32, x.Sizes())
-	o := out.F32Contig()
-	nb := x.Size(0)
-	inner := 1
-	for _, s := range x.Sizes()[2:] {
-		inner *= s
-	}
+	st, xs, o, nb, c, inner := nc.st, nc.xs, nc.o, nc.n, nc.c, nc.inner
 	if cap(st.scale) < c {
 		st.scale, st.shift = make([]float32, c), make([]float32, c)
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/ivalue"
 )
 
 // aten::instance_norm, float32, with norm.go's helpers. ATen computes it
@@ -32,40 +31,21 @@ func init() {
 	regInPlace(instanceNormSchema, InPlace{Input: 0, Safe: normSafe})
 }
 
+var instanceNormNames = newNormNames("instance_norm")
+
 func instanceNormKernel(p *ProcessedNode) error {
-	x, err := gemmInput(p, 0, "instance_norm input")
+	nc, err := readNormCall(p, instanceNormNames)
 	if err != nil {
 		return err
 	}
-	if x.Dim() < 2 {
-		return Errorf("instance_norm input: expected at least 2 dims [N, C, ...], got sizes %v", x.Sizes())
-	}
-	c := x.Size(1)
-	var pv [4]normVec
-	for i, what := range [4]string{"instance_norm weight", "instance_norm bias", "instance_norm running_mean", "instance_norm running_var"} {
-		if pv[i], err = normParam(p, i+1, c, what); err != nil {
-			return err
-		}
-	}
-	w, b, mean, vr := pv[0], pv[1], pv[2], pv[3]
-	useInput := p.Bool(5)
-	eps := p.Float(7)
+	w, b, mean, vr, useInput, eps := nc.w, nc.b, nc.mean, nc.vr, nc.flag, nc.eps
 	if !useInput && (!mean.ok || !vr.ok) {
 		return Errorf("Expected running_mean and running_var to be defined when use_input_stats is false")
 	}
 	if useInput && (mean.ok || vr.ok) {
 		return Errorf("instance_norm: use_input_stats=True with running stats (which it updates in place, as in training) is not supported")
 	}
-	st := normStateOf(p)
-	xs := normContig(x, st)
-	out := p.OutTensor(0)
-	out.Resize(ivalue.Float32, x.Sizes())
-	o := out.F32Contig()
-	nb := x.Size(0)
-	inner := 1
-	for _, s := range x.Sizes()[2:] {
-		inner *= s
-	}
+	xs, o, nb, c, inner := nc.xs, nc.o, nc.n, nc.c, nc.inner
 	for n := 0; n < nb; n++ {
 		for ch := 0; ch < c; ch++ {
 			base := (n*c + ch) * inner
