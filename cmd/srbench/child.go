@@ -96,7 +96,22 @@ func runChild(timeout time.Duration, intraOp int, py string, args ...string) (st
 	return out.String(), nil
 }
 
-// ptArgs are the arguments the scripts share after their model files.
-func ptArgs(f flags, iters int) []string {
-	return []string{strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(max(f.repeats, 1))}
+// ptArgs are the arguments the scripts share after their model files:
+// warm-up runs, timed runs and repeats for PyTorch, sized from gosr's
+// time per run (usPerIter). Fast models get about 50 ms of gosr's time
+// per repeat and at least 100 runs; slow ones (video, swin, maxvit: tens
+// of milliseconds to seconds a run, several times that in Debian's
+// PyTorch) about a second and at least 3 runs, with no more warm-up runs
+// than timed ones, so that a repeat reports progress within the child's
+// timeout.
+func ptArgs(f flags, usPerIter float64) []string {
+	iters, warmup := ptIters(f.warmup, usPerIter)
+	return []string{strconv.Itoa(warmup), strconv.Itoa(iters), strconv.Itoa(max(f.repeats, 1))}
+}
+
+// ptIters is ptArgs' sizing: timed runs and warm-up runs.
+func ptIters(warmup int, usPerIter float64) (int, int) {
+	us := max(usPerIter, 1)
+	iters := max(int(50000/us), min(100, int(1e6/us)), 3)
+	return iters, min(warmup, iters)
 }

@@ -986,9 +986,7 @@ func pytorchIR(py string, m *model, f flags, res *runResult) (*torchSide, error)
 	defer os.Remove(script.Name())
 	script.WriteString(pytorchBench)
 	script.Close()
-	// As many iterations as gosr ran in about the same time budget.
-	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
-	args := append([]string{script.Name(), ir, st}, ptArgs(f, iters)...)
+	args := append([]string{script.Name(), ir, st}, ptArgs(f, res.UsPerIter)...)
 	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
 	if err != nil {
 		return nil, err

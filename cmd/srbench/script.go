@@ -158,8 +158,7 @@ func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, er
 		return nil, err
 	}
 	outPath := filepath.Join(dir, "out.pt")
-	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
-	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f, iters)...)
+	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f, res.UsPerIter)...)
 	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, outPath, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
 	if err != nil {
 		return nil, err
