@@ -21,12 +21,16 @@ import (
 // Record can hand out slices of the file's memory without a copy.
 //
 // An Archive from OpenArchive maps the file; tensors made from its records
-// view that mapping and must not be used after the last Close. Owners that
-// hand such tensors out (a loaded model) either never close the Archive or
-// take their own reference with Acquire and Close it when they are done:
-// the mapping goes away at the last Close. An Archive that is dropped
-// without Close stays mapped for the life of the process (there is no
-// finalizer: tensors may outlive the Archive value).
+// view that mapping. The mapping is reference counted: the opener holds
+// one reference, Acquire and Retain take more, and the last Close (or
+// release) unmaps it. A loaded Model holds one until Model.Close, and a
+// graph's Backing is its archive, so that a StaticModule prepared from the
+// graph retains it for as long as it runs: closing the Model early is
+// safe. Records and tensors used outside such a reference after the last
+// release fault the process; Record itself returns an error once the
+// archive is closed. An Archive dropped without Close stays mapped for the
+// life of the process (there is no finalizer: tensors may outlive the
+// Archive value).
 type Archive struct {
 	name   string
 	prefix string
@@ -142,12 +146,13 @@ func (a *Archive) Record(rec string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("archive %s: entry %q: missing", a.name, rec)
 	}
-	a.mu.Lock()
-	closed := a.refs <= 0
-	a.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("archive %s: entry %q: the archive is closed", a.name, rec)
+	// A reference for the read, so that a Close on another goroutine
+	// cannot unmap the bytes under a decompression or a bounds check.
+	data, err := a.hold()
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: entry %q: %w", a.name, rec, err)
 	}
+	defer a.Close()
 	switch f.Method {
 	case zip.Store:
 		if f.CompressedSize64 != f.UncompressedSize64 {
@@ -158,10 +163,10 @@ func (a *Archive) Record(rec string) ([]byte, error) {
 			return nil, fmt.Errorf("archive %s: entry %q: bad local header: %v", a.name, rec, err)
 		}
 		n := f.UncompressedSize64
-		if off < 0 || uint64(off) > uint64(len(a.data)) || n > uint64(len(a.data))-uint64(off) {
-			return nil, fmt.Errorf("archive %s: entry %q: truncated: %d bytes at offset %d go beyond the file (%d bytes)", a.name, rec, n, off, len(a.data))
+		if off < 0 || uint64(off) > uint64(len(data)) || n > uint64(len(data))-uint64(off) {
+			return nil, fmt.Errorf("archive %s: entry %q: truncated: %d bytes at offset %d go beyond the file (%d bytes)", a.name, rec, n, off, len(data))
 		}
-		return a.data[off : off+int64(n) : off+int64(n)], nil
+		return data[off : off+int64(n) : off+int64(n)], nil
 	case zip.Deflate:
 		if f.UncompressedSize64 > 1<<34 {
 			return nil, fmt.Errorf("archive %s: entry %q: %d bytes uncompressed is too large", a.name, rec, f.UncompressedSize64)
@@ -199,9 +204,25 @@ func (a *Archive) Verify() error {
 	return nil
 }
 
+// errClosed is what Record and Retain return once the mapping is gone.
+var errClosed = errors.New("the archive is closed")
+
+// hold takes a reference and returns the archive's bytes, or errClosed.
+func (a *Archive) hold() ([]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs <= 0 {
+		return nil, errClosed
+	}
+	a.refs++
+	return a.data, nil
+}
+
 // Acquire takes another reference: the mapping stays until Close has been
 // called once more than Acquire. A model that keeps tensors viewing the
-// archive acquires it and closes it when it is closed itself.
+// archive acquires it and closes it when it is closed itself. Acquire on
+// a closed archive takes nothing (and its Close does nothing): use Retain
+// where that must be an error.
 func (a *Archive) Acquire() *Archive {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -209,6 +230,18 @@ func (a *Archive) Acquire() *Archive {
 		a.refs++
 	}
 	return a
+}
+
+// Retain takes a reference as graph.Backing asks: release gives it back
+// (once, however often it is called). Once the archive is closed it
+// fails, naming the archive. The loaders make the archive the Backing of
+// the graphs whose constants view it.
+func (a *Archive) Retain() (release func(), err error) {
+	if _, err := a.hold(); err != nil {
+		return nil, fmt.Errorf("archive %s: %w: the tensors read from it are gone", a.name, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { a.Close() }) }, nil //nolint:errcheck // an unmap error leaves nothing to undo
 }
 
 // Close releases one reference; the last unmaps the file. Tensors and

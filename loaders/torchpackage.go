@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -43,6 +44,9 @@ type Package struct {
 	modules map[string]pkgModule // dotted name -> source
 	names   []string             // modules with a source, sorted
 	dirs    map[string]bool      // folders holding sources: implicit packages
+	// closed: the package's own reference is given back; what others
+	// hold (models) may keep the mapping, but the package reads no more.
+	closed atomic.Bool
 }
 
 type pkgModule struct {
@@ -162,11 +166,29 @@ func (p *Package) Has(name string) bool { return p.a.Has(name) }
 // Record returns a record's bytes: a view of the archive's memory for a
 // stored record (torch.package stores all but TorchScript code), valid
 // until the last Close.
-func (p *Package) Record(name string) ([]byte, error) { return p.a.Record(name) }
+func (p *Package) Record(name string) ([]byte, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	return p.a.Record(name)
+}
 
 // Close releases the package's reference to the mapping; models loaded
-// from it keep theirs until they are closed.
-func (p *Package) Close() error { return p.a.Close() }
+// from it keep theirs until they are closed. Closing twice releases it
+// once: the second must not take a model's reference.
+func (p *Package) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	return p.a.Close()
+}
+
+func (p *Package) checkOpen() error {
+	if p.closed.Load() {
+		return fmt.Errorf("package %s: the package is closed", p.a.Name())
+	}
+	return nil
+}
 
 // Modules lists the dotted names of the modules whose Python source the
 // package holds ("textpkg" for textpkg/__init__.py, "textpkg.tok"),
@@ -223,6 +245,9 @@ func (p *Package) PythonVersion() string {
 // checkedRecord is Record with the CRC-32 checked, for the small records
 // read as text or pickles (storages are not checked, as in Load).
 func (p *Package) checkedRecord(rec string) ([]byte, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
 	b, err := p.a.Record(rec)
 	if err != nil {
 		return nil, err
@@ -298,8 +323,8 @@ func resourcePath(pkg, resource string) string {
 // of that kind, whose first input is the constant function name; every
 // such node must match an op of this package's manifest. Tensor constants
 // view the package's mapping: the Model holds a reference to it until
-// Model.Close.
-func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
+// Model.Close, and the graph's Backing is the mapping (see Model.Close).
+func (p *Package) LoadScript(pkg, resource string) (m *Model, err error) {
 	if resource == "" {
 		return nil, fmt.Errorf("package %s: LoadScript(%q, %q): the resource name is empty", p.a.Name(), pkg, resource)
 	}
@@ -307,6 +332,19 @@ func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
 	if !p.a.Has(rec) {
 		return nil, fmt.Errorf("package %s: no resource %s (%s): %w", p.a.Name(), resource, rec, fs.ErrNotExist)
 	}
+	// The model's reference, taken before reading so that a Close on
+	// another goroutine cannot unmap the records under the compiler.
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	if _, err := p.a.hold(); err != nil {
+		return nil, fmt.Errorf("package %s: %w", p.a.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			p.a.Close()
+		}
+	}()
 	fallbacks, err := p.Fallbacks()
 	if err != nil {
 		return nil, err
@@ -322,14 +360,14 @@ func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := p.compileScript(rec, id)
+	m, err = p.compileScript(rec, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkFallbackNodes(m.Graph, fallbacks); err != nil {
 		return nil, fmt.Errorf("package %s: %s: %w", p.a.Name(), rec, err)
 	}
-	m.archive = p.a.Acquire()
+	m.own(p.a)
 	return m, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -26,13 +27,16 @@ type Model struct {
 	// Version is the archive's format version (the "version" record).
 	Version string
 
-	archive *Archive
+	archive   *Archive
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Load reads a TorchScript archive written by torch.jit.save (PyTorch 1.13
 // or later, scripted or traced, frozen or not) and compiles its forward
 // method. Weights are not copied: the graph's tensor constants view the
-// memory-mapped archive, which stays mapped until Close.
+// memory-mapped archive, which stays mapped until Close and until every
+// StaticModule prepared from the graph is closed or collected (see Close).
 func Load(path string) (*Model, error) {
 	return LoadMethod(path, "forward")
 }
@@ -66,15 +70,27 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	return m, nil
 }
 
-// Close unmaps the archive. The graph's tensor constants view it: close
-// only after every StaticModule built from the graph is done.
+// Close drops the model's reference to its archive. A StaticModule
+// prepared from Graph before Close retained the archive (Graph.Backing)
+// and keeps it mapped until the module is closed or collected, so closing
+// the model early is safe. Once nothing retains it the archive is
+// unmapped: preparing Graph then is an error, and the graph's tensor
+// constants must not be read by other means. Close is idempotent and safe
+// to call from several goroutines.
 func (m *Model) Close() error {
-	if m.archive == nil {
-		return nil
-	}
-	a := m.archive
-	m.archive = nil
-	return a.Close()
+	m.closeOnce.Do(func() {
+		if m.archive != nil {
+			m.closeErr = m.archive.Close()
+		}
+	})
+	return m.closeErr
+}
+
+// own makes m the holder of a reference to a (taken by the caller) and a
+// the backing of m's graph.
+func (m *Model) own(a *Archive) {
+	m.archive = a
+	m.Graph.Backing = a
 }
 
 func loadScript(a *Archive, method string) (*Model, error) {
@@ -119,14 +135,15 @@ func loadScript(a *Archive, method string) (*Model, error) {
 			version = strings.TrimSpace(string(b))
 		}
 	}
-	return &Model{
+	m := &Model{
 		Class:      obj.Class,
 		Graph:      res.Graph,
 		InputNames: res.InputNames,
 		Frozen:     isFrozen(obj),
 		Version:    version,
-		archive:    a,
-	}, nil
+	}
+	m.own(a)
+	return m, nil
 }
 
 func hasCode(a *Archive) bool {

@@ -37,8 +37,16 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 	if iters < 1 {
 		return nil, fmt.Errorf("staticruntime: iters must be at least 1")
 	}
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	run := func() error {
+		_, err := r.runEntered(nil, nil, false, args, nil)
+		return err
+	}
 	t0 := time.Now()
-	if _, err := r.Run(args...); err != nil {
+	if err := run(); err != nil {
 		return nil, err
 	}
 	met := &IndividualMetrics{Iters: iters, FirstIterTime: time.Since(t0)}
@@ -49,7 +57,7 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 	}
 	release()
 	for i := 0; i < warmup; i++ {
-		if _, err := r.Run(args...); err != nil {
+		if err := run(); err != nil {
 			return nil, err
 		}
 		release()

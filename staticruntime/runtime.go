@@ -15,8 +15,12 @@ import (
 
 // StaticRuntime runs a StaticModule. It owns the values array that all
 // its BlockRunners and ProcessedNodes share. Use it from one goroutine at
-// a time.
+// a time: a run entered while another is in flight on the same runtime
+// returns ErrConcurrentUse and leaves the other alone.
 type StaticRuntime struct {
+	// state holds the running and closed bits (lifetime.go): what makes a
+	// second goroutine's run an error instead of a wrong result.
+	state   atomic.Uint32
 	m       *StaticModule
 	values  []ivalue.IValue
 	top     *BlockRunner
@@ -165,9 +169,15 @@ func (b *BlockRunner) nodeError(i int, err error) error {
 }
 
 // NewRuntime makes a runtime for m. Runtimes are independent; make one
-// per goroutine.
+// per goroutine. A runtime of a closed module returns ErrClosed from
+// every run.
 func (m *StaticModule) NewRuntime() *StaticRuntime {
-	r := &StaticRuntime{m: m, values: make([]ivalue.IValue, m.numValues), scratch: &ops.Scratch{}}
+	r := &StaticRuntime{m: m, scratch: &ops.Scratch{}}
+	if !m.life.register(r) {
+		return m.closedRuntime(r)
+	}
+	defer r.leave() // register left it running, against a Close meanwhile
+	r.values = make([]ivalue.IValue, m.numValues)
 	r.resetValues()
 	r.top = r.newBlockRunner(m.top, nil)
 	r.outputs = make([]ivalue.IValue, len(m.outputs))
@@ -425,8 +435,18 @@ func (r *StaticRuntime) RunKw(args []ivalue.IValue, kwargs map[string]ivalue.IVa
 
 // runWith runs under ctx (nil: a run that cannot be cancelled) with forks
 // on launcher (nil: the module's inter-op pool); inTask marks a forked
-// subgraph's run.
-func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
+// subgraph's run. It is the door of every run: a runtime already running
+// (another goroutine's run) or closed is refused there.
+func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) ([]ivalue.IValue, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	return r.runEntered(ctx, launcher, inTask, args, kwargs)
+}
+
+// runEntered is runWith for a caller that has entered r.
+func (r *StaticRuntime) runEntered(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	} else if err := ctx.Err(); err != nil {
