@@ -74,7 +74,7 @@ func openLibtorch(threads int) (*libtorch.Backend, error) {
 	if b := libtorchBackends.m[threads]; b != nil {
 		return b, nil
 	}
-	b, err := libtorch.Open(libtorch.Options{Threads: threads})
+	b, err := libtorch.Open(libtorchOptions(threads))
 	if err != nil {
 		return nil, err
 	}

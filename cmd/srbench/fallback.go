@@ -224,7 +224,11 @@ func (c *fbConfig) interpTotals() (time.Duration, uint64, uint64) {
 func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected []ivalue.IValue, seen map[int]bool, res *fallbackResult, row *fallbackRow) error {
 	first := !c.started
 	before := readRSSKB()
-	m, err := pyfallback.NewManager(c.n)
+	po, err := pyfallbackOptions(c.n)
+	if err != nil {
+		return err
+	}
+	m, err := pyfallback.NewManager(po)
 	if err != nil {
 		return fmt.Errorf("%s: %d interpreter(s): %w", path, c.n, err)
 	}
@@ -552,7 +556,7 @@ func printFallback(w io.Writer, res *fallbackResult) {
 		fmt.Fprintf(w, "  rounds, %d interpreter(s): %s runs/s%s\n", r.Interpreters, strings.Join(ts, " "), paired)
 	}
 	if res.GOMAXPROCS != res.GOMAXPROCSBefore {
-		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, pyfallback.SpareProcEnv)
+		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, envPythonSpareP)
 	} else {
 		fmt.Fprintf(w, "GOMAXPROCS %d\n", res.GOMAXPROCS)
 	}

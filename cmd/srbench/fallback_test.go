@@ -67,7 +67,7 @@ func TestIsFallbackPackage(t *testing.T) {
 // its cases from the expected file beside it or from -inputs/-expected
 // lists, and checks the rows, the outputs and the report.
 func TestRunFallbackPackage(t *testing.T) {
-	m, err := pyfallback.NewManager(1)
+	m, err := pyfallback.NewManager(pyfallback.Options{})
 	if errors.Is(err, pyfallback.ErrNoLibPython) {
 		t.Skip(err)
 	}
