@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/pyfallback"
@@ -464,7 +465,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 	}
 	for i, c := range configs {
 		row := &res.Rows[i]
-		row.Throughput, row.RoundTputs = median(c.tputs), c.tputs
+		row.Throughput, row.RoundTputs = stats.Median(c.tputs), c.tputs
 		ls := percentiles(slices.Clone(c.lat))
 		row.P50Us, row.P90Us, row.P99Us, row.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean
 		row.Requests = len(c.lat)
@@ -484,7 +485,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 			for k := range first {
 				rs[k] = c.tputs[k] / first[k]
 			}
-			row.PairedRatio = median(rs)
+			row.PairedRatio = stats.Median(rs)
 		}
 	}
 	return res, nil

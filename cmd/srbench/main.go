@@ -81,7 +81,6 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +88,7 @@ import (
 	"github.com/gosr/gosr/builtin"
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/memplan"
@@ -467,15 +467,6 @@ func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool
 	res.LowerBoundBytes, res.TensorBytes, res.ReusedBytes = ms.LowerBound, ms.TensorBytes, ms.ReusedBytes
 	res.Replans, res.InPlace = ms.Replans, ms.InPlace
 	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
 }
 
 func cmdRun(f flags) error {
@@ -1009,7 +1000,7 @@ func pytorchIR(py string, m *model, f flags, res *runResult) (*torchSide, error)
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tail); err != nil {
 		return nil, fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
 	}
-	return &torchSide{srUs: median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
+	return &torchSide{srUs: stats.Median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
 		version: tail.Torch, interop: tail.Interop, intraOp: tail.IntraOp,
 		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors}, nil
 }

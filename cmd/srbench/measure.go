@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -200,8 +201,8 @@ func measure(m *model, f flags) (*runResult, error) {
 		}
 		tput = append(tput, rate)
 	}
-	res.UsPerIter = median(per)
-	res.Throughput = median(tput)
+	res.UsPerIter = stats.Median(per)
+	res.Throughput = stats.Median(tput)
 	all := slices.Concat(lat...)
 	ls := percentiles(all)
 	res.P50Us, res.P90Us, res.P99Us, res.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean

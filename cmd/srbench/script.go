@@ -12,6 +12,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/staticruntime"
@@ -176,7 +177,7 @@ func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, er
 	if len(srs) == 0 {
 		srs = tr.SRUs
 	}
-	ts := &torchSide{srUs: median(srs), interpUs: median(tr.InterpUs), interpNoPython: true,
+	ts := &torchSide{srUs: stats.Median(srs), interpUs: stats.Median(tr.InterpUs), interpNoPython: true,
 		version: tr.TorchVersion, interop: tr.InteropThreads, intraOp: tr.IntraOpThreads,
 		prepareMs: tr.PrepareMs, managedBytes: tr.SRManagedBytes, managedTensors: tr.SRManagedTensors,
 		disagree: !tr.OutputsAgree}
