@@ -1,6 +1,7 @@
 package pyfallback
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/binary"
@@ -118,13 +119,13 @@ var procs struct {
 
 // MaxInterpreters is how many private interpreters this process can
 // load: glibc's glibc.rtld.nns tunable (4 unless GLIBC_TUNABLES sets it
-// before the process starts; at most 16), less the base namespace.
-// GLIBC_TUNABLES is read as glibc itself read it at start-up: it is not a
-// setting of gosr's (one cannot change it after start), so no option
-// stands in for it.
-func MaxInterpreters() int {
+// when the process starts; at most 16), less the base namespace.
+func MaxInterpreters() int { return maxInterpreters(startTunables()) }
+
+// maxInterpreters is MaxInterpreters for the tunables string tunables.
+func maxInterpreters(tunables string) int {
 	nns := 4
-	for _, kv := range strings.Split(os.Getenv("GLIBC_TUNABLES"), ":") {
+	for _, kv := range strings.Split(tunables, ":") {
 		if v, ok := strings.CutPrefix(kv, "glibc.rtld.nns="); ok {
 			if n, err := strconv.Atoi(v); err == nil && n >= 1 {
 				nns = min(n, 16)
@@ -136,6 +137,23 @@ func MaxInterpreters() int {
 	// 4 copies load with the default of 4.
 	return max(nns, 1)
 }
+
+// startTunables is GLIBC_TUNABLES as the process started with it: glibc
+// read its tunables from the initial environment before any Go code ran,
+// so that is what counts (a later os.Setenv changes nothing, and no
+// option of gosr's could). "" where /proc/self/environ cannot be read.
+var startTunables = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return ""
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("GLIBC_TUNABLES=")); ok {
+			return string(v)
+		}
+	}
+	return ""
+})
 
 func startInterp(kind libKind) (*interp, error) {
 	in := &interp{id: len(procs.all), path: kind.path, kind: kind, jobs: make(chan *job), sem: make(chan struct{}, 1)}

@@ -282,3 +282,21 @@ func TestTorchInsideInterpreters(t *testing.T) {
 		s.Release()
 	}
 }
+
+func TestMaxInterpreters(t *testing.T) {
+	for _, tc := range []struct {
+		tunables string
+		want     int
+	}{
+		{"", 4},
+		{"glibc.rtld.nns=8", 8},
+		{"glibc.malloc.arena_max=2:glibc.rtld.nns=5", 5},
+		{"glibc.rtld.nns=64", 16},
+		{"glibc.rtld.nns=0", 4},
+		{"glibc.rtld.nns=many", 4},
+	} {
+		assert.Equal(t, tc.want, maxInterpreters(tc.tunables), "%q", tc.tunables)
+	}
+	// This process was started with the environment it still has.
+	assert.Equal(t, os.Getenv("GLIBC_TUNABLES"), startTunables())
+}
