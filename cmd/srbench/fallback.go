@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/reference"
 	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
@@ -135,7 +135,7 @@ type fallbackResult struct {
 // expected outputs of each: from -inputs (a list of argument lists, or a
 // dict with "inputs" and maybe "outputs") or PATH.expected.pt; -expected
 // is a list of outputs or such a dict.
-func fallbackCases(path string, f flags) (file string, cases [][]ivalue.IValue, expected []ivalue.IValue, err error) {
+func fallbackCases(path string, f modelFlags) (file string, cases [][]ivalue.IValue, expected []ivalue.IValue, err error) {
 	file = f.inputs
 	if file == "" {
 		file = strings.TrimSuffix(path, ".pt") + ".expected.pt"
@@ -222,7 +222,7 @@ func (c *fbConfig) interpTotals() (time.Duration, uint64, uint64) {
 // the expected outputs and warms every runtime (the packaged modules are
 // then imported in the interpreters the runtimes hold). The first time, it
 // records start-up times and resident memory in res.
-func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected []ivalue.IValue, seen map[int]bool, res *fallbackResult, row *fallbackRow) error {
+func (c *fbConfig) open(path string, f runFlags, cases [][]ivalue.IValue, expected []ivalue.IValue, seen map[int]bool, res *fallbackResult, row *fallbackRow) error {
 	first := !c.started
 	before := readRSSKB()
 	po, err := pyfallbackOptions(c.n)
@@ -288,7 +288,7 @@ func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected 
 				return fmt.Errorf("%s: case %d (%d interpreters): %w", path, i, c.n, err)
 			}
 			if expected != nil {
-				d := fixture.MaxAbsDiff(fixture.Flatten(outs), fixture.Flatten(expected[i:i+1]))
+				d := reference.MaxAbsDiff(reference.Flatten(outs), reference.Flatten(expected[i:i+1]))
 				row.MaxAbsDiff = max(row.MaxAbsDiff, d)
 			}
 		}
@@ -386,12 +386,12 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 // measureFallback runs a package with each -interpreters count, rounds
 // interleaved (1, 2, 1, 2, ...) so that the machine's drift falls on
 // every configuration alike.
-func measureFallback(path string, f flags) (*fallbackResult, error) {
+func measureFallback(path string, f runFlags) (*fallbackResult, error) {
 	ns := f.interpList
 	if len(ns) == 0 {
 		ns = []int{1}
 	}
-	file, cases, expected, err := fallbackCases(path, f)
+	file, cases, expected, err := fallbackCases(path, f.modelFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -509,15 +509,15 @@ func readRSSKB() int64 {
 	return 0
 }
 
-func cmdRunPackage(f flags) error {
+func cmdRunPackage(f runFlags, w io.Writer) error {
 	res, err := measureFallback(f.model, f)
 	if err != nil {
 		return err
 	}
 	if f.json {
-		return json.NewEncoder(os.Stdout).Encode(res)
+		return json.NewEncoder(w).Encode(res)
 	}
-	printFallback(os.Stdout, res)
+	printFallback(w, res)
 	return nil
 }
 

@@ -35,7 +35,8 @@ func TestParseInterpreters(t *testing.T) {
 		{[]string{"-interpreters", "two"}, nil, "-interpreters two: want counts"},
 		{[]string{"-round", "0s"}, nil, "-round 0s: want a positive duration"},
 	} {
-		f, err := parseFlags("run", tc.args, io.Discard)
+		var f runFlags
+		err := parse("run", &f, tc.args, io.Discard)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, "%v", tc.args)
 			continue
@@ -58,7 +59,7 @@ func TestIsFallbackPackage(t *testing.T) {
 		assert.Equal(t, tc.want, isFallbackPackage(tc.path), tc.path)
 	}
 	// ops, graph and compare say that run is the command for it.
-	_, err := loadModel(tokenizerPkg, flags{})
+	_, err := loadModel(tokenizerPkg, modelFlags{})
 	require.ErrorContains(t, err, "srbench run takes it")
 }
 
@@ -96,8 +97,9 @@ func TestRunFallbackPackage(t *testing.T) {
 		{"first case as lists", in, out, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := flags{threads: 2, interpList: []int{1, 2}, iters: 5, warmup: 1, repeats: 2, round: time.Second,
-				inputs: tc.inputs, expected: tc.want, planner: "greedy", interop: 1}
+			f := runFlags{modelFlags: modelFlags{inputs: tc.inputs, expected: tc.want},
+				benchFlags: benchFlags{runtimeFlags{planner: "greedy", interop: 1}, timingFlags{iters: 5, warmup: 1, threads: 2, repeats: 2}},
+				interpList: []int{1, 2}, round: time.Second}
 			res, err := measureFallback(tokenizerPkg, f)
 			require.NoError(t, err)
 			assert.Equal(t, tc.cases, res.Cases)
