@@ -46,8 +46,8 @@ func want(vals ...float32) func([]ivalue.IValue) error {
 	}
 }
 
-// joined is "x OP x OP ... x" with n terms.
-func joined(term, op string, n int) string {
+// codeJoin is "x OP x OP ... x" with n terms.
+func codeJoin(term, op string, n int) string {
 	var b strings.Builder
 	b.Grow(n * (len(term) + len(op)))
 	for i := range n {
@@ -86,9 +86,9 @@ func longCodeCases() []Case {
 	return []Case{
 		// The reference: the generated module itself loads and runs.
 		codeCase("baseline-relu", mustRun, func() string { return ret("torch.relu(x)") }, relu),
-		codeCase("sum-2M-terms", mustReject, func() string { return ret(joined("x", " + ", terms)) }, nil),
-		codeCase("sub-2M-terms", mustReject, func() string { return ret(joined("x", " - ", terms)) }, nil),
-		codeCase("mul-add-2M-terms", mustReject, func() string { return ret(joined("x * x", " + ", terms/2)) }, nil),
+		codeCase("sum-2M-terms", mustReject, func() string { return ret(codeJoin("x", " + ", terms)) }, nil),
+		codeCase("sub-2M-terms", mustReject, func() string { return ret(codeJoin("x", " - ", terms)) }, nil),
+		codeCase("mul-add-2M-terms", mustReject, func() string { return ret(codeJoin("x * x", " + ", terms/2)) }, nil),
 		codeCase("relu-chain-600k", mustReject, func() string { return ret("x" + strings.Repeat(".relu()", chainLen)) }, nil),
 		codeCase("method-chain-600k-mixed", mustReject, func() string { return ret("x" + strings.Repeat(".relu().neg()", chainLen/2)) }, nil),
 		codeCase("attribute-chain-1M", mustReject, func() string { return ret("self" + strings.Repeat(".a", nesting)) }, nil),
@@ -100,21 +100,21 @@ func longCodeCases() []Case {
 		}, nil),
 		codeCase("unary-minus-1M", mustReject, func() string { return ret(strings.Repeat("-", nesting) + "x") }, nil),
 		codeCase("not-1M", mustReject, func() string { return "    b = " + strings.Repeat("not ", nesting) + "bool(x)\n" + ret("x") }, nil),
-		codeCase("and-chain-1M", mustReject, func() string { return "    b = " + joined("bool(x)", " and ", nesting) + "\n" + ret("x") }, nil),
-		codeCase("compare-chain-1M", mustReject, func() string { return "    b = " + joined("1", " < ", nesting) + "\n" + ret("x") }, nil),
-		codeCase("power-chain-1M", mustReject, func() string { return ret(joined("x", " ** ", nesting)) }, nil),
+		codeCase("and-chain-1M", mustReject, func() string { return "    b = " + codeJoin("bool(x)", " and ", nesting) + "\n" + ret("x") }, nil),
+		codeCase("compare-chain-1M", mustReject, func() string { return "    b = " + codeJoin("1", " < ", nesting) + "\n" + ret("x") }, nil),
+		codeCase("power-chain-1M", mustReject, func() string { return ret(codeJoin("x", " ** ", nesting)) }, nil),
 		codeCase("nested-lists-1M", mustReject, func() string {
 			return "    l = " + strings.Repeat("[", nesting) + strings.Repeat("]", nesting) + "\n" + ret("x")
 		}, nil),
 		codeCase("ternary-chain-500k", mustReject, func() string { return ret(strings.Repeat("x if bool(x) else ", nesting/2) + "x") }, nil),
 		codeCase("elif-100k", mustReject, elif, nil),
 		codeCase("nested-if-10k", mustReject, nestedIf, nil),
-		codeCase("view-rank-1M", mustReject, func() string { return ret("torch.view(x, [" + joined("1", ", ", nesting) + ", 4])") }, nil),
+		codeCase("view-rank-1M", mustReject, func() string { return ret("torch.view(x, [" + codeJoin("1", ", ", nesting) + ", 4])") }, nil),
 		// Wide rather than deep, or just big: legal, so either refused by
 		// a limit or run right.
-		codeCase("tuple-1M-wide", either, func() string { return "    t = (" + joined("x", ", ", nesting) + ")\n" + ret("torch.relu(x)") }, relu),
+		codeCase("tuple-1M-wide", either, func() string { return "    t = (" + codeJoin("x", ", ", nesting) + ")\n" + ret("torch.relu(x)") }, relu),
 		codeCase("cat-100k-inputs", either, func() string {
-			return ret("torch.sum(torch.cat([" + joined("x", ", ", 100_000) + "]), [0], True)")
+			return ret("torch.sum(torch.cat([" + codeJoin("x", ", ", 100_000) + "]), [0], True)")
 		}, want(100_000, -200_000, 300_000, -400_000)),
 		codeCase("identifier-16MB", either, func() string { return "    " + strings.Repeat("y", 16<<20) + " = x\n" + ret("x") }, same),
 		codeCase("string-literal-64MB", either, func() string { return "    s = \"" + strings.Repeat("s", 64<<20) + "\"\n" + ret("x") }, same),

@@ -46,21 +46,21 @@ func depthOf(v any) int {
 
 // The hand-written pickles mean what the cases say they mean.
 func TestPickleWriter(t *testing.T) {
-	plain := func(b []byte) []byte { return append(append([]byte{0x80, 2}, b...), opStop) }
+	plain := func(b []byte) []byte { return append(append([]byte{0x80, 2}, b...), pkStop) }
 	assert.Equal(t, pickle.Tuple{int64(1), int64(-2), int64(1 << 40)}, unpickle(t, newPK().ints(1, -2, 1<<40).bytes()))
 	neg := new(big.Int).Neg(new(big.Int).Lsh(big.NewInt(1), 100))
 	assert.Equal(t, 0, neg.Cmp(unpickle(t, newPK().bigInt(neg).bytes()).(*big.Int)))
 	assert.Equal(t, "héllo", unpickle(t, newPK().str("héllo").bytes()))
 	for _, n := range []int{0, 1, 5} {
-		assert.Equal(t, n+1, depthOf(unpickle(t, plain(deepTuple(n)))), "tuple %d", n)
-		assert.Equal(t, n+1, depthOf(unpickle(t, plain(deepList(n)))), "list %d", n)
-		assert.Equal(t, n+1, depthOf(unpickle(t, plain(deepDict(n)))), "dict %d", n)
+		assert.Equal(t, n+1, depthOf(unpickle(t, plain(pkDeepTuple(n)))), "tuple %d", n)
+		assert.Equal(t, n+1, depthOf(unpickle(t, plain(pkDeepList(n)))), "list %d", n)
+		assert.Equal(t, n+1, depthOf(unpickle(t, plain(pkDeepDict(n)))), "dict %d", n)
 	}
-	dag := unpickle(t, plain(tupleDAG(3))).(pickle.Tuple)
+	dag := unpickle(t, plain(pkTupleDAG(3))).(pickle.Tuple)
 	assert.Len(t, dag, 2)
 	assert.Equal(t, 4, depthOf(dag))
 	assert.Equal(t, dag[0], dag[1])
-	ld := unpickle(t, plain(listDAG(3))).(*pickle.List)
+	ld := unpickle(t, plain(pkListDAG(3))).(*pickle.List)
 	assert.Len(t, ld.Items, 2)
 	assert.Same(t, ld.Items[0], ld.Items[1])
 }

@@ -262,8 +262,8 @@ func sizesOf(vs []ivalue.IValue) [][]int {
 	return out
 }
 
-// chainIR is a graph of n relus in a chain on %x.
-func chainIR(n int, op string) string {
+// irChain is a graph of n relus in a chain on %x.
+func irChain(n int, op string) string {
 	var b strings.Builder
 	b.WriteString("graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n")
 	prev := "%x"
@@ -325,10 +325,10 @@ func bigGraphCases() []Case {
 		return strings.Replace(b.String(), fmt.Sprintf("%%r%d : Tensor = aten::relu", depth), "%r0 : Tensor = aten::relu", 1)
 	}
 	return []Case{
-		graphCase("relu-chain-1k", mustRun, func() string { return chainIR(1_000, "relu") }, relu),
-		graphCase("relu-chain-10k", mustRun, func() string { return chainIR(10_000, "relu") }, relu),
-		graphCase("relu-chain-100k", mustRun, func() string { return chainIR(100_000, "relu") }, relu),
-		graphCase("add-chain-100k", mustRun, func() string { return chainIR(100_000, "add") }, times(100_001)),
+		graphCase("relu-chain-1k", mustRun, func() string { return irChain(1_000, "relu") }, relu),
+		graphCase("relu-chain-10k", mustRun, func() string { return irChain(10_000, "relu") }, relu),
+		graphCase("relu-chain-100k", mustRun, func() string { return irChain(100_000, "relu") }, relu),
+		graphCase("add-chain-100k", mustRun, func() string { return irChain(100_000, "add") }, times(100_001)),
 		graphCase("wide-50k-relus-summed", mustRun, func() string {
 			var b strings.Builder
 			b.WriteString("graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n")
@@ -343,7 +343,7 @@ func bigGraphCases() []Case {
 			return b.String() + "  return (" + prev + ")\n"
 		}, ivalue.F32Tensor([]float32{50_001, -2, 150_003, -4}, 1, 4)),
 		graphCase("tuple-1M-inputs", either, func() string {
-			return "graph(%x : Tensor):\n  %t : (Tensor) = prim::TupleConstruct(" + joined("%x", ", ", 1_000_000) + ")\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n"
+			return "graph(%x : Tensor):\n  %t : (Tensor) = prim::TupleConstruct(" + codeJoin("%x", ", ", 1_000_000) + ")\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n"
 		}, relu),
 		graphCase("constants-1M", either, func() string {
 			var b strings.Builder

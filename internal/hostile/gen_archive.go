@@ -37,21 +37,21 @@ func BuildArchive(folder string, entries ...Entry) []byte {
 		if e.Raw != nil {
 			h.CompressedSize64, h.UncompressedSize64, h.CRC32 = uint64(len(e.Raw)), e.Size, e.CRC32
 			w, err := zw.CreateRaw(h)
-			must(err)
+			mustBuild(err)
 			_, err = w.Write(e.Raw)
-			must(err)
+			mustBuild(err)
 			continue
 		}
 		w, err := zw.CreateHeader(h)
-		must(err)
+		mustBuild(err)
 		_, err = w.Write(e.Data)
-		must(err)
+		mustBuild(err)
 	}
-	must(zw.Close())
+	mustBuild(zw.Close())
 	return buf.Bytes()
 }
 
-func must(err error) {
+func mustBuild(err error) {
 	if err != nil {
 		panic(err) // only on a bug in a generator: bytes.Buffer never fails
 	}
@@ -67,27 +67,27 @@ func Bomb(head, fill []byte, n int) Entry {
 	part := func(b []byte) []byte {
 		var out bytes.Buffer
 		fw, err := flate.NewWriter(&out, flate.BestCompression)
-		must(err)
+		mustBuild(err)
 		_, err = fw.Write(b)
-		must(err)
-		must(fw.Flush()) // ends on a byte boundary with a non-final empty block
+		mustBuild(err)
+		mustBuild(fw.Flush()) // ends on a byte boundary with a non-final empty block
 		return out.Bytes()
 	}
 	h, f := part(head), part(fill)
-	raw := make([]byte, 0, len(h)+n*len(f)+2)
-	raw = append(raw, h...)
+	pkRaw := make([]byte, 0, len(h)+n*len(f)+2)
+	pkRaw = append(pkRaw, h...)
 	crc := crc32.Update(0, crc32.IEEETable, head)
 	for range n {
-		raw = append(raw, f...)
+		pkRaw = append(pkRaw, f...)
 		crc = crc32.Update(crc, crc32.IEEETable, fill)
 	}
-	raw = append(raw, 0x03, 0x00) // a final, empty, fixed-Huffman block
-	return Entry{Raw: raw, Size: uint64(len(head)) + uint64(n)*uint64(len(fill)), CRC32: crc}
+	pkRaw = append(pkRaw, 0x03, 0x00) // a final, empty, fixed-Huffman block
+	return Entry{Raw: pkRaw, Size: uint64(len(head)) + uint64(n)*uint64(len(fill)), CRC32: crc}
 }
 
 // Inflate is the whole of a Bomb's stream (for the generator's test).
-func Inflate(raw []byte) ([]byte, error) {
-	return io.ReadAll(flate.NewReader(bytes.NewReader(raw)))
+func Inflate(pkRaw []byte) ([]byte, error) {
+	return io.ReadAll(flate.NewReader(bytes.NewReader(pkRaw)))
 }
 
 // ManyEntries is n empty stored entries named folder/junk/<i>: a zip

@@ -34,6 +34,7 @@ const (
 	Hang      Outcome = "hang"       // still running at the timeout
 	OOM       Outcome = "oom"        // hit the memory cap
 	Wrong     Outcome = "wrong"      // a hostile input accepted, a result unlike the reference, an unreadable error
+	NotRun    Outcome = "not-run"    // not started: the test binary's deadline was near
 )
 
 // OK reports whether the outcome is one gosr must give: an error or a
@@ -468,6 +469,9 @@ func WriteMarkdown(w io.Writer, rs []Result) error {
 	fmt.Fprintf(&b, "%d cases:", len(rs))
 	for _, o := range outcomeOrder {
 		fmt.Fprintf(&b, " %s %d,", o, n[o])
+	}
+	if n[NotRun] > 0 {
+		fmt.Fprintf(&b, " %s %d,", NotRun, n[NotRun])
 	}
 	b.Truncate(b.Len() - 1)
 	b.WriteString("\n\n| case | class | outcome | seconds | CPU seconds | peak RSS (MiB) | message |\n|---|---|---|---:|---:|---:|---|\n")

@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,6 +76,16 @@ func TestHostile(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.Name, func(t *testing.T) {
 				t.Parallel()
+				// A case that could outlast the test binary's deadline is
+				// not started: the binary's timeout would kill every
+				// case and the report with it.
+				if d, ok := t.Deadline(); ok && time.Until(d) < 3*cmp.Or(c.Timeout, r.Timeout, 20*time.Second)+10*time.Second {
+					res := Result{Name: c.Name, Class: c.Class, Outcome: NotRun, Message: fmt.Sprintf("%s left before the test's deadline", time.Until(d).Round(time.Second))}
+					mu.Lock()
+					results = append(results, res)
+					mu.Unlock()
+					t.Fatalf("not run: %s", res.Message)
+				}
 				res := r.Run(c)
 				mu.Lock()
 				results = append(results, res)
@@ -85,7 +96,7 @@ func TestHostile(t *testing.T) {
 						name := filepath.Join(*outputDir, strings.ReplaceAll(c.Name, "/", "_")+".txt")
 						assert.NoError(t, os.WriteFile(name, []byte(res.Output), 0o644))
 					}
-					t.Errorf("%s: %s (%s)\nlast lines of the child:\n%s", res.Outcome, res.Message, res.Exit, res.Tail)
+					t.Errorf("%s: %s (%s)\nthe child's output, where it died:\n%s", res.Outcome, res.Message, res.Exit, res.Tail)
 				}
 			})
 		}
