@@ -6,7 +6,12 @@
 // instead of killing the test binary.
 //
 // The test binary is the child: TestMain runs one case when given
-// ChildFlag, and TestHostile runs every case of Cases that way.
+// ChildFlag, and TestHostile runs every case of Cases that way:
+//
+//	go test ./internal/hostile -run 'TestHostile/case/zip-bomb' -v
+//	go test ./internal/hostile -run TestHostile -hostile-report cases.md -hostile-output dir
+//
+// writes the table of cases and outcomes, and each failed child's output.
 package hostile
 
 import (
@@ -199,6 +204,7 @@ func (r *Runner) Run(c Case) Result {
 	out := newCapture(256 << 10)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childAttr()
+	cmd.WaitDelay = grace // output still held open by anything the child started
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		res.Outcome, res.Message = Fatal, "cannot start the child: "+err.Error()
@@ -238,7 +244,7 @@ wait:
 				cmd.Process.Kill()
 				err = <-done
 			}
-			break
+			break wait
 		}
 	}
 	res.Seconds = time.Since(t0).Seconds()
