@@ -342,19 +342,19 @@ func bigGraphCases() []Case {
 			}
 			return b.String() + "  return (" + prev + ")\n"
 		}, ivalue.F32Tensor([]float32{50_001, -2, 150_003, -4}, 1, 4)),
-		graphCase("tuple-1M-inputs", either, func() string {
-			return "graph(%x : Tensor):\n  %t : (Tensor) = prim::TupleConstruct(" + codeJoin("%x", ", ", 1_000_000) + ")\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n"
+		graphCase("tuple-100k-inputs", either, func() string {
+			return "graph(%x : Tensor):\n  %t : (Tensor) = prim::TupleConstruct(" + codeJoin("%x", ", ", 100_000) + ")\n  %y : Tensor = aten::relu(%x)\n  return (%y)\n"
 		}, relu),
-		graphCase("constants-1M", either, func() string {
+		graphCase("constants-100k", either, func() string {
 			var b strings.Builder
 			b.WriteString("graph(%x : Tensor):\n")
-			for i := range 1_000_000 {
+			for i := range 100_000 {
 				fmt.Fprintf(&b, "  %%c%d : int = prim::Constant[value=%d]()\n", i, i)
 			}
 			return b.String() + "  %y : Tensor = aten::relu(%x)\n  return (%y)\n"
 		}, relu),
 		graphCase("nested-if-150", mustRun, func() string { return nestedIf(150) }, relu),
-		graphCase("nested-if-10k", mustReject, func() string { return nestedIf(10_000) }, nil),
+		graphCase("nested-if-2k", mustReject, func() string { return nestedIf(2_000) }, nil),
 		// Through the loader, whose options may cap a graph's nodes.
 		{Name: ClassBigGraph + "/tscode-relu-chain-100k", Class: ClassBigGraph, Run: func() error {
 			outs, err := loadAndRun(scriptArchive(strings.Repeat("    x = torch.relu(x)\n", 100_000)+"    return x\n"), ivalue.FromTensor(x4()))
