@@ -19,7 +19,7 @@ import (
 // maxStack is the goroutine stack the hostile tests run with: enough
 // for the limits' depths, too little for a recursion as long as the
 // chains they compile (a regression crashes the test binary).
-const maxStack = 32 << 20
+const maxStack = 16 << 20
 
 type module struct{}
 
@@ -116,8 +116,8 @@ func TestHostileLongChainsCompile(t *testing.T) {
 				assert.Equal(t, 9_999, kinds["aten::lt"])
 				assert.Equal(t, 1, deepest)
 			}},
-		{"20k constant elifs in a loop", "y = x\nfor i in range(3):\n" + hostile.TSIndent("if bool(torch.gt(torch.sum(y), 0)):\n  y = torch.neg(y)\nelse:\n"+
-			hostile.TSIndent(hostile.TSElifChain("False", "y = torch.neg(y)", "y = torch.relu(y)", 20_000), 2), 2) + "return y",
+		{"30k constant elifs in a loop", "y = x\nfor i in range(3):\n" + hostile.TSIndent("if bool(torch.gt(torch.sum(y), 0)):\n  y = torch.neg(y)\nelse:\n"+
+			hostile.TSIndent(hostile.TSElifChain("False", "y = torch.neg(y)", "y = torch.relu(y)", 30_000), 2), 2) + "return y",
 			func(t *testing.T, g *graph.Graph) {
 				// The elifs fold away: one loop, one if, neg in one branch
 				// and relu in the other, y carried.
