@@ -22,8 +22,8 @@ func FuzzCompile(f *testing.F) {
 	// nesting is an error.
 	const fwd = "class M(Module):\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
 	seeds = append(seeds,
-		fwd+"    n = "+strings.TrimSuffix(strings.Repeat("1 + ", 20_000), " + ")+"\n    return torch.add(x, n)\n",
-		fwd+"    b = "+strings.TrimSuffix(strings.Repeat("True and ", 20_000), " and ")+"\n    return torch.mul(x, b)\n",
+		fwd+"    n = "+strings.TrimSuffix(strings.Repeat("1 + ", 5_000), " + ")+"\n    return torch.add(x, n)\n",
+		fwd+"    b = "+strings.TrimSuffix(strings.Repeat("True and ", 5_000), " and ")+"\n    return torch.mul(x, b)\n",
 		fwd+"    y = x\n    if False:\n      y = x\n"+strings.Repeat("    elif False:\n      y = x\n", 5000)+"    else:\n      y = torch.relu(x)\n    return y\n",
 		fwd+"    return "+strings.TrimSuffix(strings.Repeat("x + ", 300), " + ")+"\n",
 		fwd+"    return x"+strings.Repeat(".relu()", 300)+"\n",
