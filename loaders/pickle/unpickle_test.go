@@ -428,3 +428,41 @@ func TestHashBudget(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more work than the input size allows")
 }
+
+// TestMemoIndices: the memo keeps entries at any index, dense or sparse,
+// and in any order.
+func TestMemoIndices(t *testing.T) {
+	var mm memo
+	order := []int{100, 0, 1, 5, 1 << 30, 99, 101, 3, 166, 100}
+	for k, i := range order {
+		mm.set(i, int64(i*10+k))
+	}
+	assert.Equal(t, 9, mm.n)
+	for _, i := range []int{0, 1, 3, 5, 99, 101, 166, 1 << 30} {
+		v, ok := mm.get(i)
+		assert.True(t, ok, "index %d", i)
+		assert.EqualValues(t, i*10+indexOf(order, i), v, "index %d", i)
+	}
+	v, ok := mm.get(100)
+	assert.True(t, ok)
+	assert.EqualValues(t, 1009, v, "the last put wins")
+	for _, i := range []int{-1, 2, 4, 98, 102, 165, 167, -1 + 1<<30} {
+		_, ok := mm.get(i)
+		assert.False(t, ok, "index %d", i)
+	}
+}
+
+func indexOf(xs []int, x int) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestGetNegativeIndex(t *testing.T) {
+	_, err := Unpickle([]byte("(lp0\ng-1\n."), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "memo index -1 was never stored")
+}
