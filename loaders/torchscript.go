@@ -32,14 +32,25 @@ type Model struct {
 // Load reads a TorchScript archive written by torch.jit.save (PyTorch 1.13
 // or later, scripted or traced, frozen or not) and compiles its forward
 // method. Weights are not copied: the graph's tensor constants view the
-// memory-mapped archive, which stays mapped until Close.
+// memory-mapped archive, which stays mapped until Close. The default
+// Options bound what the file may cost (LoadOptions sets them).
 func Load(path string) (*Model, error) {
-	return LoadMethod(path, "forward")
+	return LoadMethodOptions(path, "forward", nil)
+}
+
+// LoadOptions is Load with limits (nil: the defaults).
+func LoadOptions(path string, o *Options) (*Model, error) {
+	return LoadMethodOptions(path, "forward", o)
 }
 
 // LoadMethod is Load for a method other than forward.
 func LoadMethod(path, method string) (*Model, error) {
-	a, err := OpenArchive(path)
+	return LoadMethodOptions(path, method, nil)
+}
+
+// LoadMethodOptions is LoadMethod with limits (nil: the defaults).
+func LoadMethodOptions(path, method string, o *Options) (*Model, error) {
+	a, err := OpenArchiveOptions(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +65,12 @@ func LoadMethod(path, method string) (*Model, error) {
 
 // LoadBytes is Load for an archive already in memory (tensors view data).
 func LoadBytes(name string, data []byte) (*Model, error) {
-	a, err := ParseArchive(name, data)
+	return LoadBytesOptions(name, data, nil)
+}
+
+// LoadBytesOptions is LoadBytes with limits (nil: the defaults).
+func LoadBytesOptions(name string, data []byte, o *Options) (*Model, error) {
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		return nil, err
 	}
@@ -103,15 +119,19 @@ func loadScript(a *Archive, method string) (*Model, error) {
 		}
 		consts = cv.List().Items
 	}
+	code := newCodeBudget(a)
 	src := func(entry string) ([]byte, error) {
 		if !a.Has(entry) {
 			return nil, fmt.Errorf("archive %s: entry %q: %w", a.Name(), entry, fs.ErrNotExist)
 		}
-		return a.Record(entry)
+		return code.read(entry, a.Record)
 	}
 	res, err := tscode.Compile(obj, consts, src, method)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", a.Name(), err)
+	}
+	if err := checkGraphSize(res.Graph, a.lim.MaxGraphNodes); err != nil {
+		return nil, fmt.Errorf("archive %s: method %s: %w", a.Name(), method, err)
 	}
 	version := ""
 	if a.Has("version") {
