@@ -151,6 +151,18 @@ func MemoStackPickle(n int) []byte {
 	return append(b, opStop)
 }
 
+// AppendPickle returns a protocol 2 pickle of 2n+4 bytes: a list to which
+// None is appended n times. The stack never holds more than two items,
+// the list ends up with n (16 bytes each in Go, eight times the pickle).
+func AppendPickle(n int) []byte {
+	b := make([]byte, 0, 2*n+4)
+	b = append(b, opProto, 2, ']')
+	for i := 0; i < n; i++ {
+		b = append(b, 'N', 'a')
+	}
+	return append(b, opStop)
+}
+
 // SharedTuplePickle returns a protocol 2 pickle of 2 bytes a level:
 // t0 = (), t(i+1) = (t(i), t(i)), the one tuple twice (DUP). As a tree
 // the value has 2^levels tuples: a reader that walks it without sharing

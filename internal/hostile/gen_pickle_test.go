@@ -64,6 +64,14 @@ func TestDeepTuplePickleUses(t *testing.T) {
 	assert.Panics(t, func() { DeepTuplePickle(1, "nowhere") })
 }
 
+func TestAppendPickle(t *testing.T) {
+	data := AppendPickle(1000)
+	assert.Equal(t, 2004, len(data))
+	v, err := pickle.Unpickle(data, &pickle.Options{MaxStack: 2})
+	require.NoError(t, err)
+	assert.Len(t, v.(*pickle.List).Items, 1000)
+}
+
 func TestSharedTuplePickle(t *testing.T) {
 	v, err := pickle.Unpickle(SharedTuplePickle(3), nil)
 	require.NoError(t, err)
