@@ -24,9 +24,10 @@ type Options struct {
 	Buffers [][]byte
 
 	// Limits against hostile input; zero means the default.
-	MaxStack int // items on the stack (default 1<<24)
-	MaxMemo  int // memo entries (default 1<<24)
-	MaxMarks int // nested MARKs (default 1<<12)
+	MaxStack  int // items on the stack (default 1<<24)
+	MaxMemo   int // memo entries (default 1<<24)
+	MaxMarks  int // nested MARKs (default 1<<12)
+	MaxValues int // values pushed in all, lists' items included (default: no limit but the input's size)
 }
 
 // Error is an unpickling error: where in which pickle, and why.
@@ -92,6 +93,7 @@ type machine struct {
 	memo   memo
 	budget int // work allowed for hashing keys
 	nbuf   int // buffers taken by NEXT_BUFFER
+	pushes int // values pushed (MaxValues)
 }
 
 var errTruncated = errors.New("truncated: the pickle ends inside an opcode (no STOP)")
@@ -159,6 +161,11 @@ func (m *machine) base() int {
 func (m *machine) push(v any) error {
 	if len(m.stack) >= m.o.MaxStack {
 		return fmt.Errorf("stack holds more than %d items", m.o.MaxStack)
+	}
+	if m.pushes++; m.o.MaxValues > 0 && m.pushes > m.o.MaxValues {
+		// Values popped into lists, dicts and tuples stay alive: the stack
+		// bound alone lets 2 bytes of pickle make a list item each.
+		return fmt.Errorf("the pickle makes more than %d values", m.o.MaxValues)
 	}
 	if len(m.stack) == cap(m.stack) {
 		m.stack = grow(m.stack)
@@ -973,6 +980,11 @@ func (m *machine) appendTo(items []any) error {
 	}
 	switch l := v.(type) {
 	case *List:
+		if need := len(l.Items) + len(items); need > cap(l.Items) {
+			n := make([]any, len(l.Items), max(need, 2*cap(l.Items)))
+			copy(n, l.Items)
+			l.Items = n
+		}
 		l.Items = append(l.Items, items...)
 		return nil
 	case Appender:

@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/hostile"
 )
 
 // match compares got with the tagged JSON scripts/make_pickle_testdata.py
@@ -465,4 +468,34 @@ func TestGetNegativeIndex(t *testing.T) {
 	_, err := Unpickle([]byte("(lp0\ng-1\n."), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "memo index -1 was never stored")
+}
+
+// TestHugeIntKey: an int of millions of digits as a dict key is hashed
+// in linear time (its decimal form took seconds) and equal ints still
+// meet.
+func TestHugeIntKey(t *testing.T) {
+	n := 1 << 20
+	long4 := append([]byte{opLONG4, 0, 0, 0x10, 0}, bytes.Repeat([]byte{0x5a}, n)...)
+	p := []byte{opPROTO, 2, opEMPTY_DICT}
+	p = append(p, long4...)
+	p = append(p, opBININT1, 1, opSETITEM)
+	p = append(p, long4...)
+	p = append(p, opBININT1, 2, opSETITEM, opSTOP)
+	v, err := Unpickle(p, nil)
+	require.NoError(t, err)
+	d := v.(*Dict)
+	require.Equal(t, 1, d.Len(), "the same int twice is one key")
+	assert.Equal(t, int64(2), d.Values[0])
+	assert.Contains(t, Describe(d), "<int of 8388607 bits>: 2")
+}
+
+// TestMaxValues: values appended to a list leave the stack, so the stack
+// bound does not stop them; MaxValues does.
+func TestMaxValues(t *testing.T) {
+	data := hostile.AppendPickle(10_000)
+	v, err := Unpickle(data, &Options{MaxStack: 2, MaxValues: 10_001})
+	require.NoError(t, err)
+	assert.Len(t, v.(*List).Items, 10_000)
+	_, err = Unpickle(data, &Options{MaxValues: 10_000})
+	assert.ErrorContains(t, err, "the pickle makes more than 10000 values")
 }
