@@ -47,6 +47,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
 	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
 	$(GO) test -run '^$$' -fuzz FuzzUnpickle -fuzztime 60s -fuzzminimizetime 5s ./loaders/pickle/
+	$(GO) test -run '^$$' -fuzz FuzzLoadBytes -fuzztime 60s -fuzzminimizetime 5s ./loaders/
 
 # The libtorch kernel shim (needs Debian's libtorch-dev): C++ with an
 # extern "C" API, loaded at run time by package libtorch through purego.

@@ -4,8 +4,10 @@ import (
 	"archive/zip"
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,9 +132,9 @@ func TestCodeBomb(t *testing.T) {
 		o    *loaders.Options
 		want string
 	}{
-		{"defaults", nil, "exceed the code limit of 67108864 bytes (Options.MaxCodeSize)"},
+		{"defaults", nil, "exceed the code limit of 4194304 bytes (Options.MaxCodeSize)"},
 		{"ratio", &loaders.Options{MaxCodeSize: -1}, "a ratio over the limit of 200:1 (Options.MaxCompressionRatio)"},
-		{"entry size", &loaders.Options{MaxCompressionRatio: -1, MaxCodeSize: -1}, "more than the entry limit of 1073741824 (Options.MaxEntrySize)"},
+		{"entry size", &loaders.Options{MaxCompressionRatio: -1, MaxCodeSize: -1}, "more than the entry limit of 67108864 (Options.MaxEntrySize)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,6 +206,22 @@ func TestMemoStackBomb(t *testing.T) {
 	assert.ErrorContains(t, err, "holds more than 1000")
 }
 
+// TestAppendBomb: a list appended to 16M times from a 32 MB pickle (a
+// 31 KB deflated entry): the stack stays small, the list does not.
+func TestAppendBomb(t *testing.T) {
+	bomb := hostile.TorchZip(hostile.ZipEntry{Name: "data.pkl", Data: hostile.AppendPickle(1 << 24), Deflate: true})
+	assert.Less(t, len(bomb), 40<<10)
+	var err error
+	alloc, took := measure(func() {
+		_, err = loaders.ParseTorchSaveOptions("list.pt", bomb, &loaders.Options{MaxCompressionRatio: -1})
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "archive list.pt: pickle data.pkl")
+	assert.Contains(t, err.Error(), "the pickle makes more than 1048576 values (Options.MaxPickleItems)")
+	t.Logf("%d bytes allocated, %v", alloc, took)
+	assert.Less(t, alloc, uint64(128<<20))
+}
+
 // TestSharedTuples: a tuple of a tuple of ... each twice: 60 levels are
 // 2^60 tuples as a tree, which converting once tried to build.
 func TestSharedTuples(t *testing.T) {
@@ -251,4 +269,80 @@ func TestLimitsOnFixtures(t *testing.T) {
 	m, err = loaders.LoadOptions(path, &loaders.Options{MaxEntrySize: -1, MaxCompressionRatio: -1, MaxPickleItems: -1, MaxCodeSize: -1, MaxGraphNodes: -1})
 	require.NoError(t, err)
 	m.Close()
+}
+
+// TestLoadMemoryIsBounded: loading costs at most twice the weights plus a
+// fixed amount, whatever the archive claims: the committed fixtures (real
+// archives; their tensors view the file) and the hostile archives, each
+// with the default Options.
+func TestLoadMemoryIsBounded(t *testing.T) {
+	const fixed = 128 << 20
+	scripted, err := filepath.Glob(filepath.Join(ptfixture.Committed(), "*.scripted*.pt"))
+	require.NoError(t, err)
+	traced, err := filepath.Glob(filepath.Join(ptfixture.Committed(), "*.traced*.pt"))
+	require.NoError(t, err)
+	files := append(scripted, traced...)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		weights := recordBytes(t, data, "/data/", "/constants/")
+		var m *loaders.Model
+		alloc, _ := measure(func() { m, err = loaders.LoadBytes(filepath.Base(f), data) })
+		require.NoError(t, err, f)
+		m.Close()
+		assert.LessOrEqual(t, alloc, 2*weights+fixed, f)
+	}
+	save := func(data []byte) func() error {
+		return func() error { _, err := loaders.ParseTorchSave("hostile.pt", data); return err }
+	}
+	script := func(data []byte) func() error {
+		return func() error { _, err := loaders.LoadBytes("hostile.pt", data); return err }
+	}
+	deflated := func(pkl []byte) []byte {
+		return hostile.TorchZip(hostile.ZipEntry{Name: "data.pkl", Data: pkl, Deflate: true})
+	}
+	cases := []struct {
+		name string
+		load func() error
+		ok   bool // within the limits: loads
+	}{
+		{"deep tuple", script(hostile.DeepTupleArchive(1_000_000, "size", true)), false},
+		{"memo and stack", save(hostile.MemoStackArchive(1 << 24)), false},
+		{"append", save(deflated(hostile.AppendPickle(1 << 24))), false},
+		{"append, 1 MiB", save(deflated(hostile.AppendPickle(1<<19 - 8))), true},
+		{"shared tuples", save(hostile.TorchZip(hostile.ZipEntry{Name: "data.pkl", Data: hostile.SharedTuplePickle(60)})), false},
+		{"code bomb", script(hostile.CodeBombArchive(1 << 30)), false},
+		{"storage", save(hostile.TorchZip(
+			hostile.ZipEntry{Name: "data.pkl", Data: hostile.StoragePickle(1e12, 0, []int64{1e12}, []int64{1})},
+			hostile.ZipEntry{Name: "data/0", Data: make([]byte, 64)})), false},
+	}
+	for _, tc := range cases {
+		var err error
+		alloc, took := measure(func() { err = tc.load() })
+		if tc.ok {
+			assert.NoError(t, err, tc.name)
+		} else {
+			assert.Error(t, err, tc.name)
+		}
+		t.Logf("%-14s %10d bytes allocated, %v", tc.name, alloc, took)
+		assert.LessOrEqual(t, alloc, uint64(fixed), tc.name)
+	}
+}
+
+// recordBytes sums the sizes of an archive's records whose names contain
+// one of the parts.
+func recordBytes(t *testing.T, data []byte, parts ...string) uint64 {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	var n uint64
+	for _, f := range zr.File {
+		for _, p := range parts {
+			if strings.Contains(f.Name, p) {
+				n += f.UncompressedSize64
+				break
+			}
+		}
+	}
+	return n
 }

@@ -347,7 +347,7 @@ func UnpickleTorch(a *Archive, rec string, storageDir string) (ivalue.IValue, er
 		storages: map[string]*storageRef{}, conv: map[any]ivalue.IValue{}, busy: map[any]bool{}, budget: items}
 	u.table = u.globals()
 	v, err := pickle.Unpickle(data, &pickle.Options{Name: rec, Global: u.global, PersistentLoad: u.persistentLoad,
-		MaxStack: items, MaxMemo: items})
+		MaxStack: items, MaxMemo: items, MaxValues: items})
 	if err != nil {
 		return ivalue.None(), fmt.Errorf("archive %s: %w%s", a.Name(), err, itemsHint(err))
 	}
@@ -366,7 +366,7 @@ const maxKey = 1 << 16
 
 // itemsHint points at the option when the unpickler ran into its limits.
 func itemsHint(err error) string {
-	if s := err.Error(); strings.Contains(s, "stack holds more than") || strings.Contains(s, "memo holds more than") {
+	if s := err.Error(); strings.Contains(s, "stack holds more than") || strings.Contains(s, "memo holds more than") || strings.Contains(s, "the pickle makes more than") {
 		return " (Options.MaxPickleItems)"
 	}
 	return ""
@@ -390,7 +390,7 @@ func (u *torchUnpickler) convert(v any, depth int) (ivalue.IValue, error) {
 	case int64:
 		return ivalue.FromInt(x), nil
 	case *big.Int:
-		return ivalue.None(), fmt.Errorf("integer %s does not fit in 64 bits", x)
+		return ivalue.None(), fmt.Errorf("integer %s does not fit in 64 bits", pickle.Describe(x))
 	case float64:
 		return ivalue.FromDouble(x), nil
 	case string:
