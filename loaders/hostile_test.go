@@ -111,6 +111,15 @@ func TestOverflowingSizes(t *testing.T) {
 			assert.Less(t, alloc, uint64(1<<20), "what the file claims is not allocated")
 		})
 	}
+	// The same tensor as a constant of a TorchScript archive.
+	_, err := loaders.LoadBytes("m.pt", hostile.ScriptArchive(
+		hostile.ZipEntry{Name: "constants.pkl", Data: hostile.StoragePickle(64, 0, []int64{1 << 32, 1 << 32, 64}, []int64{0, 0, 1})},
+		hostile.ZipEntry{Name: "constants/0", Data: make([]byte, 256)},
+	))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "archive m.pt: pickle constants.pkl")
+	assert.Contains(t, err.Error(), "numel: integer multiplication overflow")
+
 	// The same geometry within bounds loads: a broadcast view of 64 stored
 	// elements, 64,000 elements long.
 	v, err := loaders.ParseTorchSave("ok.pt", hostile.TorchZip(
