@@ -194,6 +194,12 @@ func (a *Archive) inflate(rec string, f *zip.File) ([]byte, error) {
 	if off, err := f.DataOffset(); err == nil && off >= 0 && uint64(off) <= uint64(len(a.data)) {
 		comp = min(comp, uint64(len(a.data))-uint64(off))
 	}
+	// Whatever the limits, deflate cannot inflate beyond 1032:1 (a
+	// 258-byte match in two bits): a larger declared size is a lie that
+	// must not size an allocation.
+	if n > 1040*comp+1024 {
+		return nil, fmt.Errorf("archive %s: entry %q: %d bytes compressed cannot inflate to the %d its header declares", a.name, rec, comp, n)
+	}
 	if r := a.lim.MaxCompressionRatio; r >= 0 && n > ratioExempt && n/uint64(r) > comp {
 		return nil, fmt.Errorf("archive %s: entry %q: %d bytes compressed inflate to %d, a ratio over the limit of %d:1 (Options.MaxCompressionRatio)", a.name, rec, comp, n, r)
 	}

@@ -190,6 +190,35 @@ func TestEntryLargerThanDeclared(t *testing.T) {
 	assert.Less(t, alloc, uint64(8<<20), "at most the declared 2 MiB and the reader's buffers")
 }
 
+// TestImpossibleDeclaredSize: with every limit off, a header declaring
+// more than deflate can produce from the entry's bytes is still refused
+// before it sizes an allocation.
+func TestImpossibleDeclaredSize(t *testing.T) {
+	data := hostile.ScriptArchive()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		h := f.FileHeader
+		if f.Name == "archive/code/__torch__.py" {
+			h.UncompressedSize64 = 1 << 40
+		}
+		raw, err := f.OpenRaw()
+		require.NoError(t, err)
+		w, err := zw.CreateRaw(&h)
+		require.NoError(t, err)
+		_, err = io.Copy(w, raw)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	none := &loaders.Options{MaxEntrySize: -1, MaxCompressionRatio: -1, MaxPickleItems: -1, MaxCodeSize: -1, MaxGraphNodes: -1}
+	alloc, _ := measure(func() { _, err = loaders.LoadBytesOptions("liar.pt", buf.Bytes(), none) })
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot inflate to the 1099511627776 its header declares")
+	assert.Less(t, alloc, uint64(1<<20))
+}
+
 // TestMemoStackBomb: a 31 KB archive whose pickle (32 MB deflated) fills
 // the unpickler's memo and stack with 2^24 items each once took 1.48 GB.
 func TestMemoStackBomb(t *testing.T) {
