@@ -180,3 +180,18 @@ func recoverPanic(f func()) (p any) {
 	f()
 	return nil
 }
+
+// TestAllocBeyondTheMachine: 4 TB of float32 (a 2^40-element broadcast
+// view made contiguous) is an error, not Go's fatal "out of memory".
+func TestAllocBeyondTheMachine(t *testing.T) {
+	_, err := NewTensorErr(Float32, 1<<40)
+	var ae *AllocError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, 1<<42, ae.Bytes)
+	x := NewTensor(Float32, 4)
+	require.ErrorAs(t, x.ResizeErr(Float32, []int{1 << 40}), &ae)
+	assert.Equal(t, []int{4}, x.Sizes(), "a failed Resize leaves the tensor as it was")
+	p := recoverPanic(func() { AlignedBytes(1 << 50) })
+	require.NotNil(t, p)
+	assert.ErrorAs(t, p.(error), &ae)
+}

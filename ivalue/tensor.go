@@ -72,11 +72,13 @@ var storageAllocs atomic.Uint64
 func StorageAllocs() uint64 { return storageAllocs.Load() }
 
 // AlignedBytes returns a zeroed byte slice of length n whose first byte is
-// 64-byte aligned (the alignment PyTorch's CPU allocator gives).
+// 64-byte aligned (the alignment PyTorch's CPU allocator gives). It
+// panics with an *AllocError for more than the process can ever get.
 func AlignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
+	checkAlloc(n)
 	b := make([]byte, n+63)
 	off := int(-uintptr(unsafe.Pointer(&b[0])) & 63)
 	return b[off : off+n : off+n]
@@ -402,8 +404,8 @@ func (t *Tensor) IsContiguous() bool {
 // changes the geometry. It allocates only when sizes' length exceeds the
 // capacity of t's shape slices or the storage is too small, so a steady
 // run with static shapes allocates nothing. It panics with an error for a
-// negative size or an element count that overflows (ResizeErr returns it)
-// and leaves t unchanged then.
+// negative size, an element count that overflows or memory that cannot
+// be had (ResizeErr returns it), and leaves t unchanged then.
 func (t *Tensor) Resize(dt DType, sizes []int) {
 	if t.plain && t.dtype == dt && len(t.sizes) == len(sizes) && t.storage != nil {
 		same, n := true, dt.Size()
@@ -421,21 +423,23 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 		// ResizeErr, which turn this into their error.
 		panic(err)
 	}
+	// Allocate before changing anything, so that a failed allocation
+	// leaves t as it was.
+	var st *Storage
+	if t.storage == nil || !t.own || t.nbytes < need {
+		// A storage borrowed by SetView is another tensor's memory.
+		if t.device.IsHost() {
+			st = NewStorage(need)
+		} else if st, err = AllocStorage(t.device, need); err != nil {
+			panic(err)
+		}
+	}
 	t.plain = true
 	t.dtype = dt
 	t.setGeometry(sizes)
 	t.offset = 0
-	if t.storage == nil || !t.own || t.nbytes < need {
-		// A storage borrowed by SetView is another tensor's memory.
-		if t.device.IsHost() {
-			t.attach(NewStorage(need))
-		} else {
-			st, err := AllocStorage(t.device, need)
-			if err != nil {
-				panic(err)
-			}
-			t.attach(st)
-		}
+	if st != nil {
+		t.attach(st)
 		t.own = true
 	}
 }
