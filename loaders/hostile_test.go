@@ -159,6 +159,21 @@ func TestCodeBomb(t *testing.T) {
 	}
 }
 
+// TestVersionBomb: the version record is only reported, but one that
+// cannot be read (here, 1 GiB of deflated zeros) fails the load rather
+// than being skipped.
+func TestVersionBomb(t *testing.T) {
+	data := hostile.TorchZip(
+		hostile.ZipEntry{Name: "data.pkl", Data: hostile.DeepTuplePickle(0, "value")},
+		hostile.ZipEntry{Name: "code/__torch__.py", Data: []byte("class M(Module):\n")},
+		hostile.ZipEntry{Name: "version", Data: make([]byte, 16<<20), Deflate: true},
+	)
+	_, err := loaders.LoadBytes("v.pt", data)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `archive v.pt: entry "version"`)
+	assert.Contains(t, err.Error(), "MaxCompressionRatio")
+}
+
 // TestEntryLargerThanDeclared: a header that declares less than the
 // stream inflates to is an error after the declared size, however much
 // more the stream holds.

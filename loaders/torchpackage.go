@@ -392,7 +392,11 @@ func (p *Package) compileScript(rec, id string) (*Model, error) {
 		return nil, fmt.Errorf("package %s: %s: %w", p.a.Name(), rec, err)
 	}
 	version := ""
-	if b, err := p.checkedRecord(pkgVersionRec); err == nil {
+	if p.a.Has(pkgVersionRec) {
+		b, err := p.checkedRecord(pkgVersionRec)
+		if err != nil {
+			return nil, err
+		}
 		version = strings.TrimSpace(string(b))
 	}
 	return &Model{

@@ -100,6 +100,16 @@ func loadScript(a *Archive, method string) (*Model, error) {
 	if !a.Has("code/__torch__.py") && !hasCode(a) {
 		return nil, fmt.Errorf("archive %s: no code/ entries: a torch.save file, not a TorchScript archive (read it with ReadTorchSave)", a.Name())
 	}
+	// The version is only reported, but an archive whose version record
+	// cannot be read (a bomb in its place) is not one to trust further.
+	version := ""
+	if a.Has("version") {
+		b, err := a.Record("version")
+		if err != nil {
+			return nil, err
+		}
+		version = strings.TrimSpace(string(b))
+	}
 	root, err := UnpickleTorch(a, "data.pkl", "data")
 	if err != nil {
 		return nil, err
@@ -132,12 +142,6 @@ func loadScript(a *Archive, method string) (*Model, error) {
 	}
 	if err := checkGraphSize(res.Graph, a.lim.MaxGraphNodes); err != nil {
 		return nil, fmt.Errorf("archive %s: method %s: %w", a.Name(), method, err)
-	}
-	version := ""
-	if a.Has("version") {
-		if b, err := a.Record("version"); err == nil {
-			version = strings.TrimSpace(string(b))
-		}
 	}
 	return &Model{
 		Class:      obj.Class,
