@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 )
 
 // Deep IR text is an error naming the line, column and limit, never a
@@ -19,11 +19,11 @@ func TestParseHostileDeep(t *testing.T) {
 	for _, c := range []struct {
 		name, src, err string
 	}{
-		{"10k nested blocks", hostile.DeepBlocksIR(10_000), "400:73: nesting deeper than 200"},
-		{"1M list type suffixes", hostile.DeepTypeIR(1_000_000, false), "1:414: type nested deeper than 200"},
-		{"100k nested tuple types", hostile.DeepTypeIR(100_000, true), "1:211: nesting deeper than 200"},
-		{"100k nested list literal", hostile.DeepLiteralIR(100_000), "2:219: nesting deeper than 200"},
-		{"10k nested subgraphs", hostile.DeepForkIR(10_000), "596:15: nesting deeper than 200"},
+		{"10k nested blocks", gen.DeepBlocksIR(10_000), "400:73: nesting deeper than 200"},
+		{"1M list type suffixes", gen.DeepTypeIR(1_000_000, false), "1:414: type nested deeper than 200"},
+		{"100k nested tuple types", gen.DeepTypeIR(100_000, true), "1:211: nesting deeper than 200"},
+		{"100k nested list literal", gen.DeepLiteralIR(100_000), "2:219: nesting deeper than 200"},
+		{"10k nested subgraphs", gen.DeepForkIR(10_000), "596:15: nesting deeper than 200"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := graph.Parse(c.src, nil)
@@ -40,10 +40,10 @@ func TestParseHostileAtLimit(t *testing.T) {
 		name string
 		src  string
 	}{
-		{"150 nested blocks", hostile.DeepBlocksIR(150)},
-		{"190 list type suffixes", hostile.DeepTypeIR(190, false)},
-		{"190 nested list literal", hostile.DeepLiteralIR(190)},
-		{"190 nested subgraphs", hostile.DeepForkIR(190)},
+		{"150 nested blocks", gen.DeepBlocksIR(150)},
+		{"190 list type suffixes", gen.DeepTypeIR(190, false)},
+		{"190 nested list literal", gen.DeepLiteralIR(190)},
+		{"190 nested subgraphs", gen.DeepForkIR(190)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g, err := graph.Parse(c.src, nil)
@@ -61,7 +61,7 @@ func TestParseHostileAtLimit(t *testing.T) {
 // uses for each input).
 func TestParseWideNode(t *testing.T) {
 	const n = 300_000
-	g, err := graph.Parse(hostile.WideNodeIR(n), nil)
+	g, err := graph.Parse(gen.WideNodeIR(n), nil)
 	require.NoError(t, err)
 	require.NoError(t, g.Verify())
 	list := g.Outputs()[0].Node

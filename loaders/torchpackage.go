@@ -69,9 +69,14 @@ type fallbackManifest struct {
 	Ops     []FallbackOp `json:"ops"`
 }
 
-// OpenPackage maps a torch.package archive and indexes its modules.
-func OpenPackage(path string) (*Package, error) {
-	a, err := OpenArchive(path)
+// OpenPackage maps a torch.package archive and indexes its modules. The
+// default Options bound what reading it may cost.
+func OpenPackage(path string) (*Package, error) { return OpenPackageOptions(path, nil) }
+
+// OpenPackageOptions is OpenPackage with limits (nil: the defaults), which
+// apply to everything read from the package.
+func OpenPackageOptions(path string, o *Options) (*Package, error) {
+	a, err := OpenArchiveOptions(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +92,12 @@ func OpenPackage(path string) (*Package, error) {
 // ParsePackage is OpenPackage for an archive already in memory (records
 // and tensors view data).
 func ParsePackage(name string, data []byte) (*Package, error) {
-	a, err := ParseArchive(name, data)
+	return ParsePackageOptions(name, data, nil)
+}
+
+// ParsePackageOptions is ParsePackage with limits (nil: the defaults).
+func ParsePackageOptions(name string, data []byte, o *Options) (*Package, error) {
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		return nil, err
 	}
@@ -404,19 +414,27 @@ func (p *Package) compileScript(rec, id string) (*Model, error) {
 		consts = cv.List().Items
 	}
 	// Code of every ScriptModule in the package lies in one folder.
+	code := newCodeBudget(p.a)
 	src := func(entry string) ([]byte, error) {
 		full := pkgTSCodeDir + entry
 		if !p.a.Has(full) {
 			return nil, fmt.Errorf("package %s: entry %q: %w", p.a.Name(), full, fs.ErrNotExist)
 		}
-		return p.checkedRecord(full)
+		return code.read(full, p.checkedRecord)
 	}
 	res, err := tscode.Compile(obj, consts, src, "forward")
 	if err != nil {
 		return nil, fmt.Errorf("package %s: %s (code under %s): %w", p.a.Name(), rec, pkgTSCodeDir, err)
 	}
+	if err := checkGraphSize(res.Graph, p.a.lim.MaxGraphNodes); err != nil {
+		return nil, fmt.Errorf("package %s: %s: %w", p.a.Name(), rec, err)
+	}
 	version := ""
-	if b, err := p.checkedRecord(pkgVersionRec); err == nil {
+	if p.a.Has(pkgVersionRec) {
+		b, err := p.checkedRecord(pkgVersionRec)
+		if err != nil {
+			return nil, err
+		}
 		version = strings.TrimSpace(string(b))
 	}
 	return &Model{
@@ -562,7 +580,7 @@ func (d *pkgDescriber) global(module, name string) (any, error) {
 func (d *pkgDescriber) persistentLoad(pid any) (any, error) {
 	t, ok := pid.(pickle.Tuple)
 	if !ok || len(t) == 0 {
-		return nil, fmt.Errorf("persistent id %v: expected a tuple ('storage' or 'reduce_package', ...)", pid)
+		return nil, fmt.Errorf("persistent id %s: expected a tuple ('storage' or 'reduce_package', ...)", pickle.Describe(pid))
 	}
 	kind, _ := t[0].(string)
 	if b, ok := t[0].([]byte); ok {
@@ -590,16 +608,16 @@ func (d *pkgDescriber) persistentLoad(pid any) (any, error) {
 		}
 		a, ok := args.(pickle.Tuple)
 		if !ok || len(a) != 1 {
-			return nil, fmt.Errorf("%s: arguments %v, expected (script module id,)", unpackageScriptModule, args)
+			return nil, fmt.Errorf("%s: arguments %s, expected (script module id,)", unpackageScriptModule, pickle.Describe(args))
 		}
 		id, ok := a[0].(string)
 		if !ok || id == "" || strings.ContainsAny(id, "/\\") || id == "." || id == ".." {
-			return nil, fmt.Errorf("%s: script module id %v, expected a folder name under %s", unpackageScriptModule, a[0], pkgTSCodeDir)
+			return nil, fmt.Errorf("%s: script module id %s, expected a folder name under %s", unpackageScriptModule, pickle.Describe(a[0]), pkgTSCodeDir)
 		}
 		d.scripts++
 		return &scriptModuleRef{id}, nil
 	}
-	return nil, fmt.Errorf("persistent id of kind %v is not supported ('storage' or 'reduce_package')", t[0])
+	return nil, fmt.Errorf("persistent id of kind %s is not supported ('storage' or 'reduce_package')", pickle.Describe(t[0]))
 }
 
 // describePickled names what a pickle held, for errors.

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"fmt"
+	"github.com/gosr/gosr/internal/hostile/gen"
 
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/ivalue"
@@ -59,13 +60,13 @@ const moduleHead = "class M(Module):\n  __parameters__ = []\n  __buffers__ = []\
 // scriptArchive is a TorchScript archive of module M whose forward is
 // body, with data.pkl, the code (deflated, as torch.jit.save writes code)
 // and any extra entries (constants.pkl and its storages).
-func scriptArchive(body string, extra ...Entry) []byte {
-	es := []Entry{
+func scriptArchive(body string, extra ...gen.Entry) []byte {
+	es := []gen.Entry{
 		{Name: "data.pkl", Data: moduleData()},
 		{Name: "code/__torch__.py", Data: []byte(moduleHead + body), Deflate: true},
 		{Name: "version", Data: []byte("3\n")},
 	}
-	return BuildArchive("m", append(es, extra...)...)
+	return gen.BuildArchive("m", append(es, extra...)...)
 }
 
 // loadAndRun loads an archive from memory, prepares it and runs it on

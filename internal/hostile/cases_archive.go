@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"math"
 	"strings"
 
@@ -42,8 +43,8 @@ func tensorConst(numel, offset int64, sizes, strides []int64) func() []byte {
 			rec = 4 * int(numel)
 		}
 		return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n",
-			Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", numel, offset, sizes, strides) }), Deflate: true},
-			Entry{Name: "constants/0", Data: make([]byte, rec)})
+			gen.Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", numel, offset, sizes, strides) }), Deflate: true},
+			gen.Entry{Name: "constants/0", Data: make([]byte, rec)})
 	}
 }
 
@@ -91,8 +92,8 @@ func hugeSizeCases() []Case {
 		// fine (torch.load does), running relu on it needs 4 TB.
 		{Name: ClassHugeSize + "/expanded-2^40-run", Class: ClassHugeSize, Run: func() error {
 			a := scriptArchive("    return torch.relu(CONSTANTS.c0)\n",
-				Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", 16, 0, []int64{1 << 40}, []int64{0}) })},
-				Entry{Name: "constants/0", Data: make([]byte, 64)})
+				gen.Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", 16, 0, []int64{1 << 40}, []int64{0}) })},
+				gen.Entry{Name: "constants/0", Data: make([]byte, 64)})
 			outs, err := runArchive(a)
 			if err != nil {
 				return err
@@ -208,9 +209,9 @@ func zipBombCases() []Case {
 		return archiveCase(ClassZipBomb, name, mustReject, bombMem, build)
 	}
 	code := []byte(moduleHead + "    return torch.relu(x)\n")
-	withBomb := func(name string, bomb Entry, rest ...Entry) []byte {
+	withBomb := func(name string, bomb gen.Entry, rest ...gen.Entry) []byte {
 		bomb.Name = name
-		es := []Entry{
+		es := []gen.Entry{
 			{Name: "data.pkl", Data: moduleData()},
 			{Name: "code/__torch__.py", Data: code, Deflate: true},
 			{Name: "version", Data: []byte("3\n")},
@@ -220,46 +221,46 @@ func zipBombCases() []Case {
 				es[i] = bomb
 			}
 		}
-		return BuildArchive("m", append(es, rest...)...)
+		return gen.BuildArchive("m", append(es, rest...)...)
 	}
 	return []Case{
 		// The campaign's: code that inflates to 1 GiB from a 1.1 MB file.
-		c("code-1GiB", func() []byte { return withBomb("code/__torch__.py", Bomb(code, nl, 1024)) }),
+		c("code-1GiB", func() []byte { return withBomb("code/__torch__.py", gen.Bomb(code, nl, 1024)) }),
 		c("code-1GiB-one-comment", func() []byte {
-			return withBomb("code/__torch__.py", Bomb(append(bytes.Clone(code), '#'), bytes.Repeat([]byte("x"), 1<<20), 1024))
+			return withBomb("code/__torch__.py", gen.Bomb(append(bytes.Clone(code), '#'), bytes.Repeat([]byte("x"), 1<<20), 1024))
 		}),
-		c("data-pkl-1GiB", func() []byte { return withBomb("data.pkl", Bomb(moduleData(), zeros, 1024)) }),
-		c("version-1GiB", func() []byte { return withBomb("version", Bomb([]byte("3\n"), nl, 1024)) }),
+		c("data-pkl-1GiB", func() []byte { return withBomb("data.pkl", gen.Bomb(moduleData(), zeros, 1024)) }),
+		c("version-1GiB", func() []byte { return withBomb("version", gen.Bomb([]byte("3\n"), nl, 1024)) }),
 		c("constants-pkl-1GiB", func() []byte {
-			b := Bomb(constantsOf(c0), zeros, 1024)
+			b := gen.Bomb(constantsOf(c0), zeros, 1024)
 			b.Name = "constants.pkl"
-			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n", b, Entry{Name: "constants/0", Data: make([]byte, 64)})
+			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n", b, gen.Entry{Name: "constants/0", Data: make([]byte, 64)})
 		}),
 		// 1 GiB of weights in 1 MB: only a ratio limit refuses it before
 		// inflating it.
 		c("storage-1GiB", func() []byte {
-			b := Bomb(nil, zeros, 1024)
+			b := gen.Bomb(nil, zeros, 1024)
 			b.Name = "constants/0"
 			return scriptArchive("    return torch.add(x, torch.sum(CONSTANTS.c0))\n",
-				Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", 1<<28, 0, []int64{1 << 28}, []int64{1}) })}, b)
+				gen.Entry{Name: "constants.pkl", Data: constantsOf(func(p *pk) { p.tensor("0", 1<<28, 0, []int64{1 << 28}, []int64{1}) })}, b)
 		}),
 		c("code-declared-1KiB-inflates-1GiB", func() []byte {
-			b := Bomb(code, nl, 1024)
+			b := gen.Bomb(code, nl, 1024)
 			b.Size = 1024
 			return withBomb("code/__torch__.py", b)
 		}),
 		c("code-declared-16GiB", func() []byte {
-			b := Bomb(code, nil, 0)
+			b := gen.Bomb(code, nil, 0)
 			b.Size = 16 << 30
 			return withBomb("code/__torch__.py", b)
 		}),
 		c("code-declared-2^62", func() []byte {
-			b := Bomb(code, nil, 0)
+			b := gen.Bomb(code, nil, 0)
 			b.Size = 1 << 62
 			return withBomb("code/__torch__.py", b)
 		}),
 		c("code-declared-bigger-than-stream", func() []byte {
-			b := Bomb(code, nil, 0)
+			b := gen.Bomb(code, nil, 0)
 			b.Size = uint64(len(code)) + 1<<20
 			return withBomb("code/__torch__.py", b)
 		}),
@@ -267,22 +268,22 @@ func zipBombCases() []Case {
 		// code's bytes.
 		c("overlap-data-pkl-on-code", func() []byte {
 			z := scriptArchive("    return torch.relu(x)\n")
-			offs, names := CentralEntries(z)
+			offs, names := gen.CentralEntries(z)
 			var codeOff uint32
 			for i, n := range names {
 				if strings.HasSuffix(n, "code/__torch__.py") {
-					codeOff = U32(z, offs[i]+cenLocalOff)
+					codeOff = gen.U32(z, offs[i]+gen.CenLocalOff)
 				}
 			}
-			return EditCentral(z, "data.pkl", func(rec []byte) { PutU32(rec, cenLocalOff, codeOff) })
+			return gen.EditCentral(z, "data.pkl", func(rec []byte) { gen.PutU32(rec, gen.CenLocalOff, codeOff) })
 		}),
 		// A valid model among 100,000 other records: legal; run right or
 		// refused by a limit.
 		archiveCase(ClassZipBomb, "entries-100k", either, bombMem, func() []byte {
-			return BuildArchive("m", append([]Entry{
+			return gen.BuildArchive("m", append([]gen.Entry{
 				{Name: "data.pkl", Data: moduleData()},
 				{Name: "code/__torch__.py", Data: []byte(moduleHead + "    return x\n"), Deflate: true},
-			}, ManyEntries(100_000)...)...)
+			}, gen.ManyEntries(100_000)...)...)
 		}),
 	}
 }
@@ -303,90 +304,90 @@ func badArchiveCases() []Case {
 	}
 	cs = append(cs,
 		c("truncated-last-byte", mustReject, func() []byte { z := good(); return z[:len(z)-1] }),
-		c("truncated-to-eocd", mustReject, func() []byte { z := good(); return z[eocd(z):] }),
+		c("truncated-to-gen.EOCD", mustReject, func() []byte { z := good(); return z[gen.EOCD(z):] }),
 		c("empty-file", mustReject, func() []byte { return nil }),
 		c("not-a-zip", mustReject, func() []byte { return []byte("this is not an archive") }),
 		c("legacy-torch-save", mustReject, func() []byte {
 			return []byte{0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19, '.'}
 		}),
-		c("no-entries", mustReject, func() []byte { return BuildArchive("m") }),
+		c("no-entries", mustReject, func() []byte { return gen.BuildArchive("m") }),
 		c("no-folder", mustReject, func() []byte {
 			z := good()
 			return bytes.ReplaceAll(z, []byte("m/"), []byte("//"))
 		}),
-		c("random-with-eocd", mustReject, func() []byte {
+		c("random-with-gen.EOCD", mustReject, func() []byte {
 			b := make([]byte, 1<<20)
 			for i := range b {
 				b[i] = byte(i * 2654435761 >> 13)
 			}
 			end := make([]byte, 22)
-			binary.LittleEndian.PutUint32(end, sigEnd)
-			PutU16(end, 8, 3)
-			PutU16(end, 10, 3)
-			PutU32(end, 12, 1000)
-			PutU32(end, 16, 5000)
+			binary.LittleEndian.PutUint32(end, gen.SigEnd)
+			gen.PutU16(end, 8, 3)
+			gen.PutU16(end, 10, 3)
+			gen.PutU32(end, 12, 1000)
+			gen.PutU32(end, 16, 5000)
 			return append(b, end...)
 		}),
 		c("crc-bad-code", mustReject, func() []byte {
-			return EditCentral(good(), "code/__torch__.py", func(rec []byte) { PutU32(rec, cenCRC, U32(rec, cenCRC)^1) })
+			return gen.EditCentral(good(), "code/__torch__.py", func(rec []byte) { gen.PutU32(rec, gen.CenCRC, gen.U32(rec, gen.CenCRC)^1) })
 		}),
 		// Stored records are not checksummed on load (Verify does): the
 		// model either loads and runs right, or is refused.
 		c("crc-bad-data-pkl", either, func() []byte {
-			return EditCentral(good(), "data.pkl", func(rec []byte) { PutU32(rec, cenCRC, U32(rec, cenCRC)^1) })
+			return gen.EditCentral(good(), "data.pkl", func(rec []byte) { gen.PutU32(rec, gen.CenCRC, gen.U32(rec, gen.CenCRC)^1) })
 		}),
 		c("crc-bad-storage", either, func() []byte {
-			return EditCentral(good(), "constants/0", func(rec []byte) { PutU32(rec, cenCRC, U32(rec, cenCRC)^1) })
+			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenCRC, gen.U32(rec, gen.CenCRC)^1) })
 		}),
-		c("eocd-65535-entries", mustReject, func() []byte {
-			return EditEnd(good(), func(end []byte) { PutU16(end, 8, 0xffff); PutU16(end, 10, 0xffff) })
+		c("gen.EOCD-65535-entries", mustReject, func() []byte {
+			return gen.EditEnd(good(), func(end []byte) { gen.PutU16(end, 8, 0xffff); gen.PutU16(end, 10, 0xffff) })
 		}),
-		c("eocd-directory-offset-past-end", mustReject, func() []byte {
-			return EditEnd(good(), func(end []byte) { PutU32(end, 16, 0x7fffffff) })
+		c("gen.EOCD-directory-offset-past-end", mustReject, func() []byte {
+			return gen.EditEnd(good(), func(end []byte) { gen.PutU32(end, 16, 0x7fffffff) })
 		}),
-		c("eocd-directory-size-4GiB", mustReject, func() []byte {
-			return EditEnd(good(), func(end []byte) { PutU32(end, 12, 0xffffffff) })
+		c("gen.EOCD-directory-size-4GiB", mustReject, func() []byte {
+			return gen.EditEnd(good(), func(end []byte) { gen.PutU32(end, 12, 0xffffffff) })
 		}),
 		c("local-offset-past-end", mustReject, func() []byte {
-			return EditCentral(good(), "data.pkl", func(rec []byte) { PutU32(rec, cenLocalOff, 0x7fffffff) })
+			return gen.EditCentral(good(), "data.pkl", func(rec []byte) { gen.PutU32(rec, gen.CenLocalOff, 0x7fffffff) })
 		}),
 		c("storage-local-offset-past-end", mustReject, func() []byte {
-			return EditCentral(good(), "constants/0", func(rec []byte) { PutU32(rec, cenLocalOff, 0x7fffffff) })
+			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenLocalOff, 0x7fffffff) })
 		}),
 		c("stored-sizes-differ", mustReject, func() []byte {
-			return EditCentral(good(), "constants/0", func(rec []byte) { PutU32(rec, cenSize, 1<<30) })
+			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenSize, 1<<30) })
 		}),
 		c("stored-size-4GiB", mustReject, func() []byte {
-			return EditCentral(good(), "constants/0", func(rec []byte) { PutU32(rec, cenSize, 0xfffffffe); PutU32(rec, cenCompSize, 0xfffffffe) })
+			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenSize, 0xfffffffe); gen.PutU32(rec, gen.CenCompSize, 0xfffffffe) })
 		}),
 		c("method-bzip2", mustReject, func() []byte {
-			return EditCentral(good(), "data.pkl", func(rec []byte) { PutU16(rec, 10, 12) })
+			return gen.EditCentral(good(), "data.pkl", func(rec []byte) { gen.PutU16(rec, 10, 12) })
 		}),
 		c("method-unknown", mustReject, func() []byte {
-			return EditCentral(good(), "code/__torch__.py", func(rec []byte) { PutU16(rec, 10, 99) })
+			return gen.EditCentral(good(), "code/__torch__.py", func(rec []byte) { gen.PutU16(rec, 10, 99) })
 		}),
 		c("duplicate-entry", mustReject, func() []byte {
-			return scriptArchive("    return x\n", Entry{Name: "data.pkl", Data: moduleData()})
+			return scriptArchive("    return x\n", gen.Entry{Name: "data.pkl", Data: moduleData()})
 		}),
 		c("missing-data-pkl", mustReject, func() []byte {
-			return BuildArchive("m", Entry{Name: "code/__torch__.py", Data: []byte(moduleHead + "    return x\n")})
+			return gen.BuildArchive("m", gen.Entry{Name: "code/__torch__.py", Data: []byte(moduleHead + "    return x\n")})
 		}),
-		c("missing-code", mustReject, func() []byte { return BuildArchive("m", Entry{Name: "data.pkl", Data: moduleData()}) }),
+		c("missing-code", mustReject, func() []byte { return gen.BuildArchive("m", gen.Entry{Name: "data.pkl", Data: moduleData()}) }),
 		c("missing-storage", mustReject, func() []byte {
-			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n", Entry{Name: "constants.pkl", Data: constantsOf(c0)})
+			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n", gen.Entry{Name: "constants.pkl", Data: constantsOf(c0)})
 		}),
 		c("short-storage", mustReject, func() []byte {
 			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n",
-				Entry{Name: "constants.pkl", Data: constantsOf(c0)}, Entry{Name: "constants/0", Data: make([]byte, 15)})
+				gen.Entry{Name: "constants.pkl", Data: constantsOf(c0)}, gen.Entry{Name: "constants/0", Data: make([]byte, 15)})
 		}),
 		c("storage-misaligned", mustRun, func() []byte {
 			// One byte of padding before the storage: its floats are not
 			// 4-byte aligned in the file.
 			return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n",
-				Entry{Name: "constants.pkl", Data: constantsOf(c0)}, Entry{Name: "p", Data: []byte{1}}, Entry{Name: "constants/0", Data: make([]byte, 64)})
+				gen.Entry{Name: "constants.pkl", Data: constantsOf(c0)}, gen.Entry{Name: "p", Data: []byte{1}}, gen.Entry{Name: "constants/0", Data: make([]byte, 64)})
 		}),
 		c("entry-name-traversal", either, func() []byte {
-			return scriptArchive("    return x\n", Entry{Name: "../../../../tmp/gosr-hostile-x", Data: []byte("x")})
+			return scriptArchive("    return x\n", gen.Entry{Name: "../../../../tmp/gosr-hostile-x", Data: []byte("x")})
 		}),
 		c("code-not-utf8", mustReject, func() []byte { return scriptArchive("    return \xff\xfe(x)\n") }),
 		c("code-nul-bytes", mustReject, func() []byte { return scriptArchive("    return torch.relu(x\x00\x00)\n") }),

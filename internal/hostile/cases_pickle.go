@@ -3,6 +3,7 @@ package hostile
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"math/big"
 	"slices"
 
@@ -189,25 +190,25 @@ func moduleWith(name string, value func(*pk)) []byte {
 // of kilobytes, as in the campaign) and a 16-float storage constants/0.
 func constArchive(constants []byte) []byte {
 	return scriptArchive("    return torch.add(x, CONSTANTS.c0)\n",
-		Entry{Name: "constants.pkl", Data: constants, Deflate: true},
-		Entry{Name: "constants/0", Data: make([]byte, 64)})
+		gen.Entry{Name: "constants.pkl", Data: constants, Deflate: true},
+		gen.Entry{Name: "constants/0", Data: make([]byte, 64)})
 }
 
 // dataArchive is module M (forward: relu) with the data.pkl given.
 func dataArchive(data []byte) []byte {
-	return BuildArchive("m",
-		Entry{Name: "data.pkl", Data: data, Deflate: true},
-		Entry{Name: "code/__torch__.py", Data: []byte(moduleHead + "    return torch.relu(x)\n"), Deflate: true},
-		Entry{Name: "version", Data: []byte("3\n")})
+	return gen.BuildArchive("m",
+		gen.Entry{Name: "data.pkl", Data: data, Deflate: true},
+		gen.Entry{Name: "code/__torch__.py", Data: []byte(moduleHead + "    return torch.relu(x)\n"), Deflate: true},
+		gen.Entry{Name: "version", Data: []byte("3\n")})
 }
 
 // saveArchive is a torch.save file whose data.pkl is given, with a
 // 16-float storage data/0.
 func saveArchive(data []byte) []byte {
-	return BuildArchive("archive",
-		Entry{Name: "data.pkl", Data: data, Deflate: true},
-		Entry{Name: "data/0", Data: make([]byte, 64)},
-		Entry{Name: "version", Data: []byte("3\n")})
+	return gen.BuildArchive("archive",
+		gen.Entry{Name: "data.pkl", Data: data, Deflate: true},
+		gen.Entry{Name: "data/0", Data: make([]byte, 64)},
+		gen.Entry{Name: "version", Data: []byte("3\n")})
 }
 
 // c0 is constants.pkl's usual tensor: [1, 4] over storage "0".

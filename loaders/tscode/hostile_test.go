@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders/tscode"
 )
@@ -34,7 +34,7 @@ func (module) GetAttr(name string) (ivalue.IValue, bool) {
 // compileBody compiles module M whose forward(self, x) runs body; body's
 // first line is line 7 of code/__torch__.py.
 func compileBody(body string) (*tscode.Result, error) {
-	src := hostile.TSModule("__torch__.M", body)
+	src := gen.TSModule("__torch__.M", body)
 	return tscode.Compile(module{}, nil, func(entry string) ([]byte, error) {
 		if entry != "code/__torch__.py" {
 			return nil, fmt.Errorf("%s: %w", entry, fs.ErrNotExist)
@@ -87,37 +87,37 @@ func TestHostileLongChainsCompile(t *testing.T) {
 		body  string
 		check func(t *testing.T, g *graph.Graph)
 	}{
-		{"10k-term sum", "return " + hostile.TSChain("x", "+", 10_000), func(t *testing.T, g *graph.Graph) {
+		{"10k-term sum", "return " + gen.TSChain("x", "+", 10_000), func(t *testing.T, g *graph.Graph) {
 			// ((x + x) + x) + ...: 9,999 adds, each adding x to the one before.
 			n, first := chainOf(t, g.Outputs()[0], "aten::add", g.Inputs()[0])
 			assert.Equal(t, 9_999, n)
 			assert.Same(t, g.Inputs()[0], first)
 		}},
-		{"10k-long relu chain", "return " + hostile.TSTrailers("x", ".relu()", 10_000), func(t *testing.T, g *graph.Graph) {
+		{"10k-long relu chain", "return " + gen.TSTrailers("x", ".relu()", 10_000), func(t *testing.T, g *graph.Graph) {
 			n, first := chainOf(t, g.Outputs()[0], "aten::relu", nil)
 			assert.Equal(t, 10_000, n)
 			assert.Same(t, g.Inputs()[0], first)
 		}},
-		{"10k subscripts", "return " + hostile.TSTrailers("x", "[0]", 10_000), func(t *testing.T, g *graph.Graph) {
+		{"10k subscripts", "return " + gen.TSTrailers("x", "[0]", 10_000), func(t *testing.T, g *graph.Graph) {
 			n, first := chainOf(t, g.Outputs()[0], "aten::select", nil)
 			assert.Equal(t, 10_000, n)
 			assert.Same(t, g.Inputs()[0], first)
 		}},
-		{"20k-term and", "b = bool(x)\nc = " + hostile.TSChain("b", "and", 20_000) + "\nif c:\n  y = torch.relu(x)\nelse:\n  y = x\nreturn y",
+		{"20k-term and", "b = bool(x)\nc = " + gen.TSChain("b", "and", 20_000) + "\nif c:\n  y = torch.relu(x)\nelse:\n  y = x\nreturn y",
 			func(t *testing.T, g *graph.Graph) {
 				// (b and b) and b ...: each If tests the one before; none nests.
 				kinds, deepest := counts(g)
 				assert.Equal(t, 20_000, kinds["prim::If"]) // 19,999 and the if statement
 				assert.Equal(t, 1, deepest)
 			}},
-		{"10k-term comparison", "c = " + hostile.TSChain("x.dim()", "<", 10_000) + "\nif c:\n  y = torch.relu(x)\nelse:\n  y = x\nreturn y",
+		{"10k-term comparison", "c = " + gen.TSChain("x.dim()", "<", 10_000) + "\nif c:\n  y = torch.relu(x)\nelse:\n  y = x\nreturn y",
 			func(t *testing.T, g *graph.Graph) {
 				kinds, deepest := counts(g)
 				assert.Equal(t, 9_999, kinds["aten::lt"])
 				assert.Equal(t, 1, deepest)
 			}},
-		{"30k constant elifs in a loop", "y = x\nfor i in range(3):\n" + hostile.TSIndent("if bool(torch.gt(torch.sum(y), 0)):\n  y = torch.neg(y)\nelse:\n"+
-			hostile.TSIndent(hostile.TSElifChain("False", "y = torch.neg(y)", "y = torch.relu(y)", 30_000), 2), 2) + "return y",
+		{"30k constant elifs in a loop", "y = x\nfor i in range(3):\n" + gen.TSIndent("if bool(torch.gt(torch.sum(y), 0)):\n  y = torch.neg(y)\nelse:\n"+
+			gen.TSIndent(gen.TSElifChain("False", "y = torch.neg(y)", "y = torch.relu(y)", 30_000), 2), 2) + "return y",
 			func(t *testing.T, g *graph.Graph) {
 				// The elifs fold away: one loop, one if, neg in one branch
 				// and relu in the other, y carried.
@@ -129,7 +129,7 @@ func TestHostileLongChainsCompile(t *testing.T) {
 				assert.Equal(t, 2, deepest)
 				assert.Equal(t, "prim::Loop", g.Outputs()[0].Node.Kind)
 			}},
-		{"30k statements", hostile.TSStatements("x = torch.relu(x)", 30_000) + "return x", func(t *testing.T, g *graph.Graph) {
+		{"30k statements", gen.TSStatements("x = torch.relu(x)", 30_000) + "return x", func(t *testing.T, g *graph.Graph) {
 			n, first := chainOf(t, g.Outputs()[0], "aten::relu", nil)
 			assert.Equal(t, 30_000, n)
 			assert.Same(t, g.Inputs()[0], first)
@@ -154,27 +154,27 @@ func TestHostileDeepCodeRejected(t *testing.T) {
 	for _, c := range []struct {
 		name, body, err string
 	}{
-		{"2M-term sum", ret(hostile.TSChain("x", "+", 2_000_000)), tooLong},
-		{"600k-long relu chain", ret(hostile.TSTrailers("x", ".relu()", 600_000)), tooLong},
-		{"1M subscripts", ret(hostile.TSTrailers("x", "[0]", 1_000_000)), tooLong},
-		{"1M attributes", ret(hostile.TSTrailers("self", ".a", 1_000_000)), tooLong},
-		{"100k-term and of calls", "b = " + hostile.TSChain("bool(x)", "and", 100_000) + "\nreturn x", tooLong},
-		{"1M nested calls", ret(hostile.TSNested("torch.relu(", "x", ")", 1_000_000)), tooLong},
-		{"600 nested calls", ret(hostile.TSNested("torch.relu(", "x", ")", 600)), "code/__torch__.py:7:5490: " + tooDeep},
-		{"100k unary minus", ret(hostile.TSNested("- ", "x", "", 100_000)), tooDeep},
-		{"100k not", "b = " + hostile.TSNested("not ", "bool(x)", "", 100_000) + "\nreturn x", tooDeep},
-		{"100k parentheses", ret(hostile.TSNested("(", "x", ")", 100_000)), tooDeep},
-		{"100k lists", ret(hostile.TSNested("[", "x", "]", 100_000)), tooDeep},
-		{"50k tuples", ret(hostile.TSNested("(", "x", ",)", 50_000)), tooDeep},
-		{"30k dicts", ret(hostile.TSNested(`{"k": `, "x", "}", 30_000)), tooDeep},
-		{"30k conditional expressions", ret(hostile.TSNested("x if bool(x) else ", "x", "", 30_000)), tooDeep},
-		{"100k powers", ret(hostile.TSChain("x", "**", 100_000)), tooDeep},
-		{"1000 nested ifs", "y = x\n" + hostile.TSNestedBlocks("if bool(x)", "y = torch.relu(x)", 1000) + "return y", tooDeep},
-		{"1000 nested loops", "y = x\n" + hostile.TSNestedBlocks("for i in range(2)", "y = torch.relu(y)", 1000) + "return y", tooDeep},
-		{"1000 runtime elifs", "y = x\n" + hostile.TSElifChain("bool(torch.gt(torch.sum(x), %d))", "y = torch.neg(x)", "y = x", 1000) + "return y",
+		{"2M-term sum", ret(gen.TSChain("x", "+", 2_000_000)), tooLong},
+		{"600k-long relu chain", ret(gen.TSTrailers("x", ".relu()", 600_000)), tooLong},
+		{"1M subscripts", ret(gen.TSTrailers("x", "[0]", 1_000_000)), tooLong},
+		{"1M attributes", ret(gen.TSTrailers("self", ".a", 1_000_000)), tooLong},
+		{"100k-term and of calls", "b = " + gen.TSChain("bool(x)", "and", 100_000) + "\nreturn x", tooLong},
+		{"1M nested calls", ret(gen.TSNested("torch.relu(", "x", ")", 1_000_000)), tooLong},
+		{"600 nested calls", ret(gen.TSNested("torch.relu(", "x", ")", 600)), "code/__torch__.py:7:5490: " + tooDeep},
+		{"100k unary minus", ret(gen.TSNested("- ", "x", "", 100_000)), tooDeep},
+		{"100k not", "b = " + gen.TSNested("not ", "bool(x)", "", 100_000) + "\nreturn x", tooDeep},
+		{"100k parentheses", ret(gen.TSNested("(", "x", ")", 100_000)), tooDeep},
+		{"100k lists", ret(gen.TSNested("[", "x", "]", 100_000)), tooDeep},
+		{"50k tuples", ret(gen.TSNested("(", "x", ",)", 50_000)), tooDeep},
+		{"30k dicts", ret(gen.TSNested(`{"k": `, "x", "}", 30_000)), tooDeep},
+		{"30k conditional expressions", ret(gen.TSNested("x if bool(x) else ", "x", "", 30_000)), tooDeep},
+		{"100k powers", ret(gen.TSChain("x", "**", 100_000)), tooDeep},
+		{"1000 nested ifs", "y = x\n" + gen.TSNestedBlocks("if bool(x)", "y = torch.relu(x)", 1000) + "return y", tooDeep},
+		{"1000 nested loops", "y = x\n" + gen.TSNestedBlocks("for i in range(2)", "y = torch.relu(y)", 1000) + "return y", tooDeep},
+		{"1000 runtime elifs", "y = x\n" + gen.TSElifChain("bool(torch.gt(torch.sum(x), %d))", "y = torch.neg(x)", "y = x", 1000) + "return y",
 			"if/loop blocks nested more than 200 levels deep"},
-		{"10k calls of calls", ret(hostile.TSTrailers("torch.relu", "(x)", 10_000)), "code/__torch__.py:7:12: torch.relu(...) is not callable"},
-		{"10k attributes", ret(hostile.TSTrailers("self", ".a", 10_000)), "code/__torch__.py:7:12: module __torch__.M has no attribute a"},
+		{"10k calls of calls", ret(gen.TSTrailers("torch.relu", "(x)", 10_000)), "code/__torch__.py:7:12: torch.relu(...) is not callable"},
+		{"10k attributes", ret(gen.TSTrailers("self", ".a", 10_000)), "code/__torch__.py:7:12: module __torch__.M has no attribute a"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := compileBody(c.body)
@@ -193,7 +193,7 @@ func TestStatementTokenLimit(t *testing.T) {
 		terms int
 		ok    bool
 	}{{124_999, true}, {125_000, false}} {
-		_, err := tscode.Parse("m.py", []byte("y = "+hostile.TSChain("1", "+", c.terms)+"\n"))
+		_, err := tscode.Parse("m.py", []byte("y = "+gen.TSChain("1", "+", c.terms)+"\n"))
 		if c.ok {
 			assert.NoError(t, err, "%d terms", c.terms)
 		} else {
@@ -210,11 +210,11 @@ func BenchmarkCompileChains(b *testing.B) {
 		body func() string
 		ok   bool
 	}{
-		{"sum-10k", func() string { return "return " + hostile.TSChain("x", "+", 10_000) }, true},
-		{"sum-100k", func() string { return "return " + hostile.TSChain("x", "+", 100_000) }, true},
-		{"relu-10k", func() string { return "return " + hostile.TSTrailers("x", ".relu()", 10_000) }, true},
-		{"sum-2M-refused", func() string { return "return " + hostile.TSChain("x", "+", 2_000_000) }, false},
-		{"relu-600k-refused", func() string { return "return " + hostile.TSTrailers("x", ".relu()", 600_000) }, false},
+		{"sum-10k", func() string { return "return " + gen.TSChain("x", "+", 10_000) }, true},
+		{"sum-100k", func() string { return "return " + gen.TSChain("x", "+", 100_000) }, true},
+		{"relu-10k", func() string { return "return " + gen.TSTrailers("x", ".relu()", 10_000) }, true},
+		{"sum-2M-refused", func() string { return "return " + gen.TSChain("x", "+", 2_000_000) }, false},
+		{"relu-600k-refused", func() string { return "return " + gen.TSTrailers("x", ".relu()", 600_000) }, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			body := c.body()

@@ -1,4 +1,4 @@
-package hostile
+package gen
 
 import (
 	"archive/zip"
@@ -102,14 +102,14 @@ func ManyEntries(n int) []Entry {
 
 // zip record signatures and the fields the mutations below edit.
 const (
-	sigCentral = 0x02014b50
-	sigEnd     = 0x06054b50
+	SigCentral = 0x02014b50
+	SigEnd     = 0x06054b50
 )
 
-// eocd finds the end-of-central-directory record.
-func eocd(z []byte) int {
+// EOCD finds the end-of-central-directory record.
+func EOCD(z []byte) int {
 	for i := len(z) - 22; i >= 0; i-- {
-		if binary.LittleEndian.Uint32(z[i:]) == sigEnd {
+		if binary.LittleEndian.Uint32(z[i:]) == SigEnd {
 			return i
 		}
 	}
@@ -119,11 +119,11 @@ func eocd(z []byte) int {
 // CentralEntries returns the offsets of the central directory's records
 // in z and their names.
 func CentralEntries(z []byte) (offs []int, names []string) {
-	e := eocd(z)
+	e := EOCD(z)
 	off := int(binary.LittleEndian.Uint32(z[e+16:]))
 	n := int(binary.LittleEndian.Uint16(z[e+10:]))
 	for range n {
-		if binary.LittleEndian.Uint32(z[off:]) != sigCentral {
+		if binary.LittleEndian.Uint32(z[off:]) != SigCentral {
 			panic("hostile: bad central directory")
 		}
 		nl := int(binary.LittleEndian.Uint16(z[off+28:]))
@@ -153,10 +153,10 @@ func EditCentral(z []byte, name string, edit func(rec []byte)) []byte {
 
 // Central directory record fields (offsets from its signature).
 const (
-	cenCRC      = 16
-	cenCompSize = 20
-	cenSize     = 24
-	cenLocalOff = 42
+	CenCRC      = 16
+	CenCompSize = 20
+	CenSize     = 24
+	CenLocalOff = 42
 )
 
 // PutU32 writes v at b[off:] little-endian (for EditCentral).
@@ -170,7 +170,7 @@ func U32(b []byte, off int) uint32 { return binary.LittleEndian.Uint32(b[off:]) 
 // entries, 12 directory size, 16 directory offset, 20 comment length).
 func EditEnd(z []byte, edit func(end []byte)) []byte {
 	z = bytes.Clone(z)
-	edit(z[eocd(z):])
+	edit(z[EOCD(z):])
 	return z
 }
 

@@ -1,4 +1,4 @@
-package hostile
+package gen
 
 import (
 	"archive/zip"
@@ -45,7 +45,7 @@ func TestEditCentral(t *testing.T) {
 	offs, names := CentralEntries(z)
 	assert.Equal(t, []string{"m/a", "m/b"}, names)
 	require.Len(t, offs, 2)
-	z2 := EditCentral(z, "b", func(rec []byte) { PutU32(rec, cenCRC, 7) })
+	z2 := EditCentral(z, "b", func(rec []byte) { PutU32(rec, CenCRC, 7) })
 	assert.NotEqual(t, z, z2)
 	zr, err := zip.NewReader(bytes.NewReader(z2), int64(len(z2)))
 	require.NoError(t, err)
