@@ -289,16 +289,33 @@ func (t *Tensor) extentBytes() int {
 // capacity of t's shape slices or the storage is too small, so a steady
 // run with static shapes allocates nothing.
 func (t *Tensor) Resize(dt DType, sizes []int) {
+	if t.fits(dt, sizes) {
+		return
+	}
+	if err := t.resize(dt, sizes); err != nil {
+		// Only a device's allocation fails, and code that resizes tensors
+		// on a device calls ResizeErr: this is a caller's bug.
+		panic(err)
+	}
+}
+
+// fits reports whether t already is a contiguous tensor of dt and sizes
+// with the memory for it: then resizing changes nothing.
+func (t *Tensor) fits(dt DType, sizes []int) bool {
 	if t.plain && t.dtype == dt && len(t.sizes) == len(sizes) && t.storage != nil {
 		same, n := true, dt.Size()
 		for i, s := range sizes {
 			same = same && t.sizes[i] == s
 			n *= s
 		}
-		if same && t.nbytes >= n {
-			return
-		}
+		return same && t.nbytes >= n
 	}
+	return false
+}
+
+// resize is Resize past its check that nothing changes. It fails only
+// where a device's allocation does; t is then left without storage.
+func (t *Tensor) resize(dt DType, sizes []int) error {
 	t.plain = true
 	t.dtype = dt
 	t.setGeometry(sizes)
@@ -311,12 +328,16 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 		} else {
 			st, err := AllocStorage(t.device, need)
 			if err != nil {
-				panic(err)
+				d := t.device
+				t.attach(nil)
+				t.device, t.own = d, false
+				return err
 			}
 			t.attach(st)
 		}
 		t.own = true
 	}
+	return nil
 }
 
 // ResizeLike is Resize with the sizes of o.
@@ -561,25 +582,39 @@ func (t *Tensor) Contiguous() *Tensor {
 	return t.Clone()
 }
 
-// Clone returns a contiguous deep copy, on t's device.
+// Clone returns a contiguous deep copy, on t's device. A copy on a
+// device may fail: code that may clone a tensor there calls CloneErr
+// (Clone panics with the error).
 func (t *Tensor) Clone() *Tensor {
+	c, err := t.CloneErr()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// CloneErr is Clone, returning the error of an allocation or copy on a
+// device.
+func (t *Tensor) CloneErr() (*Tensor, error) {
 	if !t.device.IsHost() {
 		c, err := NewTensorOn(t.device, t.dtype, t.sizes...)
 		if err == nil {
 			err = CopyTo(c, t)
 		}
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
-		return c
+		return c, nil
 	}
 	c := NewTensor(t.dtype, t.sizes...)
 	CopyInto(c, t)
-	return c
+	return c, nil
 }
 
 // CopyInto copies src's elements into dst (same dtype, same numel),
-// both in logical order. dst must be contiguous.
+// both in logical order. dst must be contiguous. Both must be on the
+// host (a copy to or from a device may fail: CopyTo returns its error;
+// CopyInto panics with it).
 func CopyInto(dst, src *Tensor) {
 	if !dst.device.IsHost() || !src.device.IsHost() {
 		if err := CopyTo(dst, src); err != nil {
