@@ -26,7 +26,16 @@ func (e *AllocError) Error() string {
 var allocCap = sync.OnceValue(systemMemory)
 
 func checkAlloc(n int) {
-	if n > 0 && uint64(n) > allocCap() {
-		panic(&AllocError{Bytes: n, Max: allocCap()})
+	if err := allocErr(n); err != nil {
+		panic(err)
 	}
+}
+
+// allocErr is checkAlloc's test as an error, for the functions that
+// return one (ResizeErr, NewTensorErr).
+func allocErr(n int) error {
+	if n > 0 && uint64(n) > allocCap() {
+		return &AllocError{Bytes: n, Max: allocCap()}
+	}
+	return nil
 }

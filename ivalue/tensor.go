@@ -407,21 +407,37 @@ func (t *Tensor) IsContiguous() bool {
 // negative size, an element count that overflows or memory that cannot
 // be had (ResizeErr returns it), and leaves t unchanged then.
 func (t *Tensor) Resize(dt DType, sizes []int) {
+	if t.fits(dt, sizes) {
+		return
+	}
+	if err := t.resize(dt, sizes); err != nil {
+		// Sizes a file or a caller gave, and tensors on a device, go
+		// through ResizeErr: this is a caller's bug.
+		panic(err)
+	}
+}
+
+// fits reports whether t already is a contiguous tensor of dt and sizes
+// with the memory for it: then resizing changes nothing.
+func (t *Tensor) fits(dt DType, sizes []int) bool {
 	if t.plain && t.dtype == dt && len(t.sizes) == len(sizes) && t.storage != nil {
 		same, n := true, dt.Size()
 		for i, s := range sizes {
 			same = same && t.sizes[i] == s
 			n *= s
 		}
-		if same && t.nbytes >= n {
-			return
-		}
+		return same && t.nbytes >= n
 	}
+	return false
+}
+
+// resize is Resize past its check that nothing changes: a negative size,
+// an element count that overflows or memory that cannot be had is its
+// error, and t is left unchanged then.
+func (t *Tensor) resize(dt DType, sizes []int) error {
 	need, err := numelBytes(dt, sizes)
 	if err != nil {
-		// Sizes a file or a caller gave go through NewTensorErr or
-		// ResizeErr, which turn this into their error.
-		panic(err)
+		return err
 	}
 	// Allocate before changing anything, so that a failed allocation
 	// leaves t as it was.
@@ -429,9 +445,12 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 	if t.storage == nil || !t.own || t.nbytes < need {
 		// A storage borrowed by SetView is another tensor's memory.
 		if t.device.IsHost() {
+			if err := allocErr(need); err != nil {
+				return err
+			}
 			st = NewStorage(need)
 		} else if st, err = AllocStorage(t.device, need); err != nil {
-			panic(err)
+			return err
 		}
 	}
 	t.plain = true
@@ -442,6 +461,7 @@ func (t *Tensor) Resize(dt DType, sizes []int) {
 		t.attach(st)
 		t.own = true
 	}
+	return nil
 }
 
 // ResizeLike is Resize with the sizes of o.
@@ -713,25 +733,39 @@ func (t *Tensor) Contiguous() *Tensor {
 	return t.Clone()
 }
 
-// Clone returns a contiguous deep copy, on t's device.
+// Clone returns a contiguous deep copy, on t's device. A copy on a
+// device may fail: code that may clone a tensor there calls CloneErr
+// (Clone panics with the error).
 func (t *Tensor) Clone() *Tensor {
+	c, err := t.CloneErr()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// CloneErr is Clone, returning the error of an allocation or copy on a
+// device.
+func (t *Tensor) CloneErr() (*Tensor, error) {
 	if !t.device.IsHost() {
 		c, err := NewTensorOn(t.device, t.dtype, t.sizes...)
 		if err == nil {
 			err = CopyTo(c, t)
 		}
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
-		return c
+		return c, nil
 	}
 	c := NewTensor(t.dtype, t.sizes...)
 	CopyInto(c, t)
-	return c
+	return c, nil
 }
 
 // CopyInto copies src's elements into dst (same dtype, same numel),
-// both in logical order. dst must be contiguous.
+// both in logical order. dst must be contiguous. Both must be on the
+// host (a copy to or from a device may fail: CopyTo returns its error;
+// CopyInto panics with it).
 func CopyInto(dst, src *Tensor) {
 	if !dst.device.IsHost() || !src.device.IsHost() {
 		if err := CopyTo(dst, src); err != nil {

@@ -24,23 +24,11 @@ func (o *opAlias) parsed() *graph.Schema {
 	if s, ok := parsed.Load(o.schema); ok {
 		return s.(*graph.Schema)
 	}
-	s := parseSchema(o.schema)
-	parsed.Store(o.schema, s)
-	return s
-}
-
-// parseSchema returns nil for a schema graph.ParseSchema rejects (or
-// panics on: it does for a bare "Future").
-func parseSchema(src string) (s *graph.Schema) {
-	defer func() {
-		if recover() != nil {
-			s = nil
-		}
-	}()
-	s, err := graph.ParseSchema(src)
+	s, err := graph.ParseSchema(o.schema)
 	if err != nil {
-		return nil
+		s = nil // matched by no node: overloads falls back on the others
 	}
+	parsed.Store(o.schema, s)
 	return s
 }
 
