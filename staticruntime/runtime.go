@@ -187,6 +187,9 @@ func (b *BlockRunner) panicError(p any) error {
 	if !ok {
 		e = fmt.Errorf("%v", p)
 	}
+	if f, ok := p.(interface{ Addr() uintptr }); ok {
+		e = fmt.Errorf("%w (memory fault at %#x: a weight's file changed or was truncated while mapped?)", e, f.Addr())
+	}
 	e = fmt.Errorf("internal error: %w\n%s", e, debug.Stack())
 	if b.at < 0 {
 		return fmt.Errorf("staticruntime: %w", e)
@@ -513,6 +516,16 @@ func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inT
 	return r.runEntered(ctx, launcher, inTask, args, kwargs)
 }
 
+// [Faults in mapped weights]: weights view the archive's file through
+// mmap, so a file truncated or rewritten in place under a loaded model
+// (a redeploy that overwrites model.pt) makes reading them fault, and a
+// fault kills the process. Go's documented answer for memory-mapped
+// files is debug.SetPanicOnFault: set for the run's goroutine, the fault
+// becomes a panic that runTop's recover turns into an error naming the
+// node, and the runtime is marked broken. Closing the model while
+// modules use it cannot cause this (they hold the mapping, see
+// StaticModule.Close); only a change to the file itself can.
+
 // runEntered is runWith for a caller that has entered r.
 func (r *StaticRuntime) runEntered(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if ctx == nil {
@@ -525,6 +538,8 @@ func (r *StaticRuntime) runEntered(ctx context.Context, launcher fork.Launcher, 
 	}
 	r.ctx, r.done, r.launcher, r.inTask = ctx, ctx.Done(), launcher, inTask
 	r.checked = r.done != nil || !r.m.device.IsHost() || r.prof != nil
+	// See [Faults in mapped weights].
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			r.broken = true
