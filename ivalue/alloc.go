@@ -39,3 +39,20 @@ func allocErr(n int) error {
 	}
 	return nil
 }
+
+// CheckHoldable returns an *AllocError for a tensor whose elements, laid
+// out contiguously, would need more memory than this process can ever
+// get: a broadcast view (stride 0) claiming 2^40 rows of one. Such a
+// tensor is a legal view, but every kernel that reads it would either
+// allocate an output of its size or loop over it for hours; a runtime
+// refuses it as an input instead.
+func CheckHoldable(t *Tensor) error {
+	if t == nil {
+		return nil
+	}
+	n, err := numelBytes(t.DType(), t.Sizes())
+	if err != nil {
+		return err
+	}
+	return allocErr(n)
+}

@@ -781,6 +781,9 @@ func checkInput(name string, i int, t *graph.Type, v ivalue.IValue) error {
 	if got := mismatch(t, v); got != "" {
 		return fmt.Errorf("staticruntime: input %d (%s): expected %s, got %s", i, name, t, got)
 	}
+	if err := ivalue.CheckHoldable(v.Tensor()); err != nil {
+		return fmt.Errorf("staticruntime: input %d (%s) of sizes %v: %w", i, name, v.Tensor().Sizes(), err)
+	}
 	return nil
 }
 
