@@ -285,6 +285,17 @@ func BenchmarkRunInUseCheck(b *testing.B) {
 			r.leave()
 		}
 	})
+	// The floor of any check that cannot be fooled: one uncontended
+	// compare-and-swap (a locked instruction, a full barrier on x86).
+	b.Run("compare-and-swap-alone", func(b *testing.B) {
+		var w atomic.Uint32
+		for b.Loop() {
+			if !w.CompareAndSwap(0, 1) {
+				b.Fatal("taken")
+			}
+			releaseZero(&w)
+		}
+	})
 	b.Run("run-with-check", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := r.Run(args...); err != nil {

@@ -39,8 +39,12 @@ func (r *StaticRuntime) enter() error {
 	return ErrConcurrentUse
 }
 
-// leave ends what enter began (keeping a Close's mark).
-func (r *StaticRuntime) leave() { r.state.And(^stateRunning) }
+// leave ends what enter began. While a run is in flight nothing else
+// writes the state word (stop waits for the run to end before marking
+// the runtime closed; a refused enter writes nothing), so leave stores 0
+// as a release store: one locked instruction a run (enter's), not two.
+// See leave_amd64.go.
+func (r *StaticRuntime) leave() { releaseZero(&r.state) }
 
 // lifetime is a module's hold on the memory its constants view (the
 // graph's Backing: a loader's memory-mapped archive) and the runtimes
@@ -177,9 +181,17 @@ func (m *StaticModule) Close() error {
 }
 
 // stop marks r closed and waits for its run in flight, if any, to end.
+// It marks r only while no run is in flight, so that a run's state word
+// has one writer (see leave).
 func (r *StaticRuntime) stop() {
-	r.state.Or(stateClosed)
-	for wait := time.Microsecond; r.state.Load()&stateRunning != 0; wait = min(2*wait, time.Millisecond) {
+	for wait := time.Microsecond; ; wait = min(2*wait, time.Millisecond) {
+		s := r.state.Load()
+		if s&stateClosed != 0 {
+			return
+		}
+		if s&stateRunning == 0 && r.state.CompareAndSwap(s, s|stateClosed) {
+			return
+		}
 		time.Sleep(wait)
 	}
 }
