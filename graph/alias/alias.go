@@ -15,6 +15,10 @@
 package alias
 
 import (
+	"context"
+	"fmt"
+	"sync"
+
 	"github.com/gosr/gosr/graph"
 )
 
@@ -24,37 +28,52 @@ type loc int32
 // origin.
 const wildcard loc = 0
 
-type locSet map[loc]struct{}
-
-func (s locSet) has(l loc) bool { _, ok := s[l]; return ok }
-
 // DB is the result of the analysis of one graph. It is read-only after
-// Analyze; a pass that changes the graph must analyze it again.
+// Analyze (the caches below fill on first use, under mu); a pass that
+// changes the graph must analyze it again.
 type DB struct {
 	g         *graph.Graph
-	pts       map[*graph.Value]locSet
-	fresh     map[*graph.Value]loc // each value's own location, stable across iterations
-	contents  []locSet             // per location
-	wild      []bool               // per location: escaped where the analysis cannot follow
-	contained []bool               // per location: stored into some container
+	pts       map[*graph.Value]locSet // absent until the analysis points v somewhere
+	fresh     map[*graph.Value]loc    // each value's own location, stable across iterations
+	contents  []locSet                // per location
+	wild      []bool                  // per location: escaped where the analysis cannot follow
+	contained []bool                  // per location: stored into some container
 	written   locSet
 	values    []*graph.Value
 	outputs   locSet // locations of graph outputs and everything they contain
 	changed   bool
 	ovl       map[*graph.Node]ovlEntry
+	// wildDone holds sets already marked wild (wild is never unset), so
+	// the fixpoint's later sweeps skip them.
+	wildDone map[locSet]bool
+
+	// For queries, once the analysis is done: wildMemo is filled by
+	// finish and only read after; the others are made on first use.
+	wildMemo    map[*lnode]bool // per treap node: its subtree holds a wild location
+	allOnce     sync.Once
+	all         *Index // every value of the graph (Aliases)
+	holdersOnce sync.Once
+	holders     [][2]loc // per location: up to two escaping containers holding it, as loc+1 (ElementsEscape)
 }
 
 // Analyze runs the analysis on g.
 func Analyze(g *graph.Graph) *DB {
+	d, _ := AnalyzeContext(context.Background(), g)
+	return d
+}
+
+// AnalyzeContext is Analyze, stopping with ctx's error when ctx is done
+// (checked every few thousand nodes).
+func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
 	d := &DB{
-		g:       g,
-		pts:     map[*graph.Value]locSet{},
-		fresh:   map[*graph.Value]loc{},
-		written: locSet{},
-		ovl:     map[*graph.Node]ovlEntry{},
+		g:        g,
+		pts:      map[*graph.Value]locSet{},
+		fresh:    map[*graph.Value]loc{},
+		ovl:      map[*graph.Node]ovlEntry{},
+		wildDone: map[locSet]bool{},
 	}
 	d.newLoc() // the wildcard
-	d.contents[wildcard] = locSet{wildcard: {}}
+	d.contents[wildcard] = single(wildcard)
 	d.wild[wildcard] = true
 
 	for _, in := range g.Inputs() {
@@ -81,16 +100,33 @@ func Analyze(g *graph.Graph) *DB {
 
 	// The transfer functions only add, so this terminates; loops need
 	// more than one sweep to carry values around.
-	for iter := 0; iter < 1000; iter++ {
+	var err error
+	tick := 0
+	for iter := 0; iter < 1000 && err == nil; iter++ {
 		d.changed = false
-		g.Walk(d.transfer)
+		g.Walk(func(n *graph.Node) {
+			if err != nil {
+				return
+			}
+			if tick++; tick&4095 == 0 {
+				if err = ctx.Err(); err != nil {
+					return
+				}
+			}
+			d.transfer(n)
+		})
 		if !d.changed {
 			break
 		}
 	}
+	if err != nil {
+		return nil, fmt.Errorf("alias analysis: %w", err)
+	}
 	d.spreadWild()
 	d.outputs = d.closure(d.setOf(g.Outputs()...))
-	return d
+	d.wildDone = nil
+	d.finish()
+	return d, nil
 }
 
 func (d *DB) newLoc() loc {
@@ -129,21 +165,24 @@ func (d *DB) point(v *graph.Value, ls ...loc) {
 		return
 	}
 	s := d.pts[v]
-	if s == nil {
-		s = locSet{}
-		d.pts[v] = s
-	}
 	for _, l := range ls {
-		if !s.has(l) {
-			s[l] = struct{}{}
+		if t := s.add(l); t != s {
+			s = t
+			d.pts[v] = s
 			d.changed = true
 		}
 	}
 }
 
 func (d *DB) pointSet(v *graph.Value, ls locSet) {
-	for l := range ls {
-		d.point(v, l)
+	if ls == nil || !Mutable(v.Type) {
+		return
+	}
+	if s := d.pts[v]; s != ls {
+		if t := union(s, ls); t != s {
+			d.pts[v] = t
+			d.changed = true
+		}
 	}
 }
 
@@ -159,126 +198,146 @@ func (d *DB) freshLoc(v *graph.Value) loc {
 }
 
 func (d *DB) addContents(containers locSet, elems locSet) {
-	for c := range containers {
-		if d.contents[c] == nil {
-			d.contents[c] = locSet{}
+	if elems == nil {
+		return
+	}
+	grew := false
+	for c := range containers.all() {
+		if t := union(d.contents[c], elems); t != d.contents[c] {
+			d.contents[c] = t
+			d.changed = true
+			grew = true
 		}
-		for e := range elems {
-			if !d.contents[c].has(e) {
-				d.contents[c][e] = struct{}{}
-				d.changed = true
-			}
-			if !d.contained[e] {
-				d.contained[e] = true
-				d.changed = true
-			}
+	}
+	// Elements already in every container were marked when they went in.
+	if !grew {
+		return
+	}
+	for e := range elems.all() {
+		if !d.contained[e] {
+			d.contained[e] = true
+			d.changed = true
 		}
 	}
 }
 
 func (d *DB) markWild(ls locSet) {
-	for l := range ls {
+	if ls == nil || d.wildDone[ls] {
+		return
+	}
+	for l := range ls.all() {
 		if !d.wild[l] {
 			d.wild[l] = true
 			d.changed = true
 		}
 	}
+	if d.wildDone != nil {
+		d.wildDone[ls] = true
+	}
 }
 
 func (d *DB) write(ls locSet) {
-	for l := range ls {
-		if !d.written.has(l) {
-			d.written[l] = struct{}{}
-			d.changed = true
-		}
+	if t := union(d.written, ls); t != d.written {
+		d.written = t
+		d.changed = true
 	}
 }
 
 // spreadWild marks wild everything a wild location contains: it is
 // reachable from outside too.
 func (d *DB) spreadWild() {
-	for again := true; again; {
-		again = false
-		for l := range d.contents {
-			if !d.wild[l] {
-				continue
-			}
-			for e := range d.contents[l] {
-				if !d.wild[e] {
-					d.wild[e] = true
-					again = true
-				}
+	var stack []loc
+	for l := range d.contents {
+		if d.wild[l] {
+			stack = append(stack, loc(l))
+		}
+	}
+	for len(stack) > 0 {
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := range d.contents[l].all() {
+			if !d.wild[e] {
+				d.wild[e] = true
+				stack = append(stack, e)
 			}
 		}
 	}
 }
 
 func (d *DB) ptsOf(v *graph.Value) locSet {
-	if s, ok := d.pts[v]; ok {
-		return s
-	}
-	return locSet{}
+	return d.pts[v]
 }
 
 func (d *DB) setOf(vs ...*graph.Value) locSet {
-	s := locSet{}
+	var s locSet
 	for _, v := range vs {
-		for l := range d.ptsOf(v) {
-			s[l] = struct{}{}
-		}
+		s = union(s, d.ptsOf(v))
 	}
 	return s
 }
 
 func (d *DB) contentsOf(ls locSet) locSet {
-	s := locSet{}
-	for l := range ls {
-		for e := range d.contents[l] {
-			s[e] = struct{}{}
-		}
+	var s locSet
+	for l := range ls.all() {
+		s = union(s, d.contents[l])
 	}
 	return s
 }
 
 // closure returns ls and every location transitively contained in it.
 func (d *DB) closure(ls locSet) locSet {
-	s := locSet{}
-	var add func(l loc)
-	add = func(l loc) {
-		if s.has(l) {
-			return
-		}
-		s[l] = struct{}{}
-		for e := range d.contents[l] {
-			add(e)
+	s := ls
+	var stack []loc
+	for l := range ls.all() {
+		if d.contents[l] != nil {
+			stack = append(stack, l)
 		}
 	}
-	for l := range ls {
-		add(l)
+	for len(stack) > 0 {
+		l := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for e := range d.contents[l].all() {
+			if !s.has(e) {
+				s = s.add(e)
+				if d.contents[e] != nil {
+					stack = append(stack, e)
+				}
+			}
+		}
 	}
 	return s
 }
 
+// hasWildLoc reports whether s holds a wild location. Once the analysis
+// is done wild no longer changes, and the answer is remembered per treap
+// node, so sets sharing nodes share the work.
 func (d *DB) hasWildLoc(s locSet) bool {
-	for l := range s {
-		if d.wild[l] {
-			return true
+	if d.wildMemo == nil {
+		for l := range s.all() {
+			if d.wild[l] {
+				return true
+			}
 		}
+		return false
 	}
-	return false
+	return d.anyWild(s)
+}
+
+func (d *DB) anyWild(s *lnode) bool {
+	if s == nil {
+		return false
+	}
+	if w, ok := d.wildMemo[s]; ok {
+		return w
+	}
+	// A set made by a query (a union, a closure): not remembered, so
+	// that queries only read the DB.
+	return d.wild[s.key] || d.anyWild(s.left) || d.anyWild(s.right)
 }
 
 // overlap reports whether two location sets may denote common memory:
 // a common location, or the wildcard on one side and a wild location
 // (or the wildcard) on the other.
 func (d *DB) overlap(a, b locSet) bool {
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	for l := range a {
-		if b.has(l) {
-			return true
-		}
-	}
-	return a.has(wildcard) && d.hasWildLoc(b) || b.has(wildcard) && d.hasWildLoc(a)
+	return intersects(a, b) || a.has(wildcard) && d.hasWildLoc(b) || b.has(wildcard) && d.hasWildLoc(a)
 }
