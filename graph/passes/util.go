@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gosr/gosr/graph"
@@ -37,4 +38,66 @@ func replaceNode(g *graph.Graph, old *graph.Node, kind string, ins []*graph.Valu
 	}
 	old.Destroy()
 	return n
+}
+
+// removeNodes destroys nodes as graph.Node.Destroy does, each of whose
+// outputs is unused or used only by the nodes removed (or inside them),
+// in time linear in what they touch: Destroy finds the node in its block
+// and each use in its value's list, so removing many nodes of one block,
+// or many users of one value, one at a time grows with the square.
+func removeNodes(nodes []*graph.Node) {
+	if len(nodes) == 0 {
+		return
+	}
+	gone := map[*graph.Node]bool{}
+	var touched []*graph.Value
+	seen := map[*graph.Value]bool{}
+	var drop func(n *graph.Node)
+	drop = func(n *graph.Node) {
+		gone[n] = true
+		for _, in := range n.Inputs {
+			if !seen[in] {
+				seen[in] = true
+				touched = append(touched, in)
+			}
+		}
+		for _, b := range n.Blocks {
+			for _, m := range b.Nodes {
+				drop(m)
+			}
+			drop(b.Return)
+		}
+	}
+	var blocks []*graph.Block
+	inBlocks := map[*graph.Block]bool{}
+	top := map[*graph.Node]bool{}
+	for _, n := range nodes {
+		drop(n)
+		top[n] = true
+		if b := n.Owner; b != nil && !inBlocks[b] {
+			inBlocks[b] = true
+			blocks = append(blocks, b)
+		}
+	}
+	for _, n := range nodes {
+		for _, o := range n.Outputs {
+			for _, u := range o.Uses {
+				if !gone[u.User] {
+					panic(fmt.Sprintf("graph: destroying %s whose output %s has uses", n.Kind, o))
+				}
+			}
+		}
+	}
+	for _, v := range touched {
+		v.Uses = slices.DeleteFunc(v.Uses, func(u graph.Use) bool { return gone[u.User] })
+	}
+	for n := range gone {
+		n.Inputs = nil
+	}
+	for _, b := range blocks {
+		b.Nodes = slices.DeleteFunc(b.Nodes, func(n *graph.Node) bool { return top[n] })
+	}
+	for _, n := range nodes {
+		n.Owner = nil
+	}
 }
