@@ -32,24 +32,32 @@ const wildcard loc = 0
 // Analyze (the caches below fill on first use, under mu); a pass that
 // changes the graph must analyze it again.
 type DB struct {
-	g         *graph.Graph
-	pts       map[*graph.Value]locSet // absent until the analysis points v somewhere
-	fresh     map[*graph.Value]loc    // each value's own location, stable across iterations
-	contents  []locSet                // per location
-	wild      []bool                  // per location: escaped where the analysis cannot follow
-	contained []bool                  // per location: stored into some container
-	written   locSet
+	g *graph.Graph
+	// values are the graph's values (inputs, then per node in graph order
+	// its blocks' parameters and its outputs); per value, by position:
+	// pts its locations (nil until the analysis points it somewhere) and
+	// fresh its own location (0 until it has one).
 	values    []*graph.Value
+	byID      []int32                // value position by Value.ID, -1 for none; nil when IDs are sparse
+	byPtr     map[*graph.Value]int32 // value position, when IDs are sparse or repeated
+	pts       []locSet
+	fresh     []loc
+	nodes     []*graph.Node // in graph.Walk's order
+	ovl       []ovlEntry    // per node: its annotated overloads, once found
+	contents  []locSet      // per location
+	wild      []bool        // per location: escaped where the analysis cannot follow
+	contained []bool        // per location: stored into some container
+	written   locSet
 	outputs   locSet // locations of graph outputs and everything they contain
+	wcSet     locSet // {wildcard}, the locations of a value the analysis never saw
 	changed   bool
-	ovl       map[*graph.Node]ovlEntry
 	// wildDone holds sets already marked wild (wild is never unset), so
 	// the fixpoint's later sweeps skip them.
 	wildDone map[locSet]bool
 
-	// For queries, once the analysis is done: wildMemo is filled by
-	// finish and only read after; the others are made on first use.
-	wildMemo    map[*lnode]bool // per treap node: its subtree holds a wild location
+	// For queries, once the analysis is done: dag is made by finish and
+	// only read after; the others are made on first use.
+	dag         *dag
 	allOnce     sync.Once
 	all         *Index // every value of the graph (Aliases)
 	holdersOnce sync.Once
@@ -65,56 +73,55 @@ func Analyze(g *graph.Graph) *DB {
 // AnalyzeContext is Analyze, stopping with ctx's error when ctx is done
 // (checked every few thousand nodes).
 func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
-	d := &DB{
-		g:        g,
-		pts:      map[*graph.Value]locSet{},
-		fresh:    map[*graph.Value]loc{},
-		ovl:      map[*graph.Node]ovlEntry{},
-		wildDone: map[locSet]bool{},
-	}
+	d := &DB{g: g, wildDone: map[locSet]bool{}}
 	d.newLoc() // the wildcard
-	d.contents[wildcard] = single(wildcard)
+	d.wcSet = single(wildcard)
+	d.contents[wildcard] = d.wcSet
 	d.wild[wildcard] = true
 
-	for _, in := range g.Inputs() {
-		d.values = append(d.values, in)
-		d.point(in, wildcard)
-	}
+	d.values = append(d.values, g.Inputs()...)
 	var visit func(b *graph.Block)
 	visit = func(b *graph.Block) {
 		for _, n := range b.Nodes {
+			d.nodes = append(d.nodes, n)
 			for _, sb := range n.Blocks {
-				for _, p := range sb.Inputs() {
-					d.values = append(d.values, p)
-					if n.Kind != "prim::Loop" {
-						// Closures and unknown block owners: parameters come from anywhere.
-						d.point(p, wildcard)
-					}
-				}
+				d.values = append(d.values, sb.Inputs()...)
 				visit(sb)
 			}
 			d.values = append(d.values, n.Outputs...)
 		}
 	}
 	visit(g.Block)
+	d.number()
+	d.ovl = make([]ovlEntry, len(d.nodes))
+
+	for _, in := range g.Inputs() {
+		d.point(in, wildcard)
+	}
+	for _, n := range d.nodes {
+		for _, sb := range n.Blocks {
+			for _, p := range sb.Inputs() {
+				if n.Kind != "prim::Loop" {
+					// Closures and unknown block owners: parameters come from anywhere.
+					d.point(p, wildcard)
+				}
+			}
+		}
+	}
 
 	// The transfer functions only add, so this terminates; loops need
 	// more than one sweep to carry values around.
 	var err error
-	tick := 0
 	for iter := 0; iter < 1000 && err == nil; iter++ {
 		d.changed = false
-		g.Walk(func(n *graph.Node) {
-			if err != nil {
-				return
-			}
-			if tick++; tick&4095 == 0 {
+		for i, n := range d.nodes {
+			if i&4095 == 4095 {
 				if err = ctx.Err(); err != nil {
-					return
+					break
 				}
 			}
-			d.transfer(n)
-		})
+			d.transfer(i, n)
+		}
 		if !d.changed {
 			break
 		}
@@ -127,6 +134,58 @@ func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
 	d.wildDone = nil
 	d.finish()
 	return d, nil
+}
+
+// number gives each value its position: by ID through a slice when the
+// IDs are dense and distinct (the usual case), else through a map.
+func (d *DB) number() {
+	n := len(d.values)
+	d.pts = make([]locSet, n)
+	d.fresh = make([]loc, n)
+	maxID := -1
+	for _, v := range d.values {
+		maxID = max(maxID, v.ID)
+	}
+	if maxID < 4*n+1024 {
+		d.byID = make([]int32, maxID+1)
+		for i := range d.byID {
+			d.byID[i] = -1
+		}
+		dense := true
+		for i, v := range d.values {
+			if v.ID < 0 || d.byID[v.ID] >= 0 {
+				dense = false
+				break
+			}
+			d.byID[v.ID] = int32(i)
+		}
+		if dense {
+			return
+		}
+		d.byID = nil
+	}
+	d.byPtr = make(map[*graph.Value]int32, n)
+	for i, v := range d.values {
+		if _, dup := d.byPtr[v]; !dup {
+			d.byPtr[v] = int32(i)
+		}
+	}
+}
+
+// index is v's position in values, or -1 when the analysis never saw v.
+func (d *DB) index(v *graph.Value) int32 {
+	if d.byID != nil {
+		if id := v.ID; id >= 0 && id < len(d.byID) {
+			if i := d.byID[id]; i >= 0 && d.values[i] == v {
+				return i
+			}
+		}
+		return -1
+	}
+	if i, ok := d.byPtr[v]; ok {
+		return i
+	}
+	return -1
 }
 
 func (d *DB) newLoc() loc {
@@ -164,11 +223,15 @@ func (d *DB) point(v *graph.Value, ls ...loc) {
 	if !Mutable(v.Type) {
 		return
 	}
-	s := d.pts[v]
+	i := d.index(v)
+	if i < 0 {
+		return
+	}
+	s := d.pts[i]
 	for _, l := range ls {
 		if t := s.add(l); t != s {
 			s = t
-			d.pts[v] = s
+			d.pts[i] = s
 			d.changed = true
 		}
 	}
@@ -178,9 +241,13 @@ func (d *DB) pointSet(v *graph.Value, ls locSet) {
 	if ls == nil || !Mutable(v.Type) {
 		return
 	}
-	if s := d.pts[v]; s != ls {
+	i := d.index(v)
+	if i < 0 {
+		return
+	}
+	if s := d.pts[i]; s != ls {
 		if t := union(s, ls); t != s {
-			d.pts[v] = t
+			d.pts[i] = t
 			d.changed = true
 		}
 	}
@@ -188,10 +255,14 @@ func (d *DB) pointSet(v *graph.Value, ls locSet) {
 
 // freshLoc gives v its own location (once).
 func (d *DB) freshLoc(v *graph.Value) loc {
-	l, ok := d.fresh[v]
-	if !ok {
+	i := d.index(v)
+	if i < 0 { // not in the graph: a location of its own each time
+		return d.newLoc()
+	}
+	l := d.fresh[i]
+	if l == 0 {
 		l = d.newLoc()
-		d.fresh[v] = l
+		d.fresh[i] = l
 	}
 	d.point(v, l)
 	return l
@@ -265,7 +336,10 @@ func (d *DB) spreadWild() {
 }
 
 func (d *DB) ptsOf(v *graph.Value) locSet {
-	return d.pts[v]
+	if i := d.index(v); i >= 0 {
+		return d.pts[i]
+	}
+	return nil
 }
 
 func (d *DB) setOf(vs ...*graph.Value) locSet {
@@ -308,11 +382,9 @@ func (d *DB) closure(ls locSet) locSet {
 	return s
 }
 
-// hasWildLoc reports whether s holds a wild location. Once the analysis
-// is done wild no longer changes, and the answer is remembered per treap
-// node, so sets sharing nodes share the work.
+// hasWildLoc reports whether s holds a wild location.
 func (d *DB) hasWildLoc(s locSet) bool {
-	if d.wildMemo == nil {
+	if d.dag == nil { // during the analysis: wild still changes
 		for l := range s.all() {
 			if d.wild[l] {
 				return true
@@ -320,19 +392,7 @@ func (d *DB) hasWildLoc(s locSet) bool {
 		}
 		return false
 	}
-	return d.anyWild(s)
-}
-
-func (d *DB) anyWild(s *lnode) bool {
-	if s == nil {
-		return false
-	}
-	if w, ok := d.wildMemo[s]; ok {
-		return w
-	}
-	// A set made by a query (a union, a closure): not remembered, so
-	// that queries only read the DB.
-	return d.wild[s.key] || d.anyWild(s.left) || d.anyWild(s.right)
+	return d.any(s, fWild)
 }
 
 // overlap reports whether two location sets may denote common memory:

@@ -18,6 +18,7 @@ type lnode struct {
 	key         loc
 	prio        uint32
 	size        int32
+	id          int32 // 1 + its number in the DB's DAG (dag.go), 0 for none
 	left, right *lnode
 }
 

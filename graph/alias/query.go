@@ -6,47 +6,16 @@ import (
 	"github.com/gosr/gosr/graph"
 )
 
-// wildcardSet is {wildcard}, shared: sets are immutable.
-var wildcardSet = single(wildcard)
-
 // locs returns v's locations; a mutable value the analysis never saw
 // (added after Analyze) points to the wildcard.
 func (d *DB) locs(v *graph.Value) locSet {
 	if !Mutable(v.Type) {
 		return nil
 	}
-	if s := d.pts[v]; s != nil {
+	if s := d.ptsOf(v); s != nil {
 		return s
 	}
-	return wildcardSet
-}
-
-// finish fills what the queries read and never change: which treap
-// nodes hold a wild location (hasWildLoc), for every set the analysis
-// made, so that queries on sets sharing nodes share the work.
-func (d *DB) finish() {
-	d.wildMemo = map[*lnode]bool{}
-	var fill func(s *lnode) bool
-	fill = func(s *lnode) bool {
-		if s == nil {
-			return false
-		}
-		if w, ok := d.wildMemo[s]; ok {
-			return w
-		}
-		l, r := fill(s.left), fill(s.right) // both, to fill every node
-		w := d.wild[s.key] || l || r
-		d.wildMemo[s] = w
-		return w
-	}
-	for _, s := range d.pts {
-		fill(s)
-	}
-	fill(d.written)
-	fill(d.outputs)
-	for _, s := range d.contents {
-		fill(s)
-	}
+	return d.wcSet
 }
 
 // MayAlias reports whether a and b may share memory.
@@ -85,7 +54,8 @@ func (d *DB) MayAliasGraphOutput(v *graph.Value) bool {
 	if l == nil {
 		return false
 	}
-	return d.overlap(l, d.outputs)
+	// overlap(l, d.outputs), the common locations found per treap node.
+	return d.any(l, fOutput) || l.has(wildcard) && d.hasWildLoc(d.outputs) || d.outputs.has(wildcard) && d.hasWildLoc(l)
 }
 
 // HasWriters reports whether some node may write v's memory.
@@ -94,19 +64,14 @@ func (d *DB) HasWriters(v *graph.Value) bool {
 	if l == nil || d.written == nil {
 		return false
 	}
-	return d.overlap(l, d.written)
+	return d.any(l, fWritten) || l.has(wildcard) && d.hasWildLoc(d.written) || d.written.has(wildcard) && d.hasWildLoc(l)
 }
 
 // EscapesToContainer reports whether v (or a value aliasing it) is
 // stored into a list, tuple or dict, or somewhere the analysis cannot
 // follow.
 func (d *DB) EscapesToContainer(v *graph.Value) bool {
-	for l := range d.locs(v).all() {
-		if d.contained[l] || d.wild[l] {
-			return true
-		}
-	}
-	return false
+	return d.any(d.locs(v), fEscapes)
 }
 
 // ElementsEscape reports whether an element of container v may also be
@@ -157,7 +122,7 @@ func (d *DB) Aliases(v *graph.Value) []*graph.Value {
 	if !Mutable(v.Type) {
 		return nil
 	}
-	return d.everything().Aliases(v, -1)
+	return d.Values().Aliases(v, -1)
 }
 
 // IsWildcard reports whether v may be any external or escaped value
@@ -195,9 +160,9 @@ func (d *DB) locsOf(vs []*graph.Value) locSet {
 	return s
 }
 
-// everything is the index of every value of the graph.
-func (d *DB) everything() *Index {
-	d.allOnce.Do(func() { d.all = d.NewIndex(d.values) })
+// Values is the index of every value of the graph (made on first use).
+func (d *DB) Values() *Index {
+	d.allOnce.Do(func() { d.all = d.newIndex(d.values, true) })
 	return d.all
 }
 
@@ -208,29 +173,50 @@ func (d *DB) everything() *Index {
 type Index struct {
 	d    *DB
 	vals []*graph.Value
-	pos  map[*graph.Value]int32
+	pos  map[*graph.Value]int32 // nil for DB.Values: positions are the DB's
 	// byLoc lists, per location, the values (positions in vals) that may
 	// point to it; withWild those with a wild location (which alias any
 	// value pointing to the wildcard), withWildcard those pointing to the
 	// wildcard (which alias any value with a wild location).
-	byLoc        map[loc][]int32
+	byLoc        [][]int32       // for DB.Values
+	byLocMap     map[loc][]int32 // for others
 	withWild     []int32
 	withWildcard []int32
+	// When the graph's sets are large together (byLoc would grow with the
+	// square of the graph: a chain of loops), DB.Values has no byLoc and
+	// first2 gives, per set, the first two values sharing a location.
+	first2 func(s *lnode) [2]int32
+	roots  []*lnode // per value: its set
+	// scan: so few values that asking each is cheapest (and building a
+	// list per location would cost more than the questions).
+	scan bool
 }
+
+// smallIndexMax is how many more (value, location) pairs than four per
+// value an index lists before it summarises per DAG node instead (a
+// variable for the tests, which exercise both ways).
+var smallIndexMax = 4096
 
 // NewIndex indexes vals (values of the analysed graph, or made since:
 // those point to the wildcard).
-func (d *DB) NewIndex(vals []*graph.Value) *Index {
-	x := &Index{d: d, vals: vals, pos: make(map[*graph.Value]int32, len(vals)), byLoc: map[loc][]int32{}}
+func (d *DB) NewIndex(vals []*graph.Value) *Index { return d.newIndex(vals, false) }
+
+func (d *DB) newIndex(vals []*graph.Value, all bool) *Index {
+	x := &Index{d: d, vals: vals, roots: make([]*lnode, len(vals))}
+	if !all {
+		x.pos = make(map[*graph.Value]int32, len(vals))
+	}
+	total := 0
 	for i, v := range vals {
-		if _, dup := x.pos[v]; dup {
-			continue
+		if !all {
+			if _, dup := x.pos[v]; dup {
+				continue
+			}
+			x.pos[v] = int32(i)
 		}
-		x.pos[v] = int32(i)
 		ls := d.locs(v)
-		for l := range ls.all() {
-			x.byLoc[l] = append(x.byLoc[l], int32(i))
-		}
+		x.roots[i] = ls
+		total += int(ls.len())
 		if ls.has(wildcard) {
 			x.withWildcard = append(x.withWildcard, int32(i))
 		}
@@ -238,24 +224,101 @@ func (d *DB) NewIndex(vals []*graph.Value) *Index {
 			x.withWild = append(x.withWild, int32(i))
 		}
 	}
+	switch {
+	case !all && len(vals) <= 8:
+		x.scan = true
+		return x
+	case !all:
+		x.byLocMap = map[loc][]int32{}
+		for i, ls := range x.roots {
+			for l := range ls.all() {
+				x.byLocMap[l] = append(x.byLocMap[l], int32(i))
+			}
+		}
+		return x
+	case total <= 4*len(vals)+smallIndexMax:
+		x.byLoc = make([][]int32, len(d.contents))
+		for i, ls := range x.roots {
+			for l := range ls.all() {
+				x.byLoc[l] = append(x.byLoc[l], int32(i))
+			}
+		}
+		return x
+	}
+	tags := make([][2]int32, len(vals))
+	for i := range tags {
+		tags[i] = [2]int32{int32(i) + 1, 0}
+	}
+	x.first2 = perLoc(d, summary[[2]int32]{merge: first2}, x.roots, tags)
 	return x
+}
+
+// at lists the values pointing to l.
+func (x *Index) at(l loc) []int32 {
+	if x.byLoc != nil {
+		return x.byLoc[l]
+	}
+	return x.byLocMap[l]
+}
+
+// posOf is v's position in the index, or -1.
+func (x *Index) posOf(v *graph.Value) int32 {
+	if x.pos == nil {
+		return x.d.index(v)
+	}
+	if i, ok := x.pos[v]; ok {
+		return i
+	}
+	return -1
+}
+
+// first2 merges two lists of at most two positions+1 (0 for none),
+// keeping the two smallest.
+func first2(a, b [2]int32) [2]int32 {
+	var out [2]int32
+	n := 0
+	for _, v := range [4]int32{a[0], a[1], b[0], b[1]} {
+		if v == 0 || v == out[0] || v == out[1] {
+			continue
+		}
+		switch {
+		case n < 2:
+			out[n] = v
+			n++
+		case v < out[1]:
+			out[1] = v
+		}
+		if n == 2 && out[1] < out[0] {
+			out[0], out[1] = out[1], out[0]
+		}
+	}
+	return out
 }
 
 // candidates calls f with the positions of the indexed values that may
 // alias v (v itself first, when indexed and of a mutable type), maybe
-// more than once each, until f returns false.
+// more than once each, until f returns false. With first2, only some of
+// them: at least min(2, their number) distinct ones. Not for scan.
 func (x *Index) candidates(v *graph.Value, f func(i int32) bool) {
 	if !Mutable(v.Type) {
 		return
 	}
-	if i, ok := x.pos[v]; ok && !f(i) {
+	if i := x.posOf(v); i >= 0 && !f(i) {
 		return
 	}
 	ls := x.d.locs(v)
-	for l := range ls.all() {
-		for _, i := range x.byLoc[l] {
-			if !f(i) {
+	if x.first2 != nil {
+		for _, i := range x.first2(ls) {
+			if i != 0 && !f(i-1) {
 				return
+			}
+		}
+	} else {
+		for l := range ls.all() {
+			for _, i := range x.at(l) {
+				if !f(i) {
+					return
+				}
 			}
 		}
 	}
@@ -279,19 +342,34 @@ func (x *Index) candidates(v *graph.Value, f func(i int32) bool) {
 // indexed), in the index's order; at most limit of them when limit >= 0
 // (then which ones is unspecified).
 func (x *Index) Aliases(v *graph.Value, limit int) []*graph.Value {
-	if limit == 0 {
+	if limit == 0 || !Mutable(v.Type) {
 		return nil
 	}
-	seen := map[int32]bool{}
 	var found []int32
-	x.candidates(v, func(i int32) bool {
-		if !seen[i] {
-			seen[i] = true
-			found = append(found, i)
+	if x.scan || x.first2 != nil && (limit < 0 || limit > 2) {
+		// Few values, or large sets and a long answer: ask each value.
+		for i, u := range x.vals {
+			if x.roots[i] != nil && (u == v || x.d.MayAlias(u, v)) {
+				found = append(found, int32(i))
+				if len(found) == limit {
+					break
+				}
+			}
 		}
-		return limit < 0 || len(found) < limit
-	})
-	slices.Sort(found)
+	} else {
+		seen := map[int32]bool{}
+		x.candidates(v, func(i int32) bool {
+			if !seen[i] {
+				seen[i] = true
+				found = append(found, i)
+			}
+			return limit < 0 || len(found) < limit
+		})
+		slices.Sort(found)
+	}
+	if len(found) == 0 {
+		return nil
+	}
 	out := make([]*graph.Value, len(found))
 	for k, i := range found {
 		out[k] = x.vals[i]
@@ -302,13 +380,14 @@ func (x *Index) Aliases(v *graph.Value, limit int) []*graph.Value {
 // MaxOver returns a function giving, for a value v, the largest score of
 // the indexed values that may alias v, or def when none may.
 func (x *Index) MaxOver(score func(u *graph.Value) int, def int) func(v *graph.Value) int {
-	byLoc := make(map[loc]int, len(x.byLoc))
-	for l, is := range x.byLoc {
-		m := def
-		for _, i := range is {
-			m = max(m, score(x.vals[i]))
+	if x.scan {
+		return func(v *graph.Value) int {
+			m := def
+			for _, u := range x.Aliases(v, -1) {
+				m = max(m, score(u))
+			}
+			return m
 		}
-		byLoc[l] = m
 	}
 	maxOf := func(is []int32) int {
 		m := def
@@ -317,21 +396,54 @@ func (x *Index) MaxOver(score func(u *graph.Value) int, def int) func(v *graph.V
 		}
 		return m
 	}
+	var sumOf func(s *lnode) int
+	switch {
+	case x.first2 != nil:
+		tags := make([]int, len(x.vals))
+		for i, u := range x.vals {
+			if x.roots[i] != nil {
+				tags[i] = score(u)
+			}
+		}
+		sumOf = perLoc(x.d, summary[int]{zero: def, merge: func(a, b int) int { return max(a, b) }}, x.roots, tags)
+	case x.byLoc != nil:
+		byLoc := make([]int, len(x.byLoc))
+		for l, is := range x.byLoc {
+			byLoc[l] = maxOf(is)
+		}
+		sumOf = func(s *lnode) int {
+			m := def
+			for l := range s.all() {
+				m = max(m, byLoc[l])
+			}
+			return m
+		}
+	default:
+		byLoc := make(map[loc]int, len(x.byLocMap))
+		for l, is := range x.byLocMap {
+			byLoc[l] = maxOf(is)
+		}
+		sumOf = func(s *lnode) int {
+			m := def
+			for l := range s.all() {
+				if b, ok := byLoc[l]; ok {
+					m = max(m, b)
+				}
+			}
+			return m
+		}
+	}
 	wild, wildcard_ := maxOf(x.withWild), maxOf(x.withWildcard)
 	return func(v *graph.Value) int {
 		m := def
 		if !Mutable(v.Type) {
 			return m
 		}
-		if i, ok := x.pos[v]; ok {
+		if i := x.posOf(v); i >= 0 {
 			m = max(m, score(x.vals[i]))
 		}
 		ls := x.d.locs(v)
-		for l := range ls.all() {
-			if s, ok := byLoc[l]; ok {
-				m = max(m, s)
-			}
-		}
+		m = max(m, sumOf(ls))
 		if ls.has(wildcard) {
 			m = max(m, wild)
 		}

@@ -18,6 +18,10 @@ type Reach struct {
 	onLoc  map[loc][]*waiter
 	onWild []*waiter
 	onWc   []*waiter
+	// done holds the treap nodes all of whose locations are reachable:
+	// sets share them, so adding many values with large sets (a chain of
+	// loops) looks at each node once.
+	done map[*lnode]bool
 }
 
 type waiter struct {
@@ -27,7 +31,7 @@ type waiter struct {
 
 // NewReach returns an empty reachable set.
 func (d *DB) NewReach() *Reach {
-	return &Reach{d: d, in: make([]bool, len(d.contents)), onLoc: map[loc][]*waiter{}}
+	return &Reach{d: d, in: make([]bool, len(d.contents)), onLoc: map[loc][]*waiter{}, done: map[*lnode]bool{}}
 }
 
 // Add makes v's memory and everything it contains reachable, calling the
@@ -35,9 +39,19 @@ func (d *DB) NewReach() *Reach {
 func (r *Reach) Add(v *graph.Value) {
 	var due []*waiter
 	var stack []loc
-	for l := range r.d.locs(v).all() {
-		stack = append(stack, l)
+	var visit func(s *lnode)
+	visit = func(s *lnode) {
+		if s == nil || r.done[s] {
+			return
+		}
+		r.done[s] = true
+		visit(s.left)
+		visit(s.right)
+		if !r.in[s.key] {
+			stack = append(stack, s.key)
+		}
 	}
+	visit(r.d.locs(v))
 	for len(stack) > 0 {
 		l := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

@@ -6,8 +6,8 @@ import (
 	"github.com/gosr/gosr/graph"
 )
 
-// transfer adds what node n implies to the points-to sets.
-func (d *DB) transfer(n *graph.Node) {
+// transfer adds what node n (d.nodes[ni]) implies to the points-to sets.
+func (d *DB) transfer(ni int, n *graph.Node) {
 	in := func(i int) locSet {
 		if i < len(n.Inputs) {
 			return d.ptsOf(n.Inputs[i])
@@ -181,7 +181,7 @@ func (d *DB) transfer(n *graph.Node) {
 			d.freshOutputs(n)
 			return
 		}
-		if ms, ok := d.overloads(n); ok {
+		if ms, ok := d.overloads(ni, n); ok {
 			d.applySchemas(n, ms)
 			return
 		}
@@ -316,17 +316,19 @@ func (d *DB) unknown(n *graph.Node) {
 	}
 }
 
-// overloads caches the schema matching of n across fixpoint sweeps.
-func (d *DB) overloads(n *graph.Node) ([]*opAlias, bool) {
-	if c, ok := d.ovl[n]; ok {
-		return c.ms, c.ok
+// overloads caches the schema matching of n (d.nodes[ni]) across
+// fixpoint sweeps.
+func (d *DB) overloads(ni int, n *graph.Node) ([]*opAlias, bool) {
+	c := &d.ovl[ni]
+	if !c.done {
+		c.ms, c.ok = overloads(n)
+		c.done = true
 	}
-	ms, ok := overloads(n)
-	d.ovl[n] = ovlEntry{ms, ok}
-	return ms, ok
+	return c.ms, c.ok
 }
 
 type ovlEntry struct {
-	ms []*opAlias
-	ok bool
+	ms   []*opAlias
+	ok   bool
+	done bool
 }
