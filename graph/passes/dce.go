@@ -172,13 +172,14 @@ func keepAlone(n *graph.Node, db *alias.DB, reach *alias.Reach, mark func(*graph
 	if len(n.Blocks) > 0 && !knownOp(n.Kind) {
 		return true
 	}
-	for _, i := range alias.WrittenInputs(n) {
+	written := alias.WrittenInputs(n)
+	for _, i := range written {
 		w := n.Inputs[i]
 		if db.MayAliasGraphInput(w) || db.MayAliasGraphOutput(w) {
 			return true
 		}
 	}
-	for _, i := range alias.WrittenInputs(n) {
+	for _, i := range written {
 		reach.OnReach(n.Inputs[i], func() { mark(n) })
 	}
 	return false

@@ -27,9 +27,13 @@ func FoldConvBatchNorm(g *graph.Graph, _ *Context) error {
 			bns = append(bns, n)
 		}
 	})
+	// The node lists change at the end: one at a time, inserting and
+	// removing cost a pass over the block each.
+	var e edits
 	for _, bn := range bns {
-		foldOne(g, bn)
+		foldOne(g, &e, bn)
 	}
+	e.apply()
 	return nil
 }
 
@@ -70,7 +74,7 @@ func constTensor(v *graph.Value, allowNone bool) (*ivalue.Tensor, bool) {
 	return t, true
 }
 
-func foldOne(g *graph.Graph, bn *graph.Node) {
+func foldOne(g *graph.Graph, e *edits, bn *graph.Node) {
 	if !bn.Matches(bnSchema) {
 		return
 	}
@@ -133,10 +137,10 @@ func foldOne(g *graph.Graph, bn *graph.Node) {
 	if b != nil {
 		bt = conv.Inputs[2].Type
 	}
-	conv.ReplaceInput(1, g.Constant(ivalue.FromTensor(nw), wt, conv))
-	conv.ReplaceInput(2, g.Constant(ivalue.FromTensor(nb), bt, conv))
+	conv.ReplaceInput(1, e.constant(g, ivalue.FromTensor(nw), wt, conv))
+	conv.ReplaceInput(2, e.constant(g, ivalue.FromTensor(nb), bt, conv))
 	bn.Outputs[0].ReplaceAllUsesWith(conv.Outputs[0])
-	bn.Destroy()
+	e.destroy(bn) // its uses go now: the next batch norm counts them
 }
 
 func setFloat(t *ivalue.Tensor, i int, v float64) {
