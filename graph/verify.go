@@ -20,7 +20,13 @@ func (g *Graph) Verify() error {
 type verifier struct {
 	g       *Graph
 	defined map[*Value]bool // values in scope (removed when their block ends)
+	// useSets holds the use records of values with many uses, so that
+	// checking each use of a value read by n nodes costs n, not n squared.
+	useSets map[*Value]map[Use]bool
 }
+
+// manyUses is where a value's use records go into a set for uses.
+const manyUses = 16
 
 // describe names a node for error messages: kind, outputs, source.
 func describe(n *Node) string {
@@ -138,10 +144,25 @@ func (v *verifier) uses(n *Node) error {
 			return fmt.Errorf("%s: input %d %s is not defined before this node in the same or an enclosing block", describe(n), i, in)
 		}
 		found := false
-		for _, u := range in.Uses {
-			if u.User == n && u.Index == i {
-				found = true
-				break
+		if len(in.Uses) > manyUses {
+			set, ok := v.useSets[in]
+			if !ok {
+				set = make(map[Use]bool, len(in.Uses))
+				for _, u := range in.Uses {
+					set[u] = true
+				}
+				if v.useSets == nil {
+					v.useSets = map[*Value]map[Use]bool{}
+				}
+				v.useSets[in] = set
+			}
+			found = set[Use{User: n, Index: i}]
+		} else {
+			for _, u := range in.Uses {
+				if u.User == n && u.Index == i {
+					found = true
+					break
+				}
 			}
 		}
 		if !found {
