@@ -73,8 +73,10 @@ func WideDeadIR(n int) string {
 }
 
 // ViewChainIR is a fresh tensor followed by a chain of n views of it
-// (aten::t, aten::unsqueeze, aten::squeeze in turn), all aliasing one
-// another, and an aten::relu of the last: a tensor with n aliases.
+// (aten::t, aten::unsqueeze, aten::squeeze, aten::t in turn), all
+// aliasing one another, and an aten::relu of the last: a tensor with n
+// aliases. The result is relu(x), transposed when the chain holds an odd
+// number of aten::t.
 func ViewChainIR(n int) string {
 	var b strings.Builder
 	b.WriteString("graph(%x : Tensor):\n  %zero : int = prim::Constant[value=0]()\n")
@@ -82,11 +84,11 @@ func ViewChainIR(n int) string {
 	prev := "%v"
 	for i := 0; i < n; i++ {
 		switch i % 4 {
-		case 0, 2:
+		case 0, 3:
 			fmt.Fprintf(&b, "  %%v%d : Tensor = aten::t(%s)\n", i, prev)
 		case 1:
 			fmt.Fprintf(&b, "  %%v%d : Tensor = aten::unsqueeze(%s, %%zero)\n", i, prev)
-		case 3:
+		case 2:
 			fmt.Fprintf(&b, "  %%v%d : Tensor = aten::squeeze(%s, %%zero)\n", i, prev)
 		}
 		prev = fmt.Sprintf("%%v%d", i)
