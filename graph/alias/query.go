@@ -174,16 +174,17 @@ type Index struct {
 	d    *DB
 	vals []*graph.Value
 	pos  map[*graph.Value]int32 // nil for DB.Values: positions are the DB's
-	// byLoc lists, per location, the values (positions in vals) that may
-	// point to it; withWild those with a wild location (which alias any
+	// locVals[locStart[l]:locStart[l+1]] are the values (positions in
+	// vals) that may point to location l (byLocMap[l] for an index of
+	// few values); withWild those with a wild location (which alias any
 	// value pointing to the wildcard), withWildcard those pointing to the
 	// wildcard (which alias any value with a wild location).
-	byLoc        [][]int32       // for DB.Values
-	byLocMap     map[loc][]int32 // for others
-	withWild     []int32
-	withWildcard []int32
-	// When the graph's sets are large together (byLoc would grow with the
-	// square of the graph: a chain of loops), DB.Values has no byLoc and
+	locStart, locVals []int32
+	byLocMap          map[loc][]int32
+	withWild          []int32
+	withWildcard      []int32
+	// When the graph's sets are large together (the lists would grow with
+	// the square of the graph: a chain of loops), DB.Values has none and
 	// first2 gives, per set, the first two values sharing a location.
 	first2 func(s *lnode) [2]int32
 	roots  []*lnode // per value: its set
@@ -228,7 +229,7 @@ func (d *DB) newIndex(vals []*graph.Value, all bool) *Index {
 	case !all && len(vals) <= 8:
 		x.scan = true
 		return x
-	case !all:
+	case !all && 8*len(vals) < len(d.contents):
 		x.byLocMap = map[loc][]int32{}
 		for i, ls := range x.roots {
 			for l := range ls.all() {
@@ -236,11 +237,23 @@ func (d *DB) newIndex(vals []*graph.Value, all bool) *Index {
 			}
 		}
 		return x
-	case total <= 4*len(vals)+smallIndexMax:
-		x.byLoc = make([][]int32, len(d.contents))
+	case !all || total <= 4*len(vals)+smallIndexMax:
+		// One array, in order of location.
+		x.locStart = make([]int32, len(d.contents)+1)
+		for _, ls := range x.roots {
+			for l := range ls.all() {
+				x.locStart[l+1]++
+			}
+		}
+		for l := range d.contents {
+			x.locStart[l+1] += x.locStart[l]
+		}
+		x.locVals = make([]int32, total)
+		next := slices.Clone(x.locStart[:len(d.contents)])
 		for i, ls := range x.roots {
 			for l := range ls.all() {
-				x.byLoc[l] = append(x.byLoc[l], int32(i))
+				x.locVals[next[l]] = int32(i)
+				next[l]++
 			}
 		}
 		return x
@@ -255,8 +268,8 @@ func (d *DB) newIndex(vals []*graph.Value, all bool) *Index {
 
 // at lists the values pointing to l.
 func (x *Index) at(l loc) []int32 {
-	if x.byLoc != nil {
-		return x.byLoc[l]
+	if x.locStart != nil {
+		return x.locVals[x.locStart[l]:x.locStart[l+1]]
 	}
 	return x.byLocMap[l]
 }
@@ -406,10 +419,10 @@ func (x *Index) MaxOver(score func(u *graph.Value) int, def int) func(v *graph.V
 			}
 		}
 		sumOf = perLoc(x.d, summary[int]{zero: def, merge: func(a, b int) int { return max(a, b) }}, x.roots, tags)
-	case x.byLoc != nil:
-		byLoc := make([]int, len(x.byLoc))
-		for l, is := range x.byLoc {
-			byLoc[l] = maxOf(is)
+	case x.locStart != nil:
+		byLoc := make([]int, len(x.locStart)-1)
+		for l := range byLoc {
+			byLoc[l] = maxOf(x.at(loc(l)))
 		}
 		sumOf = func(s *lnode) int {
 			m := def

@@ -85,6 +85,11 @@ func (r *Reach) Add(v *graph.Value) {
 	}
 }
 
+// Waiting reports whether some OnReach callback has not been called yet.
+func (r *Reach) Waiting() bool {
+	return len(r.onLoc) > 0 || len(r.onWild) > 0 || len(r.onWc) > 0
+}
+
 // OnReach calls f once, now or from a later Add, when a's memory becomes
 // reachable: when ReachableFrom(a, values added) becomes true.
 func (r *Reach) OnReach(a *graph.Value, f func()) {

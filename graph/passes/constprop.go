@@ -17,16 +17,19 @@ import (
 // constant tuples and lists. A node that cannot be evaluated (no kernel,
 // an error) is left as it is.
 func ConstantPropagation(g *graph.Graph, c *Context) error {
-	db, err := c.analyze(g)
-	if err != nil {
-		return err
+	var db *alias.DB
+	if mayFold(g) {
+		var err error
+		if db, err = c.analyze(g); err != nil {
+			return err
+		}
 	}
 	cp := &constProp{g: g, c: c, db: db, orig: map[*graph.Value]*graph.Value{}}
 	cp.eval = c.Eval
 	if cp.eval == nil {
 		cp.eval = DefaultEval
 	}
-	err = cp.block(g.Block)
+	err := cp.block(g.Block)
 	// The folded nodes' uses of their (constant) inputs go in one batch.
 	cp.dead.apply()
 	if err != nil {
@@ -171,7 +174,7 @@ func (cp *constProp) gone(n *graph.Node) { cp.dead.destroyLater(n) }
 
 // foldable reports whether n may be evaluated at preparation time.
 func (cp *constProp) foldable(n *graph.Node) bool {
-	if n.Kind == "prim::Constant" || len(n.Outputs) == 0 || len(n.Blocks) > 0 {
+	if n.Kind == "prim::Constant" || len(n.Outputs) == 0 || len(n.Blocks) > 0 || !constantInputs(n) {
 		return false
 	}
 	if hasSideEffects(n) || alias.IsNondeterministic(n) || alias.IsMutating(n) {
@@ -186,21 +189,54 @@ func (cp *constProp) foldable(n *graph.Node) bool {
 			return false
 		}
 	}
+	db := cp.analysis()
 	for _, in := range n.Inputs {
-		if _, ok := graph.ConstantValue(in); !ok {
-			return false
-		}
 		// A constant container that is written somewhere is not constant.
-		if alias.Mutable(in.Type) && cp.db.HasWriters(cp.analysed(in)) {
+		if alias.Mutable(in.Type) && db.HasWriters(cp.analysed(in)) {
 			return false
 		}
 	}
 	for _, o := range n.Outputs {
-		if alias.Mutable(o.Type) && cp.db.HasWriters(o) {
+		if alias.Mutable(o.Type) && db.HasWriters(o) {
 			return false
 		}
 	}
 	return true
+}
+
+// constantInputs reports whether every input of n is a constant.
+func constantInputs(n *graph.Node) bool {
+	for _, in := range n.Inputs {
+		if in.Node == nil || in.Node.Kind != "prim::Constant" {
+			return false
+		}
+	}
+	return true
+}
+
+// mayFold reports whether ConstantPropagation may change g: some node
+// has only constant inputs, or an If a constant condition. When none
+// does, none will (folding and inlining are what make more constants),
+// and the pass needs no alias analysis.
+func mayFold(g *graph.Graph) bool {
+	found := false
+	g.Walk(func(n *graph.Node) {
+		if !found && n.Kind != "prim::Constant" && constantInputs(n) { // an If's only input is its condition
+			found = true
+		}
+	})
+	return found
+}
+
+// analysis is the analysis of the graph as the pass found it.
+func (cp *constProp) analysis() *alias.DB {
+	if cp.db == nil {
+		// mayFold said nothing would fold: an error in that reasoning
+		// costs time here (the graph may have changed), not correctness
+		// of what was folded before.
+		cp.db = alias.Analyze(cp.g)
+	}
+	return cp.db
 }
 
 func allNoneOrScalar(n *graph.Node) bool {

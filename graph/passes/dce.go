@@ -77,7 +77,11 @@ func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 		if p := v.Node; p != nil && p.Owner != nil && p != p.Owner.Param {
 			mark(p)
 		}
-		reach.Add(v)
+		// Writers register in the walk below, before any value is added:
+		// once none waits, what is reachable no longer matters.
+		if reach.Waiting() {
+			reach.Add(v)
+		}
 	}
 	// What keeps a node whatever else is live.
 	walkErr := error(nil)

@@ -27,6 +27,12 @@ import (
 // one op can free the next (x.add_(y).relu_()), so the pass repeats until
 // nothing changes.
 func RemoveMutation(g *graph.Graph, c *Context) error {
+	// No in-place op with a functional form: nothing to analyse.
+	found := false
+	g.Walk(func(n *graph.Node) { found = found || functionalKind(n, c) != "" })
+	if !found {
+		return nil
+	}
 	for {
 		db, err := c.analyze(g)
 		if err != nil {
@@ -94,9 +100,9 @@ func functionalKind(n *graph.Node, c *Context) string {
 	}
 	fn := ops.FunctionalOf(n.Kind)
 	switch {
-	case n.Matches("aten::zero_(Tensor self) -> Tensor"):
+	case matches(n, "aten::zero_(Tensor self) -> Tensor"):
 		fn = "aten::zeros_like"
-	case n.Matches("aten::fill_.Scalar(Tensor self, Scalar value) -> Tensor"):
+	case matches(n, "aten::fill_.Scalar(Tensor self, Scalar value) -> Tensor"):
 		fn = "aten::full_like"
 	}
 	if fn == "" || !c.hasOp(fn) {

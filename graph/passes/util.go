@@ -3,6 +3,7 @@ package passes
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -209,4 +210,22 @@ func (e *edits) apply() {
 		b.Nodes = out
 	}
 	*e = edits{}
+}
+
+// schemas caches parsed schemas for matches.
+var schemas sync.Map // schema text -> *graph.Schema
+
+// matches is n.Matches(schema), parsing schema once per process:
+// graph.Node.Matches parses it on every call, and passes ask it of every
+// node.
+func matches(n *graph.Node, schema string) bool {
+	if s, ok := schemas.Load(schema); ok {
+		return s.(*graph.Schema).Matches(n)
+	}
+	s, err := graph.ParseSchema(schema)
+	if err != nil {
+		panic(fmt.Sprintf("passes: bad schema %q: %v", schema, err))
+	}
+	schemas.Store(schema, s)
+	return s.Matches(n)
 }

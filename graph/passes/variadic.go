@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 )
@@ -94,10 +96,6 @@ func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 	if !c.EnableOutVariant {
 		return nil
 	}
-	db, err := c.analyze(g)
-	if err != nil {
-		return err
-	}
 	type repl struct {
 		n  *graph.Node
 		op string
@@ -108,21 +106,26 @@ func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 			return
 		}
 		for _, cv := range copyVariants {
-			if !n.Matches(cv.schema) {
+			if !matches(n, cv.schema) {
 				continue
 			}
-			if !c.hasOp(cv.copyOp) {
-				return
+			if c.hasOp(cv.copyOp) {
+				todo = append(todo, repl{n, cv.copyOp})
 			}
-			if db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) {
-				return
-			}
-			if !c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0]) {
-				return
-			}
-			todo = append(todo, repl{n, cv.copyOp})
 			return
 		}
+	})
+	if len(todo) == 0 {
+		return nil
+	}
+	db, err := c.analyze(g)
+	if err != nil {
+		return err
+	}
+	todo = slices.DeleteFunc(todo, func(r repl) bool {
+		n := r.n
+		return db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) ||
+			!c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0])
 	})
 	var e edits
 	for _, r := range todo {
