@@ -172,6 +172,18 @@ func (d *DB) number() {
 	}
 }
 
+// NumValues is the number of values the analysis saw: the graph's
+// inputs, its nodes' outputs and its blocks' parameters.
+func (d *DB) NumValues() int { return len(d.values) }
+
+// ValueIndex numbers the values the analysis saw from 0 to NumValues()-1
+// (for passes keeping a slice per value instead of a map); -1 for any
+// other value.
+func (d *DB) ValueIndex(v *graph.Value) int { return int(d.index(v)) }
+
+// NumNodes is the number of nodes the analysis saw (sub-blocks' too).
+func (d *DB) NumNodes() int { return len(d.nodes) }
+
 // index is v's position in values, or -1 when the analysis never saw v.
 func (d *DB) index(v *graph.Value) int32 {
 	if d.byID != nil {

@@ -58,8 +58,10 @@ func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	live := map[*graph.Node]bool{}
-	liveVals := map[*graph.Value]bool{}
+	live := make(map[*graph.Node]bool, db.NumNodes())
+	// Per value, by the analysis's numbering: live, and uses dropped by
+	// the sweep. Every value the graph holds is numbered.
+	liveVals := make([]bool, db.NumValues())
 	reach := db.NewReach()
 	var queue []*graph.Node
 	mark := func(n *graph.Node) {
@@ -68,11 +70,22 @@ func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 			queue = append(queue, n)
 		}
 	}
+	var liveOther map[*graph.Value]bool // values the analysis did not number (none in a valid graph)
 	addVal := func(v *graph.Value) {
-		if liveVals[v] {
-			return
+		if i := db.ValueIndex(v); i >= 0 {
+			if liveVals[i] {
+				return
+			}
+			liveVals[i] = true
+		} else {
+			if liveOther[v] {
+				return
+			}
+			if liveOther == nil {
+				liveOther = map[*graph.Value]bool{}
+			}
+			liveOther[v] = true
 		}
-		liveVals[v] = true
 		// A live output keeps its node (not a block's parameters).
 		if p := v.Node; p != nil && p.Owner != nil && p != p.Owner.Param {
 			mark(p)
@@ -121,10 +134,10 @@ func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 
 	// Nodes go last first, so a chain of dead nodes goes at once; the
 	// uses of what they read are dropped together at the end.
-	dropped := map[*graph.Value]int{}
+	dropped := make([]int32, db.NumValues())
 	unused := func(n *graph.Node) bool {
 		for _, o := range n.Outputs {
-			if len(o.Uses) > dropped[o] {
+			if i := db.ValueIndex(o); i < 0 || len(o.Uses) > int(dropped[i]) {
 				return false
 			}
 		}
@@ -133,7 +146,9 @@ func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 	var dropUses func(n *graph.Node)
 	dropUses = func(n *graph.Node) {
 		for _, in := range n.Inputs {
-			dropped[in]++
+			if i := db.ValueIndex(in); i >= 0 {
+				dropped[i]++
+			}
 		}
 		for _, sb := range n.Blocks {
 			for _, m := range sb.Nodes {
