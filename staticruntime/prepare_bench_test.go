@@ -23,6 +23,7 @@ var bigShapes = []struct {
 	{"wide", hostile.WideIR, nil},
 	{"widedead", hostile.WideDeadIR, nil},
 	{"views", hostile.ViewChainIR, nil},
+	{"inplace", hostile.InplaceChainIR, nil},
 	{"list", hostile.ListIR, nil},
 	{"ifs", hostile.IfChainIR, nil},
 	{"loops", hostile.LoopChainIR, nil},

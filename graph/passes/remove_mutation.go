@@ -25,7 +25,9 @@ import (
 //
 // aten::zero_ and aten::fill_ become zeros_like and full_like. Rewriting
 // one op can free the next (x.add_(y).relu_()), so the pass repeats until
-// nothing changes.
+// nothing changes, or for maxMutationRounds: each round analyses the
+// whole graph and frees one more op of such a chain, so a chain of n
+// in-place ops would cost n analyses; the ops left keep working in place.
 func RemoveMutation(g *graph.Graph, c *Context) error {
 	// No in-place op with a functional form: nothing to analyse.
 	found := false
@@ -33,7 +35,7 @@ func RemoveMutation(g *graph.Graph, c *Context) error {
 	if !found {
 		return nil
 	}
-	for {
+	for round := 0; round < maxMutationRounds; round++ {
 		db, err := c.analyze(g)
 		if err != nil {
 			return err
@@ -71,7 +73,12 @@ func RemoveMutation(g *graph.Graph, c *Context) error {
 			return nil
 		}
 	}
+	return nil
 }
+
+// maxMutationRounds bounds RemoveMutation's rounds: models need two or
+// three (a round that changes something, one that finds nothing more).
+const maxMutationRounds = 16
 
 // mutRemover holds one round of RemoveMutation: the analysis, the
 // positions of the nodes, and the node lists' changes, applied at the

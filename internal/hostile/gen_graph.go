@@ -72,6 +72,21 @@ func WideDeadIR(n int) string {
 	return b.String()
 }
 
+// InplaceChainIR is aten::relu of %x followed by a chain of n
+// aten::relu_, each writing the one before: RemoveMutation frees one more
+// of them per round.
+func InplaceChainIR(n int) string {
+	var b strings.Builder
+	b.WriteString("graph(%x : Tensor):\n  %y : Tensor = aten::relu(%x)\n")
+	prev := "%y"
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  %%m%d : Tensor = aten::relu_(%s)\n", i, prev)
+		prev = fmt.Sprintf("%%m%d", i)
+	}
+	fmt.Fprintf(&b, "  return (%s)\n", prev)
+	return b.String()
+}
+
 // ViewChainIR is a fresh tensor followed by a chain of n views of it
 // (aten::t, aten::unsqueeze, aten::squeeze, aten::t in turn), all
 // aliasing one another, and an aten::relu of the last: a tensor with n

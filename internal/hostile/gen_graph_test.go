@@ -47,6 +47,7 @@ func TestGraphGenerators(t *testing.T) {
 			}
 			return relu
 		}},
+		{"in-place chain", hostile.InplaceChainIR, nil, nil, func(int) []float32 { return relu }},
 		{"wide", hostile.WideIR, nil, nil, func(n int) []float32 {
 			if n == 0 {
 				return x
