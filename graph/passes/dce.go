@@ -23,19 +23,27 @@ func DeadCodeElimination(g *graph.Graph, c *Context) error {
 }
 
 // pruneIfOutputs removes unused prim::If outputs, outer nodes first, so
-// that inner nodes feeding only those outputs die.
+// that inner nodes feeding only those outputs die. Each If's outputs and
+// returns are rebuilt once, however many go.
 func pruneIfOutputs(b *graph.Block) bool {
 	changed := false
 	for _, n := range b.Nodes {
 		if n.Kind == "prim::If" && len(n.Blocks) == 2 {
-			for i := len(n.Outputs) - 1; i >= 0; i-- {
-				if len(n.Outputs[i].Uses) == 0 && i < len(n.Blocks[0].Outputs()) && i < len(n.Blocks[1].Outputs()) {
-					removeOutput(n, i)
-					for _, sb := range n.Blocks {
-						removeReturn(sb, i)
-					}
-					changed = true
+			limit := min(len(n.Outputs), len(n.Blocks[0].Outputs()), len(n.Blocks[1].Outputs()))
+			drop := make([]bool, len(n.Outputs))
+			some := false
+			for i := 0; i < limit; i++ {
+				if len(n.Outputs[i].Uses) == 0 {
+					drop[i] = true
+					some = true
 				}
+			}
+			if some {
+				removeOutputs(n, drop)
+				for _, sb := range n.Blocks {
+					removeReturns(sb, drop)
+				}
+				changed = true
 			}
 		}
 		for _, sb := range n.Blocks {

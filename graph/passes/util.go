@@ -9,19 +9,31 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// removeOutput deletes n's output i, which must be unused, renumbering
-// the outputs after it.
-func removeOutput(n *graph.Node, i int) {
-	n.Outputs = slices.Delete(n.Outputs, i, i+1)
-	for k := i; k < len(n.Outputs); k++ {
-		n.Outputs[k].Offset = k
+// removeOutputs deletes n's outputs i where drop[i], which must be
+// unused, renumbering the others.
+func removeOutputs(n *graph.Node, drop []bool) {
+	k := 0
+	for i, o := range n.Outputs {
+		if i < len(drop) && drop[i] {
+			continue
+		}
+		o.Offset = k
+		n.Outputs[k] = o
+		k++
 	}
+	clear(n.Outputs[k:])
+	n.Outputs = n.Outputs[:k]
 }
 
-// removeReturn deletes b's return i, keeping use lists exact.
-func removeReturn(b *graph.Block, i int) {
-	outs := slices.Clone(b.Outputs())
-	outs = slices.Delete(outs, i, i+1)
+// removeReturns deletes b's returns i where drop[i], keeping use lists
+// exact.
+func removeReturns(b *graph.Block, drop []bool) {
+	var outs []*graph.Value
+	for i, v := range b.Outputs() {
+		if i >= len(drop) || !drop[i] {
+			outs = append(outs, v)
+		}
+	}
 	b.Return.SetInputs(outs)
 }
 
