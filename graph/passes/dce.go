@@ -55,12 +55,13 @@ func pruneIfOutputs(b *graph.Block) bool {
 	return changed
 }
 
-// dceOnce finds the live nodes, the least set closed under the rules of
-// keep (a node inside a block also keeps the node owning the block), by
-// a worklist: each node is looked at once, and a node writing memory
-// waits until something live can reach that memory (alias.Reach). It
-// then removes the nodes that are not live and whose outputs nothing
-// left reads.
+// dceOnce finds the live nodes, the least set holding the producers of
+// the graph's outputs and of live nodes' inputs (and block returns), the
+// nodes keepAlone keeps, the writers of memory a live value may reach,
+// and the owners of live nodes' blocks, by a worklist: each node is
+// looked at once, and a node writing memory waits until something live
+// can reach that memory (alias.Reach). It then removes the nodes that
+// are not live and whose outputs nothing left reads.
 func dceOnce(g *graph.Graph, c *Context) (bool, error) {
 	db, err := c.analyze(g)
 	if err != nil {

@@ -68,8 +68,8 @@ func removeNodes(nodes []*graph.Node) {
 }
 
 // edits batches changes to the node lists of blocks, each of which costs
-// a pass over the block when done at once (graph.Block.Index): nodes put
-// before others, put in others' places, taken out. Until apply, the
+// a search of the block when done one at a time (graph.Block.Index):
+// nodes put before others, put in others' places, taken out. Until apply, the
 // blocks' lists are as they were; the nodes' Owner fields are already
 // what they will be (nil for those taken out). Uses are kept exact,
 // except those of nodes given to destroyLater.
