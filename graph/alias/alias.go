@@ -37,17 +37,20 @@ type DB struct {
 	// its blocks' parameters and its outputs); per value, by position:
 	// pts its locations (nil until the analysis points it somewhere) and
 	// fresh its own location (0 until it has one).
-	values    []*graph.Value
-	byID      []int32                // value position by Value.ID, -1 for none; nil when IDs are sparse
-	byPtr     map[*graph.Value]int32 // value position, when IDs are sparse or repeated
-	pts       []locSet
-	fresh     []loc
-	nodes     []*graph.Node // in graph.Walk's order
-	ovl       []ovlEntry    // per node: its annotated overloads, once found
-	contents  []locSet      // per location
-	wild      []bool        // per location: escaped where the analysis cannot follow
-	contained []bool        // per location: stored into some container
-	written   locSet
+	values                             []*graph.Value
+	byID                               []int32                // value position by Value.ID, -1 for none; nil when IDs are sparse
+	byPtr                              map[*graph.Value]int32 // value position, when IDs are sparse or repeated
+	pts                                []locSet
+	fresh                              []loc
+	nodes                              []*graph.Node // in graph.Walk's order
+	ovl                                []ovlEntry    // per node: its annotated overloads, once found
+	contents                           []locSet      // per location
+	wild                               []bool        // per location: escaped where the analysis cannot follow
+	contained                          []bool        // per location: stored into some container
+	written                            []bool        // per location: some node may write it
+	anyWritten, wcWritten, wildWritten bool          // some location, the wildcard, a wild location is written (after the analysis)
+	// writeDone holds sets already marked written, as wildDone.
+	writeDone map[locSet]bool
 	outputs   locSet // locations of graph outputs and everything they contain
 	wcSet     locSet // {wildcard}, the locations of a value the analysis never saw
 	changed   bool
@@ -73,7 +76,7 @@ func Analyze(g *graph.Graph) *DB {
 // AnalyzeContext is Analyze, stopping with ctx's error when ctx is done
 // (checked every few thousand nodes).
 func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
-	d := &DB{g: g, wildDone: map[locSet]bool{}}
+	d := &DB{g: g, wildDone: map[locSet]bool{}, writeDone: map[locSet]bool{}}
 	d.newLoc() // the wildcard
 	d.wcSet = single(wildcard)
 	d.contents[wildcard] = d.wcSet
@@ -131,7 +134,14 @@ func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
 	}
 	d.spreadWild()
 	d.outputs = d.closure(d.setOf(g.Outputs()...))
-	d.wildDone = nil
+	d.wildDone, d.writeDone = nil, nil
+	for l, w := range d.written {
+		if w {
+			d.anyWritten = true
+			d.wcWritten = d.wcWritten || loc(l) == wildcard
+			d.wildWritten = d.wildWritten || d.wild[l]
+		}
+	}
 	d.finish()
 	return d, nil
 }
@@ -204,6 +214,7 @@ func (d *DB) newLoc() loc {
 	d.contents = append(d.contents, nil)
 	d.wild = append(d.wild, false)
 	d.contained = append(d.contained, false)
+	d.written = append(d.written, false)
 	return loc(len(d.contents) - 1)
 }
 
@@ -320,10 +331,16 @@ func (d *DB) markWild(ls locSet) {
 }
 
 func (d *DB) write(ls locSet) {
-	if t := union(d.written, ls); t != d.written {
-		d.written = t
-		d.changed = true
+	if ls == nil || d.writeDone[ls] {
+		return
 	}
+	for l := range ls.all() {
+		if !d.written[l] {
+			d.written[l] = true
+			d.changed = true
+		}
+	}
+	d.writeDone[ls] = true
 }
 
 // spreadWild marks wild everything a wild location contains: it is

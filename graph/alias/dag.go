@@ -11,7 +11,7 @@ const (
 	fWild    uint8 = 1 << iota // wild
 	fEscapes                   // wild, or stored into a container
 	fOutput                    // in DB.outputs
-	fWritten                   // in DB.written
+	fWritten                   // written (DB.written)
 )
 
 // dag numbers the treap nodes of every set the analysis made, children
@@ -44,7 +44,6 @@ func (d *DB) finish() {
 		s.id = int32(len(g.nodes))
 	}
 	visit(d.wcSet)
-	visit(d.written)
 	visit(d.outputs)
 	for _, s := range d.pts {
 		visit(s)
@@ -77,7 +76,7 @@ func (d *DB) locFlags(l loc) uint8 {
 	if d.outputs.has(l) {
 		f |= fOutput
 	}
-	if d.written.has(l) {
+	if d.written[l] {
 		f |= fWritten
 	}
 	return f

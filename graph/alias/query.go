@@ -61,10 +61,11 @@ func (d *DB) MayAliasGraphOutput(v *graph.Value) bool {
 // HasWriters reports whether some node may write v's memory.
 func (d *DB) HasWriters(v *graph.Value) bool {
 	l := d.locs(v)
-	if l == nil || d.written == nil {
+	if l == nil || !d.anyWritten {
 		return false
 	}
-	return d.any(l, fWritten) || l.has(wildcard) && d.hasWildLoc(d.written) || d.written.has(wildcard) && d.hasWildLoc(l)
+	// overlap(l, the written locations)
+	return d.any(l, fWritten) || l.has(wildcard) && d.wildWritten || d.wcWritten && d.hasWildLoc(l)
 }
 
 // EscapesToContainer reports whether v (or a value aliasing it) is
