@@ -42,11 +42,27 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime=1s ./staticruntime/ ./ops/
 	$(GO) run ./cmd/srbench compare -model all
 
+# Every fuzzer in the repository, as package:Name
+# (internal/hostile's TestMakeFuzzListsEveryFuzzer keeps the list whole).
+FUZZERS := \
+	./graph:FuzzParse \
+	./loaders:FuzzLoadBytes \
+	./loaders:FuzzParseSafetensors \
+	./loaders:FuzzReadTorchSave \
+	./loaders/pickle:FuzzUnpickle \
+	./loaders/tscode:FuzzCompile \
+	./loaders/tscode:FuzzParse \
+	./staticruntime:FuzzPrepareAndRun \
+	./staticruntime:FuzzRunInputs
+FUZZTIME ?= 60s
+
+# Each fuzzer for FUZZTIME (make fuzz FUZZTIME=10s for a short round).
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s ./graph/
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
-	$(GO) test -run '^$$' -fuzz FuzzCompile -fuzztime 60s -fuzzminimizetime 5s ./loaders/tscode/
-	$(GO) test -run '^$$' -fuzz FuzzUnpickle -fuzztime 60s -fuzzminimizetime 5s ./loaders/pickle/
+	@set -e; for f in $(FUZZERS); do \
+		pkg=$${f%%:*}; name=$${f##*:}; \
+		echo "== $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
+	done
 
 # The libtorch kernel shim (needs Debian's libtorch-dev): C++ with an
 # extern "C" API, loaded at run time by package libtorch through purego.

@@ -11,7 +11,7 @@ import (
 	"path"
 	"sort"
 
-	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/reference"
 )
 
 //go:embed models
@@ -42,11 +42,11 @@ func Files(name string) (ir, st []byte, err error) {
 	return ir, st, nil
 }
 
-// Load returns a built-in model as a fixture case.
-func Load(name string) (*fixture.Case, error) {
+// Load returns a built-in model as a reference case.
+func Load(name string) (*reference.Case, error) {
 	ir, st, err := Files(name)
 	if err != nil {
 		return nil, err
 	}
-	return fixture.Parse(name, string(ir), st)
+	return reference.Parse(name, string(ir), st)
 }

@@ -1,7 +1,8 @@
 // Package fork runs the asynchronous part of a graph: the tasks of
 // prim::fork nodes, their futures (what aten::wait blocks on) and the
 // launchers that run them, as PyTorch's TaskLauncher and at::launch
-// inter-op pool do (see shared/seeds/002, "prim::fork").
+// inter-op pool do (PyTorch's torch/csrc/jit/runtime/static/README.md,
+// on prim::fork and StaticRuntime::runAsync).
 package fork
 
 import (

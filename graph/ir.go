@@ -301,6 +301,9 @@ type Graph struct {
 	// method's parameter (forward(self, images, targets=None)), nil where
 	// it has none; nil or shorter than the inputs when there are none.
 	InputDefaults []*ivalue.IValue
+	// Backing owns memory the tensor constants view without a copy (a
+	// loader's memory-mapped archive); nil when they are Go memory.
+	Backing Backing
 }
 
 // New returns an empty graph.

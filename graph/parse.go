@@ -1175,8 +1175,15 @@ func (p *parser) parseType() (*Type, error) {
 			}
 		}
 	}
-	// Postfix: T[] is a list, T? an optional (both may repeat).
-	for p.pos < len(p.src) {
+	// Postfix: T[] is a list, T? an optional (both may repeat). Each
+	// nests t one level more, counted against maxDepth like brackets:
+	// printing and comparing types recurse.
+	for nested := p.depth; p.pos < len(p.src); nested++ {
+		if strings.HasPrefix(p.src[p.pos:], "[]") || p.src[p.pos] == '?' {
+			if nested >= maxDepth {
+				return nil, p.errf(p.pos, "type nested deeper than %d", maxDepth)
+			}
+		}
 		if strings.HasPrefix(p.src[p.pos:], "[]") {
 			p.pos += 2
 			t = ListOf(t)

@@ -113,8 +113,14 @@ func parseSchema(src string) (*Schema, error) {
 	name := strings.TrimSpace(src[:open])
 	if i := strings.IndexByte(name, '.'); i >= 0 {
 		s.Name, s.Overload = name[:i], name[i+1:]
+		if s.Overload == "" {
+			return nil, fmt.Errorf("schema %q: empty overload name", src)
+		}
 	} else {
 		s.Name = name
+	}
+	if !isOpName(s.Name) || strings.ContainsFunc(s.Overload, func(r rune) bool { return r > 0x7f || !isIdentByte(byte(r)) }) {
+		return nil, fmt.Errorf("schema %q: bad operator name %q", src, name)
 	}
 	close := matchParen(src, open)
 	if close < 0 {
@@ -130,6 +136,9 @@ func parseSchema(src string) (*Schema, error) {
 		return nil, fmt.Errorf("schema %q: missing '->'", src)
 	}
 	rest = strings.TrimSpace(rest[2:])
+	if rest == "" {
+		return nil, fmt.Errorf("schema %q: missing returns after '->' (none is written \"()\")", src)
+	}
 	if strings.HasPrefix(rest, "(") && matchParen(rest, 0) == len(rest)-1 {
 		// A parenthesised return list, unless it is a single tuple type
 		// such as "(Tensor, Tensor)" which reads the same: both mean
@@ -139,7 +148,7 @@ func parseSchema(src string) (*Schema, error) {
 			return nil, fmt.Errorf("schema %q: returns: %v", src, err)
 		}
 		s.Returns = rets
-	} else if rest != "" {
+	} else {
 		rets, err := parseArgList(rest, &s.VarRets)
 		if err != nil {
 			return nil, fmt.Errorf("schema %q: returns: %v", src, err)
@@ -147,6 +156,17 @@ func parseSchema(src string) (*Schema, error) {
 		s.Returns = rets
 	}
 	return s, nil
+}
+
+// isOpName reports whether s is an operator name: identifiers joined by
+// "::" (aten::add, prim::TupleIndex, quantized::conv2d).
+func isOpName(s string) bool {
+	for _, part := range strings.Split(s, "::") {
+		if part == "" || strings.ContainsFunc(part, func(r rune) bool { return r > 0x7f || !isIdentByte(byte(r)) }) {
+			return false
+		}
+	}
+	return true
 }
 
 func matchParen(s string, open int) int {
@@ -220,6 +240,9 @@ func parseArgList(s string, varargs *bool) ([]Argument, error) {
 		if eq := indexTop(part, '='); eq >= 0 {
 			a.Default = strings.TrimSpace(part[eq+1:])
 			part = strings.TrimSpace(part[:eq])
+			if a.Default == "" {
+				return nil, fmt.Errorf("empty default in %q", part+"=")
+			}
 		}
 		// The name is the last identifier after the type, unless the whole
 		// thing is a type (returns may be unnamed).
@@ -457,13 +480,11 @@ func (p *schemaTypeParser) parse() (*Type, int, string, error) {
 // input per argument (nodes carry all arguments positionally), each
 // input's type acceptable for its argument, and as many outputs as
 // returns. An int list argument written int[N] also accepts a single int,
-// as TorchScript does.
+// as TorchScript does. The schema is one written in Go source, so a
+// malformed one panics, as with MustParseSchema; parse others with
+// ParseSchema and use Schema.Matches.
 func (n *Node) Matches(schema string) bool {
-	s, err := ParseSchema(schema)
-	if err != nil {
-		panic(fmt.Sprintf("graph: bad schema in Matches: %v", err))
-	}
-	return s.Matches(n)
+	return MustParseSchema(schema).Matches(n)
 }
 
 // Matches is Node.Matches for a parsed schema.

@@ -20,12 +20,19 @@ func (g *Graph) Verify() error {
 type verifier struct {
 	g       *Graph
 	defined map[*Value]bool // values in scope (removed when their block ends)
-	// useSets holds the use records of values with many uses, so that
-	// checking each use of a value read by n nodes costs n, not n squared.
-	useSets map[*Value]map[Use]bool
+	// recorded holds the checked use records of values with many uses,
+	// so that finding an input's record is not a scan of its uses (a
+	// value used n times, as x in x + x + ... + x, made Verify O(n²)).
+	recorded map[useKey]bool
 }
 
-// manyUses is where a value's use records go into a set for uses.
+type useKey struct {
+	user  *Node
+	index int
+}
+
+// manyUses is the number of uses above which a value's use records are
+// looked up in verifier.recorded rather than scanned.
 const manyUses = 16
 
 // describe names a node for error messages: kind, outputs, source.
@@ -78,6 +85,14 @@ func (v *verifier) block(b *Block) error {
 			for _, u := range o.Uses {
 				if u.User == nil || u.Index < 0 || u.Index >= len(u.User.Inputs) || u.User.Inputs[u.Index] != o {
 					return fmt.Errorf("%s: output %s has a stale use record (input %d of %s)", describe(n), o, u.Index, kindOf(u.User))
+				}
+				if len(o.Uses) > manyUses {
+					if v.recorded == nil {
+						v.recorded = map[useKey]bool{}
+					}
+					// A record checked above names an input that is o, so
+					// (user, index) identifies o's record.
+					v.recorded[useKey{u.User, u.Index}] = true
 				}
 			}
 			v.defined[o] = true
@@ -145,18 +160,7 @@ func (v *verifier) uses(n *Node) error {
 		}
 		found := false
 		if len(in.Uses) > manyUses {
-			set, ok := v.useSets[in]
-			if !ok {
-				set = make(map[Use]bool, len(in.Uses))
-				for _, u := range in.Uses {
-					set[u] = true
-				}
-				if v.useSets == nil {
-					v.useSets = map[*Value]map[Use]bool{}
-				}
-				v.useSets[in] = set
-			}
-			found = set[Use{User: n, Index: i}]
+			found = v.recorded[useKey{n, i}]
 		} else {
 			for _, u := range in.Uses {
 				if u.User == n && u.Index == i {

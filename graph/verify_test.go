@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gosr/gosr/ivalue"
@@ -89,6 +90,17 @@ func TestVerify(t *testing.T) {
 		{"missing use record", func(g *Graph) {
 			g.Inputs()[0].Uses = nil
 		}, "prim::Loop (producing %y): input 2 %x has no use record"},
+		{"missing use record among many", func(g *Graph) {
+			// Past manyUses, records are looked up in a set, not scanned.
+			x := g.Inputs()[0]
+			var last *Node
+			for i := 0; i < 2*manyUses; i++ {
+				last = g.NewNode("aten::relu", []*Value{x}, 1)
+				last.Outputs[0].Type = Tensor
+				last.InsertBefore(find(g, "prim::Loop"))
+			}
+			x.Uses = slices.DeleteFunc(x.Uses, func(u Use) bool { return u.User == last })
+		}, "): input 0 %x has no use record for this node"},
 		{"stale use record", func(g *Graph) {
 			x := g.Inputs()[0]
 			x.Uses = append(x.Uses, Use{User: find(g, "aten::relu"), Index: 0})

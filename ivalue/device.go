@@ -127,8 +127,12 @@ func AllocStorage(d Device, n int) (*Storage, error) {
 }
 
 // DeviceAccessError is the panic of Go code reading a tensor whose memory
-// is on a device (only the backend that owns the device may). Runtimes
-// turn it into an error naming the node.
+// is on a device (only the backend that owns the device may): a check
+// that Go never dereferences device memory, as a bounds check is, not a
+// way to report errors. Only a Go kernel placed on a device that reads
+// data (a selection bug) meets it; the runtime's safety net for kernel
+// panics fails the run with an error naming the node, from which
+// errors.As gets this.
 type DeviceAccessError struct {
 	Device Device
 	DType  DType
@@ -166,20 +170,13 @@ func NewTensorOn(d Device, dt DType, sizes ...int) (*Tensor, error) {
 	return t, nil
 }
 
-// ResizeErr is Resize returning an error where a device allocation fails
-// (Resize panics with it).
-func (t *Tensor) ResizeErr(dt DType, sizes []int) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(error)
-			if !ok {
-				panic(r)
-			}
-			err = e
-		}
-	}()
-	t.Resize(dt, sizes)
-	return nil
+// ResizeErr is Resize returning the error of a device's allocation
+// (Resize panics with it). After an error t has no storage.
+func (t *Tensor) ResizeErr(dt DType, sizes []int) error {
+	if t.fits(dt, sizes) {
+		return nil
+	}
+	return t.resize(dt, sizes)
 }
 
 // CopyTo copies src's elements into dst (same numel; dtypes converted

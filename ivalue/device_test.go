@@ -148,3 +148,94 @@ func TestDeviceTensors(t *testing.T) {
 	require.ErrorContains(t, CopyTo(NewTensor(Float32, 5), d), "16 elements into 5")
 	require.ErrorContains(t, CopyTo(NewTensor(Float64, 2), F32Tensor([]float32{1, 2})), "copy of float32 into float64 on the host")
 }
+
+// flakyMemory is goMemory whose allocations or copies can be made to fail.
+type flakyMemory struct {
+	goMemory
+	failAlloc, failCopy bool
+}
+
+var errDevice = assert.AnError
+
+func (m *flakyMemory) Alloc(d Device, n int) (*Storage, error) {
+	if m.failAlloc {
+		return nil, errDevice
+	}
+	return m.goMemory.Alloc(d, n)
+}
+
+func (m *flakyMemory) Copy(dst, src *Tensor) error {
+	if m.failCopy {
+		return errDevice
+	}
+	return m.goMemory.Copy(dst, src)
+}
+
+// TestDeviceFailuresAreErrors: a device's failed allocation or copy is
+// an error from the calls that may meet one (ResizeErr, NewTensorOn,
+// To, CloneErr), not a panic; only the host-style calls (Resize, Clone)
+// panic with it, as their callers must not use them there.
+func TestDeviceFailuresAreErrors(t *testing.T) {
+	cuda := Device{Type: CUDA}
+	mem := &flakyMemory{goMemory: goMemory{blocks: map[unsafe.Pointer][]byte{}}}
+	RegisterDeviceMemory(CUDA, mem)
+	defer func() {
+		devMu.Lock()
+		delete(devMem, CUDA)
+		devMu.Unlock()
+	}()
+	d, err := F32Tensor([]float32{1, 2, 3}, 3).To(cuda)
+	require.NoError(t, err)
+	g, err := NewTensorOn(cuda, Float32, 2)
+	require.NoError(t, err)
+	list := ListOf(&List{Items: []IValue{FromInt(1), FromTensor(d)}})
+	dict := DictOf(&Dict{Keys: []IValue{FromString("d")}, Values: []IValue{FromTensor(d)}})
+	tests := []struct {
+		name                string
+		failAlloc, failCopy bool
+		call                func() error
+	}{
+		{"ResizeErr", true, false, func() error {
+			r := &Tensor{}
+			r.SetDevice(cuda)
+			err := r.ResizeErr(Float32, []int{8})
+			assert.Nil(t, r.Storage(), "no storage after a failed allocation")
+			assert.Equal(t, cuda, r.Device())
+			return err
+		}},
+		{"ResizeErr growing", true, false, func() error {
+			before, sizes := g.Storage(), append([]int(nil), g.Sizes()...)
+			err := g.ResizeErr(Float32, []int{64})
+			assert.Same(t, before, g.Storage(), "a failed allocation leaves the tensor as it was")
+			assert.Equal(t, sizes, g.Sizes())
+			return err
+		}},
+		{"NewTensorOn", true, false, func() error { _, err := NewTensorOn(cuda, Float32, 2); return err }},
+		{"To the device", true, false, func() error { _, err := F32Tensor([]float32{1}, 1).To(cuda); return err }},
+		{"To the host", false, true, func() error { _, err := d.To(Device{}); return err }},
+		{"CloneErr allocation", true, false, func() error { _, err := d.CloneErr(); return err }},
+		{"CloneErr copy", false, true, func() error { _, err := d.CloneErr(); return err }},
+		{"IValue.CloneErr of a list", false, true, func() error { _, err := list.CloneErr(); return err }},
+		{"IValue.CloneErr of a dict", false, true, func() error { _, err := dict.CloneErr(); return err }},
+		{"CopyTo", false, true, func() error { return CopyTo(NewTensor(Float32, 3), d) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem.failAlloc, mem.failCopy = tc.failAlloc, tc.failCopy
+			defer func() { mem.failAlloc, mem.failCopy = false, false }()
+			var err error
+			require.NotPanics(t, func() { err = tc.call() })
+			require.ErrorIs(t, err, errDevice)
+		})
+	}
+	mem.failAlloc = true
+	r := &Tensor{}
+	r.SetDevice(cuda)
+	assert.PanicsWithError(t, errDevice.Error(), func() { r.Resize(Float32, []int{2}) })
+	assert.PanicsWithError(t, errDevice.Error(), func() { d.Clone() })
+	mem.failAlloc = false
+	c, err := list.CloneErr()
+	require.NoError(t, err)
+	assert.NotSame(t, d, c.List().Items[1].Tensor())
+	assert.Equal(t, []float64{1, 2, 3}, c.List().Items[1].Tensor().Float64s())
+}

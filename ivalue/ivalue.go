@@ -233,27 +233,53 @@ func (v IValue) Equal(o IValue) bool {
 }
 
 // Clone deep-copies tensors and containers, so the result survives the
-// next Run of the runtime that produced v.
+// next Run of the runtime that produced v. Copying a tensor on a device
+// may fail: code that may clone one there calls CloneErr (Clone panics
+// with the error).
 func (v IValue) Clone() IValue {
+	c, err := v.CloneErr()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// CloneErr is Clone, returning the error of a copy on a device.
+func (v IValue) CloneErr() (IValue, error) {
 	switch v.kind {
 	case KindTensor:
-		return FromTensor(v.tensor.Clone())
+		t, err := v.tensor.CloneErr()
+		if err != nil {
+			return v, err
+		}
+		return FromTensor(t), nil
 	case KindList, KindTuple:
 		items := make([]IValue, len(v.list.Items))
 		for i, it := range v.list.Items {
-			items[i] = it.Clone()
+			c, err := it.CloneErr()
+			if err != nil {
+				return v, err
+			}
+			items[i] = c
 		}
-		return IValue{kind: v.kind, list: &List{Items: items}}
+		return IValue{kind: v.kind, list: &List{Items: items}}, nil
 	case KindDict:
 		src := v.Dict()
 		d := &Dict{Keys: make([]IValue, len(src.Keys)), Values: make([]IValue, len(src.Values))}
 		for i := range src.Keys {
-			d.Keys[i] = src.Keys[i].Clone()
-			d.Values[i] = src.Values[i].Clone()
+			k, err := src.Keys[i].CloneErr()
+			if err != nil {
+				return v, err
+			}
+			e, err := src.Values[i].CloneErr()
+			if err != nil {
+				return v, err
+			}
+			d.Keys[i], d.Values[i] = k, e
 		}
-		return DictOf(d)
+		return DictOf(d), nil
 	}
-	return v
+	return v, nil
 }
 
 // String prints the value in a Python-like form.

@@ -1,7 +1,10 @@
 package ivalue
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -69,11 +72,13 @@ var storageAllocs atomic.Uint64
 func StorageAllocs() uint64 { return storageAllocs.Load() }
 
 // AlignedBytes returns a zeroed byte slice of length n whose first byte is
-// 64-byte aligned (the alignment PyTorch's CPU allocator gives).
+// 64-byte aligned (the alignment PyTorch's CPU allocator gives). It
+// panics with an *AllocError for more than the process can ever get.
 func AlignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
+	checkAlloc(n)
 	b := make([]byte, n+63)
 	off := int(-uintptr(unsafe.Pointer(&b[0])) & 63)
 	return b[off : off+n : off+n]
@@ -120,31 +125,154 @@ type Tensor struct {
 // remembered until it moves.
 func (t *Tensor) Gen() uint32 { return t.gen }
 
-// NewTensor allocates a contiguous, zeroed tensor.
+// NewTensor allocates a contiguous, zeroed tensor. It panics (with an
+// error) when a size is negative or the element count overflows, which is
+// a programming error here: sizes that come from a file or a caller go
+// through NewTensorErr.
 func NewTensor(dt DType, sizes ...int) *Tensor {
 	t := &Tensor{}
 	t.Resize(dt, sizes)
 	return t
 }
 
+// NewTensorErr is NewTensor returning an error for negative sizes, an
+// element count (or byte count) that overflows an int, or an allocation
+// that fails.
+func NewTensorErr(dt DType, sizes ...int) (*Tensor, error) {
+	if _, err := numelBytes(dt, sizes); err != nil {
+		return nil, err
+	}
+	t := &Tensor{}
+	if err := t.ResizeErr(dt, sizes); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ErrNumelOverflow is the error of sizes whose element count does not fit
+// an int (torch: "numel: integer multiplication overflow").
+var ErrNumelOverflow = errors.New("numel: integer multiplication overflow")
+
+// CheckedNumel returns the element count of sizes, or an error when a size
+// is negative or the product of the non-zero sizes overflows an int (an
+// empty tensor's count is 0 whatever its other sizes, but sizes that
+// overflow are refused even then, so that no later product of them can
+// wrap around).
+func CheckedNumel(sizes []int) (int, error) {
+	n, zero := 1, false
+	for _, s := range sizes {
+		if s < 0 {
+			return 0, fmt.Errorf("tensor sizes %s: negative size %d", shortInts(sizes), s)
+		}
+		if s == 0 {
+			zero = true
+			continue
+		}
+		hi, lo := bits.Mul64(uint64(n), uint64(s))
+		if hi != 0 || lo > math.MaxInt {
+			return 0, fmt.Errorf("tensor sizes %s: %w", shortInts(sizes), ErrNumelOverflow)
+		}
+		n = int(lo)
+	}
+	if zero {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// numelBytes is CheckedNumel times dt's size, checked too.
+func numelBytes(dt DType, sizes []int) (int, error) {
+	n, err := CheckedNumel(sizes)
+	if err != nil {
+		return 0, err
+	}
+	if es := dt.Size(); es > 1 && n > math.MaxInt/es {
+		return 0, fmt.Errorf("tensor sizes %s of %s: the byte count overflows: %w", shortInts(sizes), dt, ErrNumelOverflow)
+	}
+	return n * dt.Size(), nil
+}
+
+// shortInts prints sizes or strides for an error, at most 16 of them
+// (they may come from a file, by the million).
+func shortInts(xs []int) string {
+	// A copy is printed, so that xs does not escape: Resize's callers pass
+	// sizes on their stack.
+	if len(xs) <= 16 {
+		return fmt.Sprint(append([]int(nil), xs...))
+	}
+	return fmt.Sprintf("%v... (%d dims)", append([]int(nil), xs[:16]...), len(xs))
+}
+
+// ViewBytes returns the number of bytes of a storage that a view of dtype
+// dt with the given offset, sizes and strides (in elements) reaches: 0 for
+// an empty view, else (the last element's index + 1) times the element
+// size. It is an error, never a wrapped-around number, when the sizes are
+// negative or their count overflows (CheckedNumel), a stride or the
+// offset is negative, or the index arithmetic overflows. Strides of 0
+// (broadcast views) reach nothing beyond their first element.
+func ViewBytes(dt DType, offset int, sizes, strides []int) (int, error) {
+	if len(strides) != len(sizes) {
+		return 0, fmt.Errorf("tensor: %d strides for %d sizes", len(strides), len(sizes))
+	}
+	n, err := CheckedNumel(sizes)
+	if err != nil {
+		return 0, err
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("tensor: negative storage offset %d", offset)
+	}
+	for _, st := range strides {
+		if st < 0 {
+			return 0, fmt.Errorf("tensor: strides %s: negative strides are not supported", shortInts(strides))
+		}
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	last := uint64(offset)
+	for i, s := range sizes {
+		hi, step := bits.Mul64(uint64(s-1), uint64(strides[i]))
+		sum, carry := bits.Add64(last, step, 0)
+		if hi != 0 || carry != 0 || sum > math.MaxInt {
+			return 0, fmt.Errorf("tensor: view %s strides %s offset %d: the storage size calculation overflows", shortInts(sizes), shortInts(strides), offset)
+		}
+		last = sum
+	}
+	hi, nb := bits.Mul64(last+1, uint64(dt.Size()))
+	if hi != 0 || nb > math.MaxInt {
+		return 0, fmt.Errorf("tensor: view %s strides %s offset %d: the storage size calculation overflows", shortInts(sizes), shortInts(strides), offset)
+	}
+	return int(nb), nil
+}
+
 // FromStorage makes a tensor viewing s with the given geometry. strides nil
-// means contiguous. It checks that the view fits in the storage.
+// means contiguous. It checks the geometry (see ViewBytes: no negative
+// size, stride or offset, no overflowing count) and that the view fits in
+// the storage.
 func FromStorage(dt DType, s *Storage, offset int, sizes, strides []int) (*Tensor, error) {
+	if s == nil {
+		return nil, fmt.Errorf("tensor: no storage")
+	}
+	if strides == nil {
+		if _, err := CheckedNumel(sizes); err != nil {
+			return nil, err
+		}
+		strides = make([]int, len(sizes))
+		contiguousStrides(strides, sizes)
+	} else {
+		strides = append([]int(nil), strides...)
+	}
+	need, err := ViewBytes(dt, offset, sizes, strides)
+	if err != nil {
+		return nil, err
+	}
+	if need > s.Len() {
+		return nil, fmt.Errorf("tensor: view %s strides %s offset %d of %s needs %d bytes, storage has %d", shortInts(sizes), shortInts(strides), offset, dt, need, s.Len())
+	}
 	t := &Tensor{dtype: dt, offset: offset}
 	t.attach(s)
 	t.sizes = append([]int(nil), sizes...)
-	if strides == nil {
-		t.strides = make([]int, len(sizes))
-		contiguousStrides(t.strides, t.sizes)
-	} else {
-		if len(strides) != len(sizes) {
-			return nil, fmt.Errorf("tensor: %d strides for %d sizes", len(strides), len(sizes))
-		}
-		t.strides = append([]int(nil), strides...)
-	}
-	if need := t.extentBytes(); need > s.Len() {
-		return nil, fmt.Errorf("tensor: view %v strides %v offset %d of %s needs %d bytes, storage has %d", sizes, t.strides, offset, dt, need, s.Len())
-	}
+	t.strides = strides
 	return t, nil
 }
 
@@ -157,13 +285,12 @@ func bytesOf[T any](data []T) []byte {
 }
 
 func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
-	n := 1
-	for _, s := range sizes {
-		n *= s
-	}
 	if sizes == nil { // no sizes given: 1-d; an empty, non-nil list means 0-d
 		sizes = []int{len(data)}
-		n = len(data)
+	}
+	n, err := CheckedNumel(sizes)
+	if err != nil {
+		panic(fmt.Sprintf("ivalue: %d elements for sizes %v: %v", len(data), sizes, err))
 	}
 	if n != len(data) {
 		panic(fmt.Sprintf("ivalue: %d elements for sizes %v", len(data), sizes))
@@ -178,7 +305,8 @@ func wrap[T any](dt DType, data []T, sizes []int) *Tensor {
 
 // F32Tensor wraps data (no copy) as a contiguous tensor of the given
 // sizes; no sizes means a 1-d tensor of len(data). It panics when the
-// element count does not match, a programming error.
+// element count does not match (or a size is negative), a programming
+// error.
 func F32Tensor(data []float32, sizes ...int) *Tensor { return wrap(Float32, data, sizes) }
 
 // F64Tensor wraps data (no copy); see F32Tensor.
@@ -270,53 +398,70 @@ func (t *Tensor) IsContiguous() bool {
 	return true
 }
 
-// extentBytes is the number of storage bytes the view reaches.
-func (t *Tensor) extentBytes() int {
-	if t.Numel() == 0 {
-		return 0
-	}
-	last := t.offset
-	for i, s := range t.sizes {
-		last += (s - 1) * t.strides[i]
-	}
-	return (last + 1) * t.dtype.Size()
-}
-
 // Resize makes t a contiguous tensor of dtype dt and the given sizes,
 // keeping its storage when it is large enough and not shared, as
 // PyTorch's out variants do. Contents are unspecified after a resize that
 // changes the geometry. It allocates only when sizes' length exceeds the
 // capacity of t's shape slices or the storage is too small, so a steady
-// run with static shapes allocates nothing.
+// run with static shapes allocates nothing. It panics with an error for a
+// negative size, an element count that overflows or memory that cannot
+// be had (ResizeErr returns it), and leaves t unchanged then.
 func (t *Tensor) Resize(dt DType, sizes []int) {
+	if t.fits(dt, sizes) {
+		return
+	}
+	if err := t.resize(dt, sizes); err != nil {
+		// Sizes a file or a caller gave, and tensors on a device, go
+		// through ResizeErr: this is a caller's bug.
+		panic(err)
+	}
+}
+
+// fits reports whether t already is a contiguous tensor of dt and sizes
+// with the memory for it: then resizing changes nothing.
+func (t *Tensor) fits(dt DType, sizes []int) bool {
 	if t.plain && t.dtype == dt && len(t.sizes) == len(sizes) && t.storage != nil {
 		same, n := true, dt.Size()
 		for i, s := range sizes {
 			same = same && t.sizes[i] == s
 			n *= s
 		}
-		if same && t.nbytes >= n {
-			return
+		return same && t.nbytes >= n
+	}
+	return false
+}
+
+// resize is Resize past its check that nothing changes: a negative size,
+// an element count that overflows or memory that cannot be had is its
+// error, and t is left unchanged then.
+func (t *Tensor) resize(dt DType, sizes []int) error {
+	need, err := numelBytes(dt, sizes)
+	if err != nil {
+		return err
+	}
+	// Allocate before changing anything, so that a failed allocation
+	// leaves t as it was.
+	var st *Storage
+	if t.storage == nil || !t.own || t.nbytes < need {
+		// A storage borrowed by SetView is another tensor's memory.
+		if t.device.IsHost() {
+			if err := allocErr(need); err != nil {
+				return err
+			}
+			st = NewStorage(need)
+		} else if st, err = AllocStorage(t.device, need); err != nil {
+			return err
 		}
 	}
 	t.plain = true
 	t.dtype = dt
 	t.setGeometry(sizes)
 	t.offset = 0
-	need := t.Numel() * dt.Size()
-	if t.storage == nil || !t.own || t.nbytes < need {
-		// A storage borrowed by SetView is another tensor's memory.
-		if t.device.IsHost() {
-			t.attach(NewStorage(need))
-		} else {
-			st, err := AllocStorage(t.device, need)
-			if err != nil {
-				panic(err)
-			}
-			t.attach(st)
-		}
+	if st != nil {
+		t.attach(st)
 		t.own = true
 	}
+	return nil
 }
 
 // ResizeLike is Resize with the sizes of o.
@@ -463,7 +608,17 @@ func (t *Tensor) B() []bool { t.check(Bool); return view[bool](t) }
 // whole storage). An empty tensor gives an empty slice whatever its
 // offset: as in PyTorch, an empty view's offset may lie past its
 // storage's end (torch.empty(4, 6, 0)[1:] has offset 6 into no bytes).
+//
+// t must be contiguous: the elements of any other view are not the numel
+// storage elements from its offset, in storage order or in logical order
+// (a transposed view's would come out transposed back), and a kernel
+// writing through the slice would write the wrong elements. It panics on
+// a non-contiguous t, a programming error (kernels check IsContiguous or
+// call Contiguous first; runtimes turn a kernel's panic into an error).
 func contigOf[T any](t *Tensor, all []T) []T {
+	if !t.plain && !t.IsContiguous() {
+		panic(&NotContiguousError{DType: t.dtype, Sizes: shortInts(t.sizes), Strides: shortInts(t.strides)})
+	}
 	n := t.Numel()
 	if n == 0 {
 		return all[:0:0]
@@ -471,11 +626,25 @@ func contigOf[T any](t *Tensor, all []T) []T {
 	return all[t.offset : t.offset+n]
 }
 
+// NotContiguousError is the panic of the *Contig accessors on a tensor
+// that is not contiguous.
+type NotContiguousError struct {
+	DType          DType
+	Sizes, Strides string
+}
+
+func (e *NotContiguousError) Error() string {
+	return fmt.Sprintf("ivalue: the contiguous elements of a non-contiguous %s tensor (sizes %s, strides %s) were asked for: make it Contiguous first", e.DType, e.Sizes, e.Strides)
+}
+
 // F32Contig returns exactly the elements of a contiguous float32 tensor
-// (empty for an empty tensor, whatever its offset).
+// (empty for an empty tensor, whatever its offset), in logical order: the
+// slice views the storage, so writes through it change t. It panics with
+// a *NotContiguousError if t is not contiguous (see Contiguous).
 func (t *Tensor) F32Contig() []float32 { return contigOf(t, t.F32()) }
 
-// F64Contig returns exactly the elements of a contiguous float64 tensor.
+// F64Contig returns exactly the elements of a contiguous float64 tensor
+// (see F32Contig).
 func (t *Tensor) F64Contig() []float64 { return contigOf(t, t.F64()) }
 
 // I64Contig returns exactly the elements of a contiguous int64 tensor.
@@ -493,8 +662,11 @@ func (t *Tensor) U8Contig() []uint8 { return contigOf(t, t.U8()) }
 // ForEachIndex calls f with the storage index of every element in
 // row-major logical order. It is for tests and cold paths; kernels use
 // their own loops.
-func (t *Tensor) ForEachIndex(f func(storageIdx int)) {
-	n := t.Numel()
+func (t *Tensor) ForEachIndex(f func(storageIdx int)) { t.forFirst(t.Numel(), f) }
+
+// forFirst is ForEachIndex for the first n elements only.
+func (t *Tensor) forFirst(n int, f func(storageIdx int)) {
+	n = min(n, t.Numel())
 	if n == 0 {
 		return
 	}
@@ -561,25 +733,39 @@ func (t *Tensor) Contiguous() *Tensor {
 	return t.Clone()
 }
 
-// Clone returns a contiguous deep copy, on t's device.
+// Clone returns a contiguous deep copy, on t's device. A copy on a
+// device may fail: code that may clone a tensor there calls CloneErr
+// (Clone panics with the error).
 func (t *Tensor) Clone() *Tensor {
+	c, err := t.CloneErr()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// CloneErr is Clone, returning the error of an allocation or copy on a
+// device.
+func (t *Tensor) CloneErr() (*Tensor, error) {
 	if !t.device.IsHost() {
 		c, err := NewTensorOn(t.device, t.dtype, t.sizes...)
 		if err == nil {
 			err = CopyTo(c, t)
 		}
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
-		return c
+		return c, nil
 	}
 	c := NewTensor(t.dtype, t.sizes...)
 	CopyInto(c, t)
-	return c
+	return c, nil
 }
 
 // CopyInto copies src's elements into dst (same dtype, same numel),
-// both in logical order. dst must be contiguous.
+// both in logical order. dst must be contiguous. Both must be on the
+// host (a copy to or from a device may fail: CopyTo returns its error;
+// CopyInto panics with it).
 func CopyInto(dst, src *Tensor) {
 	if !dst.device.IsHost() || !src.device.IsHost() {
 		if err := CopyTo(dst, src); err != nil {
@@ -678,10 +864,10 @@ func (t *Tensor) String() string {
 		}
 	}
 	if h.storage != nil {
-		vals := h.Float64s()
-		if len(vals) > 8 {
-			vals = vals[:8]
-		}
+		// The first 8 values only: a broadcast view of one stored element
+		// may have a numel in the trillions.
+		vals := make([]float64, 0, 8)
+		h.forFirst(8, func(i int) { vals = append(vals, h.elemFloat64(i)) })
 		fmt.Fprintf(&b, " %v", vals)
 		if t.Numel() > 8 {
 			b.WriteString("...")

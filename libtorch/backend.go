@@ -19,6 +19,12 @@ type Options struct {
 	// Threads is libtorch's intra-op thread count for this backend's
 	// kernels; 0 means 1, as for serving (each goroutine one core).
 	Threads int
+	// Shim is the path of the shim (build/libgosrtorch.so, made by `make
+	// libtorch`); "" looks beside the executable, in the build/ directory
+	// of the checkout this package was built from and of the working
+	// directory and its parents, then in /usr/local/lib/gosr. A process
+	// loads one shim: the first Open that finds one fixes it.
+	Shim string
 }
 
 // Backend runs ops with ATen kernels. It is an ops.KernelBackend; one
@@ -65,7 +71,7 @@ type opInfo struct {
 // the shim or libtorch the error wraps ErrNoShim and says what to install
 // and which files were looked for.
 func Open(o Options) (*Backend, error) {
-	l, err := load()
+	l, err := load(o.Shim)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // as in CI).
 func requireLib(t testing.TB) *lib {
 	t.Helper()
-	l, err := load()
+	l, err := load("")
 	if errors.Is(err, ErrNoShim) && os.Getenv("GOSR_REQUIRE_LIBTORCH") == "" {
 		t.Skipf("libtorch backend: %v", err)
 	}

@@ -35,7 +35,7 @@ const ShimName = "libgosrtorch.so"
 var ErrNoShim = errors.New("libtorch backend unavailable")
 
 // installHint says what to do when the shim is missing.
-const installHint = "install Debian's libtorch-dev and g++ (apt-get install libtorch-dev g++), run `make libtorch` in the gosr checkout, or set GOSR_LIBTORCH_SHIM to the built " + ShimName
+const installHint = "install Debian's libtorch-dev and g++ (apt-get install libtorch-dev g++), run `make libtorch` in the gosr checkout, or give the built " + ShimName + "'s path as libtorch.Options.Shim (srbench: $GOSR_LIBTORCH_SHIM)"
 
 // Info describes the loaded shim and libtorch.
 type Info struct {
@@ -58,16 +58,18 @@ type lib struct {
 	alloc, free, copy                      uintptr
 }
 
+// The process's shim: the first that loads stays loaded (a process holds
+// one libtorch), and failures are not kept, so that a later Open with
+// another Options.Shim can succeed.
 var (
-	loadOnce sync.Once
-	loaded   *lib
-	loadErr  error
+	loadMu sync.Mutex
+	loaded *lib
 )
 
-// candidates lists where the shim may be, in order.
-func candidates() []string {
-	if p := os.Getenv("GOSR_LIBTORCH_SHIM"); p != "" {
-		return []string{p}
+// candidates lists where the shim may be, in order: shim alone when set.
+func candidates(shim string) []string {
+	if shim != "" {
+		return []string{shim}
 	}
 	var out []string
 	add := func(p string) {
@@ -97,9 +99,34 @@ func candidates() []string {
 	return out
 }
 
-func load() (*lib, error) {
-	loadOnce.Do(func() { loaded, loadErr = loadShim(candidates()) })
-	return loaded, loadErr
+// load returns the process's shim, loading it (from shim, or the first of
+// the usual places) the first time. A shim asked for after another was
+// loaded is an error: one process cannot hold two.
+func load(shim string) (*lib, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if loaded != nil {
+		if shim != "" && !sameFile(shim, loaded.info.Shim) {
+			return nil, fmt.Errorf("libtorch: Options.Shim %s: this process has loaded %s already, and holds one shim", shim, loaded.info.Shim)
+		}
+		return loaded, nil
+	}
+	l, err := loadShim(candidates(shim))
+	if err != nil {
+		return nil, err
+	}
+	loaded = l
+	return l, nil
+}
+
+// sameFile reports whether paths a and b name one file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }
 
 func loadShim(paths []string) (*lib, error) {
@@ -211,9 +238,10 @@ func goString(p uintptr) string {
 
 func cString(s string) []byte { return append([]byte(s), 0) }
 
-// Available reports whether the libtorch backend can be used, and if
-// not, why (an error wrapping ErrNoShim that says what to install).
-func Available() error {
-	_, err := load()
+// Available reports whether the libtorch backend can be used with the
+// shim of Options.Shim (shim; "" searches the usual places), and if not,
+// why (an error wrapping ErrNoShim that says what to install).
+func Available(shim string) error {
+	_, err := load(shim)
 	return err
 }

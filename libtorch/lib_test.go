@@ -2,6 +2,7 @@ package libtorch
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestMissingShim(t *testing.T) {
 	require.True(t, errors.Is(err, ErrNoShim))
 	assert.Contains(t, err.Error(), p)
 	assert.Contains(t, err.Error(), "apt-get install libtorch-dev")
-	assert.Contains(t, err.Error(), "GOSR_LIBTORCH_SHIM")
+	assert.Contains(t, err.Error(), "Options.Shim")
 }
 
 func TestNotAShim(t *testing.T) {
@@ -50,4 +51,27 @@ func TestNotAShim(t *testing.T) {
 	_, err := loadShim([]string{"/lib/x86_64-linux-gnu/libm.so.6"})
 	require.True(t, errors.Is(err, ErrNoShim))
 	assert.Contains(t, err.Error(), "not a gosr libtorch shim")
+}
+
+// TestShimOption: Options.Shim is the only place looked at when set, and
+// once a shim is loaded another one is refused while the same one (by
+// any path) is not.
+func TestShimOption(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), ShimName)
+	assert.Equal(t, []string{missing}, candidates(missing))
+	assert.Greater(t, len(candidates("")), 1, "the usual places")
+
+	l := requireLib(t)
+	for _, other := range []string{missing, "/lib/x86_64-linux-gnu/libm.so.6"} {
+		_, err := Open(Options{Shim: other})
+		require.Error(t, err, other)
+		assert.Contains(t, err.Error(), "holds one shim")
+		assert.Contains(t, err.Error(), other)
+		assert.Contains(t, err.Error(), l.info.Shim)
+	}
+	link := filepath.Join(t.TempDir(), "link.so")
+	require.NoError(t, os.Symlink(l.info.Shim, link))
+	b, err := Open(Options{Shim: link})
+	require.NoError(t, err, "the loaded shim by another path")
+	assert.Equal(t, l.info.Shim, b.Info().Shim)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/libtorch"
 	"github.com/gosr/gosr/ops"
@@ -102,15 +102,9 @@ func BenchmarkAddOverhead(b *testing.B) {
 		viaGosr, viaATen, diff = append(viaGosr, g), append(viaATen, a), append(diff, g-a)
 	}
 	b.StopTimer()
-	b.ReportMetric(median(viaGosr), "ns/add")
-	b.ReportMetric(median(viaATen), "aten-ns/add")
-	b.ReportMetric(median(diff), "overhead-ns/add")
-}
-
-func median(x []float64) float64 {
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
+	b.ReportMetric(stats.Median(viaGosr), "ns/add")
+	b.ReportMetric(stats.Median(viaATen), "aten-ns/add")
+	b.ReportMetric(stats.Median(diff), "overhead-ns/add")
 }
 
 // BenchmarkAddChain is BenchmarkAddOverhead's gosr half alone (for

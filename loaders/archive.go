@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,12 +22,16 @@ import (
 // Record can hand out slices of the file's memory without a copy.
 //
 // An Archive from OpenArchive maps the file; tensors made from its records
-// view that mapping and must not be used after the last Close. Owners that
-// hand such tensors out (a loaded model) either never close the Archive or
-// take their own reference with Acquire and Close it when they are done:
-// the mapping goes away at the last Close. An Archive that is dropped
-// without Close stays mapped for the life of the process (there is no
-// finalizer: tensors may outlive the Archive value).
+// view that mapping. The mapping is reference counted: the opener holds
+// one reference, Acquire and Retain take more, and the last Close (or
+// release) unmaps it. A loaded Model holds one until Model.Close, and a
+// graph's Backing is its archive, so that a StaticModule prepared from the
+// graph retains it for as long as it runs: closing the Model early is
+// safe. Records and tensors used outside such a reference after the last
+// release fault the process; Record itself returns an error once the
+// archive is closed. An Archive dropped without Close stays mapped for the
+// life of the process (there is no finalizer: tensors may outlive the
+// Archive value).
 type Archive struct {
 	name   string
 	prefix string
@@ -34,6 +39,7 @@ type Archive struct {
 	mapped bool
 	files  map[string]*zip.File // by path relative to prefix
 	recs   []string
+	lim    limits
 
 	mu   sync.Mutex
 	refs int // Close calls left before the mapping is released
@@ -42,7 +48,12 @@ type Archive struct {
 // OpenArchive maps path into memory (copy-on-write, so that writing into a
 // tensor viewing a record never faults and never reaches the file) and
 // reads its zip directory. If mapping fails, the file is read instead.
-func OpenArchive(path string) (*Archive, error) {
+// The default Options apply.
+func OpenArchive(path string) (*Archive, error) { return OpenArchiveOptions(path, nil) }
+
+// OpenArchiveOptions is OpenArchive with limits (nil: the defaults); the
+// archive keeps them for every record and pickle read from it.
+func OpenArchiveOptions(path string, o *Options) (*Archive, error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
@@ -67,7 +78,7 @@ func OpenArchive(path string) (*Archive, error) {
 			return nil, fmt.Errorf("archive %s: %w", name, err)
 		}
 	}
-	a, err := ParseArchive(name, data)
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		if mapped {
 			syscall.Munmap(data)
@@ -79,9 +90,14 @@ func OpenArchive(path string) (*Archive, error) {
 }
 
 // ParseArchive reads the zip directory of an archive already in memory.
-// Records are slices of data.
+// Records are slices of data. The default Options apply.
 func ParseArchive(name string, data []byte) (*Archive, error) {
-	a := &Archive{name: name, data: data, files: map[string]*zip.File{}, refs: 1}
+	return ParseArchiveOptions(name, data, nil)
+}
+
+// ParseArchiveOptions is ParseArchive with limits (nil: the defaults).
+func ParseArchiveOptions(name string, data []byte, o *Options) (*Archive, error) {
+	a := &Archive{name: name, data: data, files: map[string]*zip.File{}, refs: 1, lim: o.limits()}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		if len(data) >= 2 && data[0] == 0x80 && data[1] == 0x02 {
@@ -136,18 +152,21 @@ func (a *Archive) Mapped() bool { return a.mapped }
 // Record returns a record's bytes. A stored record (PyTorch stores them
 // all, except code in torch.jit.save archives) is a slice of the archive's
 // memory, not a copy: do not keep it past Close; writing to it changes no
-// file. A deflated record is decompressed into new memory.
+// file. A deflated record is decompressed into new memory, within the
+// archive's Options (MaxEntrySize, MaxCompressionRatio): an entry that
+// would inflate beyond them is an error before anything is inflated.
 func (a *Archive) Record(rec string) ([]byte, error) {
 	f, ok := a.files[rec]
 	if !ok {
 		return nil, fmt.Errorf("archive %s: entry %q: missing", a.name, rec)
 	}
-	a.mu.Lock()
-	closed := a.refs <= 0
-	a.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("archive %s: entry %q: the archive is closed", a.name, rec)
+	// A reference for the read, so that a Close on another goroutine
+	// cannot unmap the bytes under a decompression or a bounds check.
+	data, err := a.hold()
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: entry %q: %w", a.name, rec, err)
 	}
+	defer a.Close()
 	switch f.Method {
 	case zip.Store:
 		if f.CompressedSize64 != f.UncompressedSize64 {
@@ -158,30 +177,72 @@ func (a *Archive) Record(rec string) ([]byte, error) {
 			return nil, fmt.Errorf("archive %s: entry %q: bad local header: %v", a.name, rec, err)
 		}
 		n := f.UncompressedSize64
-		if off < 0 || uint64(off) > uint64(len(a.data)) || n > uint64(len(a.data))-uint64(off) {
-			return nil, fmt.Errorf("archive %s: entry %q: truncated: %d bytes at offset %d go beyond the file (%d bytes)", a.name, rec, n, off, len(a.data))
+		if off < 0 || uint64(off) > uint64(len(data)) || n > uint64(len(data))-uint64(off) {
+			return nil, fmt.Errorf("archive %s: entry %q: truncated: %d bytes at offset %d go beyond the file (%d bytes)", a.name, rec, n, off, len(data))
 		}
-		return a.data[off : off+int64(n) : off+int64(n)], nil
+		return data[off : off+int64(n) : off+int64(n)], nil
 	case zip.Deflate:
-		if f.UncompressedSize64 > 1<<34 {
-			return nil, fmt.Errorf("archive %s: entry %q: %d bytes uncompressed is too large", a.name, rec, f.UncompressedSize64)
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
-		}
-		defer rc.Close()
-		// zip's reader stops at the declared size and checks the CRC.
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
-		}
-		if uint64(len(b)) != f.UncompressedSize64 {
-			return nil, fmt.Errorf("archive %s: entry %q: decompressed to %d bytes, header says %d", a.name, rec, len(b), f.UncompressedSize64)
-		}
-		return b, nil
+		return a.inflate(rec, f)
 	}
 	return nil, fmt.Errorf("archive %s: entry %q: compression method %d is not supported (stored or deflated)", a.name, rec, f.Method)
+}
+
+// inflate decompresses a deflated record. The declared size is checked
+// against the limits first, and the zip reader never inflates beyond it
+// (it fails on more data, and checks the CRC at the end), so a record
+// costs at most its declared size, allocated once.
+func (a *Archive) inflate(rec string, f *zip.File) ([]byte, error) {
+	n := f.UncompressedSize64
+	// The compressed bytes the reader can reach: the declared compressed
+	// size, within what the file holds.
+	comp := f.CompressedSize64
+	if off, err := f.DataOffset(); err == nil && off >= 0 && uint64(off) <= uint64(len(a.data)) {
+		comp = min(comp, uint64(len(a.data))-uint64(off))
+	}
+	// Whatever the limits, deflate cannot inflate beyond 1032:1 (a
+	// 258-byte match in two bits): a larger declared size is a lie that
+	// must not size an allocation.
+	if n > 1040*comp+1024 {
+		return nil, fmt.Errorf("archive %s: entry %q: %d bytes compressed cannot inflate to the %d its header declares", a.name, rec, comp, n)
+	}
+	if r := a.lim.MaxCompressionRatio; r >= 0 && n > ratioExempt && n/uint64(r) > comp {
+		return nil, fmt.Errorf("archive %s: entry %q: %d bytes compressed inflate to %d, a ratio over the limit of %d:1 (Options.MaxCompressionRatio)", a.name, rec, comp, n, r)
+	}
+	if max := a.lim.MaxEntrySize; max >= 0 && n > uint64(max) {
+		return nil, fmt.Errorf("archive %s: entry %q: inflates to %d bytes, more than the entry limit of %d (Options.MaxEntrySize)", a.name, rec, n, max)
+	}
+	if n > math.MaxInt-1 {
+		return nil, fmt.Errorf("archive %s: entry %q: %d bytes uncompressed is too large", a.name, rec, n)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
+	}
+	defer rc.Close()
+	b := make([]byte, n)
+	got, err := io.ReadFull(io.LimitReader(rc, int64(n)), b)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: entry %q: decompressed to %d bytes, header says %d: %v", a.name, rec, got, n, err)
+	}
+	// The end of the stream: the zip reader reports more data than
+	// declared, or a bad CRC, here.
+	var one [1]byte
+	if k, err := rc.Read(one[:]); k != 0 || err != io.EOF {
+		if err == nil || err == io.EOF {
+			err = errors.New("more data than declared")
+		}
+		return nil, fmt.Errorf("archive %s: entry %q: %v", a.name, rec, err)
+	}
+	return b, nil
+}
+
+// size is a record's declared (uncompressed) size; 0 for a missing one.
+func (a *Archive) size(rec string) int64 {
+	f, ok := a.files[rec]
+	if !ok {
+		return 0
+	}
+	return int64(min(f.UncompressedSize64, math.MaxInt64))
 }
 
 // Verify checks every record's CRC-32. Record does not (it would read every
@@ -199,9 +260,25 @@ func (a *Archive) Verify() error {
 	return nil
 }
 
+// errClosed is what Record and Retain return once the mapping is gone.
+var errClosed = errors.New("the archive is closed")
+
+// hold takes a reference and returns the archive's bytes, or errClosed.
+func (a *Archive) hold() ([]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.refs <= 0 {
+		return nil, errClosed
+	}
+	a.refs++
+	return a.data, nil
+}
+
 // Acquire takes another reference: the mapping stays until Close has been
 // called once more than Acquire. A model that keeps tensors viewing the
-// archive acquires it and closes it when it is closed itself.
+// archive acquires it and closes it when it is closed itself. Acquire on
+// a closed archive takes nothing (and its Close does nothing): use Retain
+// where that must be an error.
 func (a *Archive) Acquire() *Archive {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -209,6 +286,18 @@ func (a *Archive) Acquire() *Archive {
 		a.refs++
 	}
 	return a
+}
+
+// Retain takes a reference as graph.Backing asks: release gives it back
+// (once, however often it is called). Once the archive is closed it
+// fails, naming the archive. The loaders make the archive the Backing of
+// the graphs whose constants view it.
+func (a *Archive) Retain() (release func(), err error) {
+	if _, err := a.hold(); err != nil {
+		return nil, fmt.Errorf("archive %s: %w: the tensors read from it are gone", a.name, err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { a.Close() }) }, nil //nolint:errcheck // an unmap error leaves nothing to undo
 }
 
 // Close releases one reference; the last unmaps the file. Tensors and

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,148 +16,157 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/internal/ptfixture"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/staticruntime"
 )
 
-func medianOf(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
+// Speed of forks and pools, as Benchmark functions whose iterations are
+// rounds: the configurations compared run in turn within each round, so
+// that the machine's drift from round to round falls on all alike, and
+// the medians over rounds are reported. Nothing else should use the CPU:
+//
+//	go test -run '^$' -bench 'ForkInterop|PoolScaling' -benchtime 21x ./loaders/
+
+// findCase returns the fixture called name in dir's manifest.
+func findCase(b *testing.B, dir, name string) ptfixture.Case {
+	cases, err := ptfixture.Manifest(dir)
+	require.NoError(b, err)
+	for _, c := range cases {
+		if c.Name() == name {
+			return c
+		}
+	}
+	b.Fatalf("no fixture %s in %s", name, dir)
+	return ptfixture.Case{}
 }
 
-// TestForkSpeed measures issue 6's figures on this machine, runs
-// interleaved, medians:
-//   - the two-branch CNN block with 1 and 2 inter-op workers;
-//   - throughput of 1 and 2 goroutines through a Pool (DLRM-style model,
-//     resnet18), and for DLRM, in the same rounds, two controls: gosr
-//     itself in 1 and 2 processes, and PyTorch's Static Runtime in 1 and 2
-//     processes; each with its runs per busy CPU-second and the share of
-//     CPU time the hypervisor stole (see scaling).
-//
-// Set GOSR_FORK_SPEED=1 to run it; nothing else should use the CPU.
-func TestForkSpeed(t *testing.T) {
-	if os.Getenv("GOSR_FORK_SPEED") == "" {
-		t.Skip("set GOSR_FORK_SPEED=1")
-	}
-	cases, err := ptfixture.Manifest(ptfixture.Committed())
-	require.NoError(t, err)
-	large, err := ptfixture.Manifest(ptfixture.LargeDir(t))
-	require.NoError(t, err)
-	cases = append(cases, large...)
-	find := func(name string) ptfixture.Case {
-		for _, c := range cases {
-			if c.Name() == name {
-				return c
-			}
-		}
-		t.Fatalf("no fixture %s", name)
-		return ptfixture.Case{}
-	}
-	prep := func(c ptfixture.Case, interop int) (*staticruntime.StaticModule, []ivalue.IValue) {
-		in, _ := caseInputs(t, c)
-		return loadModule(t, c.Path, interop), in
-	}
-
-	// Inter-op parallelism inside one request.
+// BenchmarkForkInterop times the two-branch CNN block (fork_cnn) with 1
+// and 2 inter-op workers. Each round times a batch of runs (about 20 ms)
+// with each; reported: the medians, us per run, and their ratio.
+func BenchmarkForkInterop(b *testing.B) {
 	for _, name := range []string{"fork_cnn.scripted_frozen", "fork_cnn.traced_frozen"} {
-		c := find(name)
-		var rs [2]*staticruntime.StaticRuntime
-		var in []ivalue.IValue
-		for i := range rs {
-			var sm *staticruntime.StaticModule
-			sm, in = prep(c, i+1)
-			rs[i] = sm.NewRuntime()
-			for range 5 {
-				_, err := rs[i].Run(in...)
-				require.NoError(t, err)
-			}
-		}
-		t0 := time.Now()
-		rs[0].Run(in...)
-		per := max(1, int(20*time.Millisecond/time.Since(t0)))
-		var samples [2][]float64
-		for range 21 {
-			for i, r := range rs {
-				t0 := time.Now()
-				for range per {
-					r.Run(in...)
+		b.Run(name, func(b *testing.B) {
+			c := findCase(b, ptfixture.Committed(), name)
+			in, _ := caseInputs(b, c)
+			var rs [2]*staticruntime.StaticRuntime
+			for i := range rs {
+				rs[i] = loadModule(b, c.Path, i+1).NewRuntime()
+				for range 5 {
+					_, err := rs[i].Run(in...)
+					require.NoError(b, err)
 				}
-				samples[i] = append(samples[i], float64(time.Since(t0).Microseconds())/float64(per))
 			}
-		}
-		m1, m2 := medianOf(samples[0]), medianOf(samples[1])
-		t.Logf("%-26s interop 1: %8.1f us   interop 2: %8.1f us   speedup %.2fx", name, m1, m2, m1/m2)
-	}
-
-	// Many requests at once through a pool.
-	for _, name := range []string{"dlrm_like.scripted_frozen", "resnet18.scripted_frozen"} {
-		c := find(name)
-		sm, in := prep(c, 1)
-		pool := staticruntime.NewPool(sm, 2)
-		run := func(r *staticruntime.StaticRuntime) error { _, err := r.Run(in...); return err }
-		require.NoError(t, pool.Do(context.Background(), run))
-		// Each goroutine runs for about 0.3 s and its own rate is
-		// requests over its own elapsed time; the rates add up. (Timing
-		// a fixed number of requests per goroutine instead counts the
-		// slower goroutine's tail as idle time of the other.)
-		const span = 200 * time.Millisecond
-		throughput := func(g int) float64 {
-			var wg sync.WaitGroup
-			rates := make([]float64, g)
-			for i := range g {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+			t0 := time.Now()
+			rs[0].Run(in...)
+			per := max(1, int(20*time.Millisecond/max(time.Since(t0), time.Microsecond)))
+			var samples [2][]float64
+			b.ResetTimer()
+			for range b.N {
+				for i, r := range rs {
 					t0 := time.Now()
-					n := 0
-					for time.Since(t0) < span {
-						pool.Do(context.Background(), run)
-						n++
+					for range per {
+						r.Run(in...)
 					}
-					rates[i] = float64(n) / time.Since(t0).Seconds()
-				}()
+					samples[i] = append(samples[i], float64(time.Since(t0).Microseconds())/float64(per))
+				}
 			}
-			wg.Wait()
-			sum := 0.0
-			for _, r := range rates {
-				sum += r
+			b.StopTimer()
+			m1, m2 := stats.Median(samples[0]), stats.Median(samples[1])
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(m1, "us-1-worker")
+			b.ReportMetric(m2, "us-2-workers")
+			b.ReportMetric(m1/m2, "x-speedup")
+		})
+	}
+}
+
+// BenchmarkPoolScaling measures the throughput of 1 and 2 goroutines
+// through a Pool (DLRM-style model, resnet18), each round a pair: 1
+// goroutine, then 2. For DLRM, in the same rounds, two controls: gosr
+// itself in 1 and 2 processes, and PyTorch's Static Runtime in 1 and 2
+// processes (where a Python with torch is found); each with its runs per
+// busy CPU-second and the share of CPU time the hypervisor stole (see
+// scaling). Reported per configuration (pool, gosr-procs, pt-procs): the
+// median rates at 1 and 2, the ratio of the medians, the median of the
+// per-round ratios; and the pool's allocations per request.
+func BenchmarkPoolScaling(b *testing.B) {
+	for _, name := range []string{"dlrm_like.scripted_frozen", "resnet18.scripted_frozen"} {
+		b.Run(name, func(b *testing.B) {
+			dir := ptfixture.Committed()
+			if strings.HasPrefix(name, "resnet18") {
+				dir = ptfixture.LargeDir(b)
 			}
-			return sum
-		}
-		throughput(2) // makes the second runtime
-		// The controls, in the same rounds where the model is quick enough
-		// for rates over 0.2 s: gosr and PyTorch's Static Runtime in 1
-		// and 2 processes, which share no memory at all.
-		var pt *ptScaling
-		var procs *gosrProcs
-		if name == "dlrm_like.scripted_frozen" {
-			pt = startPTScaling(t, c, span)
-			procs = startGosrProcs(t, c, span)
-		}
-		// Rounds are paired (1 goroutine, then 2, back to back): the
-		// median of the per-round ratios is robust to the machine's
-		// drift from round to round, which the ratio of medians is not.
-		var pool1, pt1, procs1 scaling
-		for range 21 {
-			pool1.pair(func() float64 { return throughput(1) }, func() float64 { return throughput(2) })
+			c := findCase(b, dir, name)
+			in, _ := caseInputs(b, c)
+			pool := staticruntime.NewPool(loadModule(b, c.Path, 1), 2)
+			run := func(r *staticruntime.StaticRuntime) error { _, err := r.Run(in...); return err }
+			require.NoError(b, pool.Do(context.Background(), run))
+			// Each goroutine runs for the span and its own rate is
+			// requests over its own elapsed time; the rates add up.
+			// (Timing a fixed number of requests per goroutine instead
+			// counts the slower goroutine's tail as idle time of the
+			// other.)
+			const span = 200 * time.Millisecond
+			throughput := func(g int) float64 {
+				var wg sync.WaitGroup
+				rates := make([]float64, g)
+				for i := range g {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						t0 := time.Now()
+						n := 0
+						for time.Since(t0) < span {
+							pool.Do(context.Background(), run)
+							n++
+						}
+						rates[i] = float64(n) / time.Since(t0).Seconds()
+					}()
+				}
+				wg.Wait()
+				sum := 0.0
+				for _, r := range rates {
+					sum += r
+				}
+				return sum
+			}
+			throughput(2) // makes the second runtime
+			// The controls, where the model is quick enough for rates
+			// over the span: gosr and PyTorch's Static Runtime in 1 and 2
+			// processes, which share no memory at all.
+			var pt *ptScaling
+			var procs *gosrProcs
+			if strings.HasPrefix(name, "dlrm_like") {
+				pt = startPTScaling(b, c, span)
+				procs = startGosrProcs(b, c, span)
+			}
+			// Rounds are paired (1 goroutine, then 2, back to back): the
+			// median of the per-round ratios is robust to the machine's
+			// drift from round to round, which the ratio of medians is not.
+			var pool1, pt1, procs1 scaling
+			b.ResetTimer()
+			for range b.N {
+				pool1.pair(func() float64 { return throughput(1) }, func() float64 { return throughput(2) })
+				if pt != nil {
+					pt1.pair(func() float64 { return pt.rate(b, 1) }, func() float64 { return pt.rate(b, 2) })
+				}
+				if procs != nil {
+					procs1.pair(func() float64 { return procs.rate(b, 1) }, func() float64 { return procs.rate(b, 2) })
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(0, "ns/op")
+			pool1.report(b, "pool")
 			if pt != nil {
-				pt1.pair(func() float64 { return pt.rate(t, 1) }, func() float64 { return pt.rate(t, 2) })
+				pt1.report(b, "pt-procs")
 			}
 			if procs != nil {
-				procs1.pair(func() float64 { return procs.rate(t, 1) }, func() float64 { return procs.rate(t, 2) })
+				procs1.report(b, "gosr-procs")
 			}
-		}
-		pool1.log(t, name, "1 goroutine", "2 goroutines", "")
-		if pt != nil {
-			pt1.log(t, name, "PyTorch SR, 1 process", "2 processes", " (the same rounds)")
-		}
-		if procs != nil {
-			procs1.log(t, name, "gosr, 1 process", "2 processes", " (the same rounds)")
-		}
-		allocs := testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) })
-		t.Logf("%-26s allocations per pooled request: %v", name, allocs)
+			b.ReportMetric(testing.AllocsPerRun(5, func() { pool.Do(context.Background(), run) }), "allocs/request")
+		})
 	}
 }
 
@@ -195,12 +203,21 @@ func (s *scaling) pair(one, two func() float64) {
 	}
 }
 
-func (s *scaling) log(t *testing.T, name, one, two, note string) {
-	a, b := medianOf(s.r1), medianOf(s.r2)
-	t.Logf("%-26s %s: %9.1f runs/s   %s: %9.1f runs/s   ratio %.2fx   median paired ratio %.2fx%s", name, one, a, two, b, b/a, medianOf(s.ratios), note)
+// report adds the configuration's figures to b's, prefixed by name:
+// median rates at 1 and 2, the ratio of the medians, the median paired
+// ratio, and (where /proc/stat was read) the median paired ratio of runs
+// per busy CPU-second and the stolen share of the CPU time wanted.
+func (s *scaling) report(b *testing.B, name string) {
+	a, c := stats.Median(s.r1), stats.Median(s.r2)
+	b.ReportMetric(a, name+"-1-runs/s")
+	b.ReportMetric(c, name+"-2-runs/s")
+	b.ReportMetric(c/a, name+"-x")
+	b.ReportMetric(stats.Median(s.ratios), name+"-x-paired")
 	if len(s.cpuRatios) > 0 {
 		share := func(i int) float64 { return 100 * s.steal[i] / (s.busy[i] + s.steal[i]) }
-		t.Logf("%-26s   per busy CPU-second, 2 against 1: %.2f (median paired); steal %.1f%% / %.1f%% of the CPU time wanted", name, medianOf(s.cpuRatios), share(0), share(1))
+		b.ReportMetric(stats.Median(s.cpuRatios), name+"-x-per-busy-cpu")
+		b.ReportMetric(share(0), name+"-1-steal-%")
+		b.ReportMetric(share(1), name+"-2-steal-%")
 	}
 }
 
@@ -233,7 +250,7 @@ type ptScaling struct {
 
 // startPTScaling starts the script for c, or returns nil (and says why)
 // where no python3 imports torch.
-func startPTScaling(t *testing.T, c ptfixture.Case, span time.Duration) *ptScaling {
+func startPTScaling(t testing.TB, c ptfixture.Case, span time.Duration) *ptScaling {
 	py, err := ptfixture.FindPython("torch")
 	if err != nil {
 		t.Logf("no PyTorch control: %v", err)
@@ -247,7 +264,7 @@ func startPTScaling(t *testing.T, c ptfixture.Case, span time.Duration) *ptScali
 
 // loadModule loads a fixture archive as a module with interop inter-op
 // workers.
-func loadModule(t *testing.T, path string, interop int) *staticruntime.StaticModule {
+func loadModule(t testing.TB, path string, interop int) *staticruntime.StaticModule {
 	m, err := loaders.Load(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
@@ -260,7 +277,7 @@ func loadModule(t *testing.T, path string, interop int) *staticruntime.StaticMod
 
 // startWorker starts cmd, stopped when the test ends (by closing its
 // stdin), and waits for it to print "ready".
-func startWorker(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
+func startWorker(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
@@ -275,7 +292,7 @@ func startWorker(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Scanner) {
 
 // rate runs n worker processes for one round and returns their summed
 // runs per second.
-func (p *ptScaling) rate(t *testing.T, n int) float64 {
+func (p *ptScaling) rate(t testing.TB, n int) float64 {
 	_, err := fmt.Fprintln(p.in, n)
 	require.NoError(t, err)
 	require.True(t, p.out.Scan(), "pt_pool_scaling.py ended")
@@ -284,19 +301,19 @@ func (p *ptScaling) rate(t *testing.T, n int) float64 {
 	return r
 }
 
-// gosrProcs drives two copies of this test binary, each running
-// TestPoolWorker: gosr on one runtime per process, so that nothing in the
-// process is shared between the two busy cores.
+// gosrProcs drives two copies of this test binary, each a pool worker
+// (TestMain, poolWorker): gosr on one runtime per process, so that
+// nothing in the process is shared between the two busy cores.
 type gosrProcs struct {
 	ins  [2]io.WriteCloser
 	outs [2]*bufio.Scanner
 }
 
-func startGosrProcs(t *testing.T, c ptfixture.Case, span time.Duration) *gosrProcs {
+func startGosrProcs(t testing.TB, c ptfixture.Case, span time.Duration) *gosrProcs {
 	g := &gosrProcs{}
 	for i := range g.ins {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPoolWorker$")
-		cmd.Env = append(os.Environ(), "GOSR_POOL_WORKER="+strings.Join([]string{c.Path, c.Inputs, c.Expected, span.String()}, "\n"))
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), poolWorkerEnv+"="+strings.Join([]string{c.Path, c.Inputs, span.String()}, "\n"))
 		cmd.Stderr = os.Stderr
 		g.ins[i], g.outs[i] = startWorker(t, cmd)
 	}
@@ -305,7 +322,7 @@ func startGosrProcs(t *testing.T, c ptfixture.Case, span time.Duration) *gosrPro
 
 // rate runs n worker processes for one round, starting together, and
 // returns their summed runs per second.
-func (g *gosrProcs) rate(t *testing.T, n int) float64 {
+func (g *gosrProcs) rate(t testing.TB, n int) float64 {
 	start := time.Now().Add(10 * time.Millisecond).UnixNano()
 	for i := range n {
 		_, err := fmt.Fprintln(g.ins[i], start)
@@ -321,38 +338,65 @@ func (g *gosrProcs) rate(t *testing.T, n int) float64 {
 	return sum
 }
 
-// TestPoolWorker is the body of a gosrProcs worker (GOSR_POOL_WORKER is
-// the model, inputs and expected outputs' paths and the span, a line each): it prints "ready", then for each start time
-// (Unix nanoseconds) read from stdin runs the model from then on for the
-// span and prints its rate.
-func TestPoolWorker(t *testing.T) {
-	spec := os.Getenv("GOSR_POOL_WORKER")
-	if spec == "" {
-		t.Skip("a worker process of TestForkSpeed")
-	}
+// poolWorkerEnv, set in a child's environment, makes this test binary a
+// pool worker (TestMain): a way for a benchmark to start copies of itself,
+// not a setting.
+const poolWorkerEnv = "GOSR_POOL_WORKER"
+
+// poolWorker is the body of a gosrProcs worker. spec is the model's and
+// its inputs' paths and the span, a line each. It prints "ready", then
+// for each start time (Unix nanoseconds) read from stdin runs the model
+// from then on for the span and prints its rate.
+func poolWorker(spec string) error {
 	parts := strings.Split(spec, "\n")
-	require.Len(t, parts, 4)
-	span, err := time.ParseDuration(parts[3])
-	require.NoError(t, err)
-	in, _ := caseInputs(t, ptfixture.Case{Inputs: parts[1], Expected: parts[2]})
-	r := loadModule(t, parts[0], 1).NewRuntime()
+	if len(parts) != 3 {
+		return fmt.Errorf("%s: want 3 lines (model, inputs, span), got %d", poolWorkerEnv, len(parts))
+	}
+	span, err := time.ParseDuration(parts[2])
+	if err != nil {
+		return err
+	}
+	in, err := loaders.ReadTorchSave(parts[1])
+	if err != nil {
+		return err
+	}
+	inputs := []ivalue.IValue{in}
+	if in.Kind() == ivalue.KindTuple || in.Kind() == ivalue.KindList {
+		inputs = in.List().Items
+	}
+	m, err := loaders.Load(parts[0])
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	o := staticruntime.DefaultOptions()
+	o.InterOpThreads = 1
+	sm, err := staticruntime.NewStaticModule(m.Graph, &o)
+	if err != nil {
+		return err
+	}
+	r := sm.NewRuntime()
 	for range 1000 {
-		_, err := r.Run(in...)
-		require.NoError(t, err)
+		if _, err := r.Run(inputs...); err != nil {
+			return err
+		}
 	}
 	fmt.Println("ready")
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		start, err := strconv.ParseInt(sc.Text(), 10, 64)
-		require.NoError(t, err)
+		if err != nil {
+			return err
+		}
 		for time.Now().UnixNano() < start {
 		}
 		t0 := time.Now()
 		n := 0
 		for time.Since(t0) < span {
-			r.Run(in...)
+			r.Run(inputs...)
 			n++
 		}
 		fmt.Println(float64(n) / time.Since(t0).Seconds())
 	}
+	return sc.Err()
 }

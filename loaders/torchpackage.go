@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -43,6 +44,9 @@ type Package struct {
 	modules map[string]pkgModule // dotted name -> source
 	names   []string             // modules with a source, sorted
 	dirs    map[string]bool      // folders holding sources: implicit packages
+	// closed: the package's own reference is given back; what others
+	// hold (models) may keep the mapping, but the package reads no more.
+	closed atomic.Bool
 }
 
 type pkgModule struct {
@@ -65,9 +69,14 @@ type fallbackManifest struct {
 	Ops     []FallbackOp `json:"ops"`
 }
 
-// OpenPackage maps a torch.package archive and indexes its modules.
-func OpenPackage(path string) (*Package, error) {
-	a, err := OpenArchive(path)
+// OpenPackage maps a torch.package archive and indexes its modules. The
+// default Options bound what reading it may cost.
+func OpenPackage(path string) (*Package, error) { return OpenPackageOptions(path, nil) }
+
+// OpenPackageOptions is OpenPackage with limits (nil: the defaults), which
+// apply to everything read from the package.
+func OpenPackageOptions(path string, o *Options) (*Package, error) {
+	a, err := OpenArchiveOptions(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +92,12 @@ func OpenPackage(path string) (*Package, error) {
 // ParsePackage is OpenPackage for an archive already in memory (records
 // and tensors view data).
 func ParsePackage(name string, data []byte) (*Package, error) {
-	a, err := ParseArchive(name, data)
+	return ParsePackageOptions(name, data, nil)
+}
+
+// ParsePackageOptions is ParsePackage with limits (nil: the defaults).
+func ParsePackageOptions(name string, data []byte, o *Options) (*Package, error) {
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +176,29 @@ func (p *Package) Has(name string) bool { return p.a.Has(name) }
 // Record returns a record's bytes: a view of the archive's memory for a
 // stored record (torch.package stores all but TorchScript code), valid
 // until the last Close.
-func (p *Package) Record(name string) ([]byte, error) { return p.a.Record(name) }
+func (p *Package) Record(name string) ([]byte, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	return p.a.Record(name)
+}
 
 // Close releases the package's reference to the mapping; models loaded
-// from it keep theirs until they are closed.
-func (p *Package) Close() error { return p.a.Close() }
+// from it keep theirs until they are closed. Closing twice releases it
+// once: the second must not take a model's reference.
+func (p *Package) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	return p.a.Close()
+}
+
+func (p *Package) checkOpen() error {
+	if p.closed.Load() {
+		return fmt.Errorf("package %s: the package is closed", p.a.Name())
+	}
+	return nil
+}
 
 // Modules lists the dotted names of the modules whose Python source the
 // package holds ("textpkg" for textpkg/__init__.py, "textpkg.tok"),
@@ -223,6 +255,9 @@ func (p *Package) PythonVersion() string {
 // checkedRecord is Record with the CRC-32 checked, for the small records
 // read as text or pickles (storages are not checked, as in Load).
 func (p *Package) checkedRecord(rec string) ([]byte, error) {
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
 	b, err := p.a.Record(rec)
 	if err != nil {
 		return nil, err
@@ -298,8 +333,8 @@ func resourcePath(pkg, resource string) string {
 // of that kind, whose first input is the constant function name; every
 // such node must match an op of this package's manifest. Tensor constants
 // view the package's mapping: the Model holds a reference to it until
-// Model.Close.
-func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
+// Model.Close, and the graph's Backing is the mapping (see Model.Close).
+func (p *Package) LoadScript(pkg, resource string) (m *Model, err error) {
 	if resource == "" {
 		return nil, fmt.Errorf("package %s: LoadScript(%q, %q): the resource name is empty", p.a.Name(), pkg, resource)
 	}
@@ -307,6 +342,19 @@ func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
 	if !p.a.Has(rec) {
 		return nil, fmt.Errorf("package %s: no resource %s (%s): %w", p.a.Name(), resource, rec, fs.ErrNotExist)
 	}
+	// The model's reference, taken before reading so that a Close on
+	// another goroutine cannot unmap the records under the compiler.
+	if err := p.checkOpen(); err != nil {
+		return nil, err
+	}
+	if _, err := p.a.hold(); err != nil {
+		return nil, fmt.Errorf("package %s: %w", p.a.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			p.a.Close()
+		}
+	}()
 	fallbacks, err := p.Fallbacks()
 	if err != nil {
 		return nil, err
@@ -322,14 +370,14 @@ func (p *Package) LoadScript(pkg, resource string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := p.compileScript(rec, id)
+	m, err = p.compileScript(rec, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkFallbackNodes(m.Graph, fallbacks); err != nil {
 		return nil, fmt.Errorf("package %s: %s: %w", p.a.Name(), rec, err)
 	}
-	m.archive = p.a.Acquire()
+	m.own(p.a)
 	return m, nil
 }
 
@@ -366,19 +414,27 @@ func (p *Package) compileScript(rec, id string) (*Model, error) {
 		consts = cv.List().Items
 	}
 	// Code of every ScriptModule in the package lies in one folder.
+	code := newCodeBudget(p.a)
 	src := func(entry string) ([]byte, error) {
 		full := pkgTSCodeDir + entry
 		if !p.a.Has(full) {
 			return nil, fmt.Errorf("package %s: entry %q: %w", p.a.Name(), full, fs.ErrNotExist)
 		}
-		return p.checkedRecord(full)
+		return code.read(full, p.checkedRecord)
 	}
 	res, err := tscode.Compile(obj, consts, src, "forward")
 	if err != nil {
 		return nil, fmt.Errorf("package %s: %s (code under %s): %w", p.a.Name(), rec, pkgTSCodeDir, err)
 	}
+	if err := checkGraphSize(res.Graph, p.a.lim.MaxGraphNodes); err != nil {
+		return nil, fmt.Errorf("package %s: %s: %w", p.a.Name(), rec, err)
+	}
 	version := ""
-	if b, err := p.checkedRecord(pkgVersionRec); err == nil {
+	if p.a.Has(pkgVersionRec) {
+		b, err := p.checkedRecord(pkgVersionRec)
+		if err != nil {
+			return nil, err
+		}
 		version = strings.TrimSpace(string(b))
 	}
 	return &Model{
@@ -524,7 +580,7 @@ func (d *pkgDescriber) global(module, name string) (any, error) {
 func (d *pkgDescriber) persistentLoad(pid any) (any, error) {
 	t, ok := pid.(pickle.Tuple)
 	if !ok || len(t) == 0 {
-		return nil, fmt.Errorf("persistent id %v: expected a tuple ('storage' or 'reduce_package', ...)", pid)
+		return nil, fmt.Errorf("persistent id %s: expected a tuple ('storage' or 'reduce_package', ...)", pickle.Describe(pid))
 	}
 	kind, _ := t[0].(string)
 	if b, ok := t[0].([]byte); ok {
@@ -552,16 +608,16 @@ func (d *pkgDescriber) persistentLoad(pid any) (any, error) {
 		}
 		a, ok := args.(pickle.Tuple)
 		if !ok || len(a) != 1 {
-			return nil, fmt.Errorf("%s: arguments %v, expected (script module id,)", unpackageScriptModule, args)
+			return nil, fmt.Errorf("%s: arguments %s, expected (script module id,)", unpackageScriptModule, pickle.Describe(args))
 		}
 		id, ok := a[0].(string)
 		if !ok || id == "" || strings.ContainsAny(id, "/\\") || id == "." || id == ".." {
-			return nil, fmt.Errorf("%s: script module id %v, expected a folder name under %s", unpackageScriptModule, a[0], pkgTSCodeDir)
+			return nil, fmt.Errorf("%s: script module id %s, expected a folder name under %s", unpackageScriptModule, pickle.Describe(a[0]), pkgTSCodeDir)
 		}
 		d.scripts++
 		return &scriptModuleRef{id}, nil
 	}
-	return nil, fmt.Errorf("persistent id of kind %v is not supported ('storage' or 'reduce_package')", t[0])
+	return nil, fmt.Errorf("persistent id of kind %s is not supported ('storage' or 'reduce_package')", pickle.Describe(t[0]))
 }
 
 // describePickled names what a pickle held, for errors.

@@ -120,6 +120,10 @@ type torchUnpickler struct {
 	table    map[string]any
 	conv     map[any]ivalue.IValue
 	busy     map[any]bool
+	// budget is the values convert may still make (Options.MaxPickleItems):
+	// tuples are not shared, so a tuple reached through many paths is
+	// converted each time.
+	budget int
 }
 
 func (u *torchUnpickler) global(module, name string) (any, error) {
@@ -161,10 +165,10 @@ func (u *torchUnpickler) global(module, name string) (any, error) {
 func (u *torchUnpickler) persistentLoad(pid any) (any, error) {
 	t, ok := pid.(pickle.Tuple)
 	if !ok || len(t) < 5 {
-		return nil, fmt.Errorf("persistent id %v: expected ('storage', storage type, key, location, numel)", pid)
+		return nil, fmt.Errorf("persistent id %s: expected ('storage', storage type, key, location, numel)", pickle.Describe(pid))
 	}
 	if kind, _ := t[0].(string); kind != "storage" {
-		return nil, fmt.Errorf("persistent id of kind %v is not supported (only 'storage')", t[0])
+		return nil, fmt.Errorf("persistent id of kind %s is not supported (only 'storage')", pickle.Describe(t[0]))
 	}
 	cls, ok := t[1].(storageClass)
 	if !ok {
@@ -174,13 +178,16 @@ func (u *torchUnpickler) persistentLoad(pid any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("persistent id: storage key is %T, expected a str", t[2])
 	}
+	if len(key) > maxKey {
+		return nil, fmt.Errorf("persistent id: storage key of %d bytes, expected at most %d (a zip entry name)", len(key), maxKey)
+	}
 	numel, ok := t[4].(int64)
 	if !ok || numel < 0 {
-		return nil, fmt.Errorf("persistent id for storage %q: numel is %v, expected a non-negative int", key, t[4])
+		return nil, fmt.Errorf("persistent id for storage %s: numel is %s, expected a non-negative int", pickle.Describe(key), pickle.Describe(t[4]))
 	}
 	if s, ok := u.storages[key]; ok {
 		if s.dtype != cls.dtype {
-			return nil, fmt.Errorf("storage %q used as %s and as %s", key, s.dtype, cls.dtype)
+			return nil, fmt.Errorf("storage %s used as %s and as %s", pickle.Describe(key), s.dtype, cls.dtype)
 		}
 		return s, nil
 	}
@@ -191,7 +198,7 @@ func (u *torchUnpickler) persistentLoad(pid any) (any, error) {
 	}
 	es := int64(cls.dtype.Size())
 	if numel > int64(len(rec))/es {
-		return nil, fmt.Errorf("archive %s: entry %q: %d bytes, but storage %q needs %d %s elements (%s)", u.a.Name(), entry, len(rec), key, numel, cls.dtype, cls.name)
+		return nil, fmt.Errorf("archive %s: entry %q: %d bytes, but storage %s needs %d %s elements (%s)", u.a.Name(), entry, len(rec), pickle.Describe(key), numel, cls.dtype, cls.name)
 	}
 	b := rec[: numel*es : numel*es]
 	if len(b) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(es) != 0 {
@@ -219,7 +226,7 @@ func intsOf(what string, v any) ([]int, error) {
 	for i, it := range items {
 		n, ok := it.(int64)
 		if !ok || n < 0 || n > math.MaxInt32*int64(1<<16) {
-			return nil, fmt.Errorf("%s[%d] is %v, expected a non-negative int", what, i, it)
+			return nil, fmt.Errorf("%s[%d] is %s, expected a non-negative int", what, i, pickle.Describe(it))
 		}
 		out[i] = int(n)
 	}
@@ -239,7 +246,7 @@ func (u *torchUnpickler) rebuildTensor(a []any) (any, error) {
 	}
 	off, ok := a[1].(int64)
 	if !ok || off < 0 || off > int64(s.numel) {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: storage offset %v outside storage %q of %d elements", a[1], s.key, s.numel)
+		return nil, fmt.Errorf("_rebuild_tensor_v2: storage offset %s outside storage %s of %d elements", pickle.Describe(a[1]), pickle.Describe(s.key), s.numel)
 	}
 	sizes, err := intsOf("size", a[2])
 	if err != nil {
@@ -252,25 +259,15 @@ func (u *torchUnpickler) rebuildTensor(a []any) (any, error) {
 	if len(strides) != len(sizes) {
 		return nil, fmt.Errorf("_rebuild_tensor_v2: %d strides for %d sizes", len(strides), len(sizes))
 	}
-	// The last element reached, computed without overflow, must lie in the
-	// storage (FromStorage checks too, but its arithmetic may overflow).
-	empty := false
-	for _, n := range sizes {
-		empty = empty || n == 0
+	// The sizes' count must not overflow (torch.load: "numel: integer
+	// multiplication overflow"), and the last element reached must lie in
+	// the storage, both computed without overflow (ViewBytes).
+	need, err := ivalue.ViewBytes(s.dtype, int(off), sizes, strides)
+	if err != nil {
+		return nil, fmt.Errorf("_rebuild_tensor_v2 over storage %s: %w", pickle.Describe(s.key), err)
 	}
-	last := int64(off)
-	for i, n := range sizes {
-		if empty {
-			break // an empty tensor reaches nothing
-		}
-		step := int64(n-1) * int64(strides[i])
-		if strides[i] != 0 && step/int64(strides[i]) != int64(n-1) || last+step < last || last+step >= int64(s.numel) {
-			return nil, fmt.Errorf("_rebuild_tensor_v2: sizes %v strides %v offset %d reach beyond storage %q of %d elements", sizes, strides, off, s.key, s.numel)
-		}
-		last += step
-	}
-	if !empty && last >= int64(s.numel) {
-		return nil, fmt.Errorf("_rebuild_tensor_v2: sizes %v strides %v offset %d reach beyond storage %q of %d elements", sizes, strides, off, s.key, s.numel)
+	if es := s.dtype.Size(); need > s.numel*es {
+		return nil, fmt.Errorf("_rebuild_tensor_v2: sizes %s strides %s offset %d reach beyond storage %s of %d elements", pickle.Describe(sizes), pickle.Describe(strides), off, pickle.Describe(s.key), s.numel)
 	}
 	t, err := ivalue.FromStorage(s.dtype, s.storage, int(off), sizes, strides)
 	if err != nil {
@@ -345,12 +342,14 @@ func UnpickleTorch(a *Archive, rec string, storageDir string) (ivalue.IValue, er
 	if err != nil {
 		return ivalue.None(), err
 	}
+	items := a.lim.pickleItems(len(data))
 	u := &torchUnpickler{a: a, rec: rec, dir: strings.TrimSuffix(storageDir, "/"),
-		storages: map[string]*storageRef{}, conv: map[any]ivalue.IValue{}, busy: map[any]bool{}}
+		storages: map[string]*storageRef{}, conv: map[any]ivalue.IValue{}, busy: map[any]bool{}, budget: items}
 	u.table = u.globals()
-	v, err := pickle.Unpickle(data, &pickle.Options{Name: rec, Global: u.global, PersistentLoad: u.persistentLoad})
+	v, err := pickle.Unpickle(data, &pickle.Options{Name: rec, Global: u.global, PersistentLoad: u.persistentLoad,
+		MaxStack: items, MaxMemo: items, MaxValues: items})
 	if err != nil {
-		return ivalue.None(), fmt.Errorf("archive %s: %w", a.Name(), err)
+		return ivalue.None(), fmt.Errorf("archive %s: %w%s", a.Name(), err, itemsHint(err))
 	}
 	iv, err := u.convert(v, 0)
 	if err != nil {
@@ -361,12 +360,27 @@ func UnpickleTorch(a *Archive, rec string, storageDir string) (ivalue.IValue, er
 
 const maxConvertDepth = 1000
 
+// maxKey bounds a storage key: it names a zip entry, whose name has at
+// most 65535 bytes.
+const maxKey = 1 << 16
+
+// itemsHint points at the option when the unpickler ran into its limits.
+func itemsHint(err error) string {
+	if s := err.Error(); strings.Contains(s, "stack holds more than") || strings.Contains(s, "memo holds more than") || strings.Contains(s, "the pickle makes more than") {
+		return " (Options.MaxPickleItems)"
+	}
+	return ""
+}
+
 // convert maps an unpickled value to an IValue. Containers convert once
 // (shared references stay shared; shared DAGs cost linear time); a
 // container that contains itself is an error, as IValues are trees.
 func (u *torchUnpickler) convert(v any, depth int) (ivalue.IValue, error) {
 	if depth > maxConvertDepth {
 		return ivalue.None(), fmt.Errorf("values nested more than %d deep", maxConvertDepth)
+	}
+	if u.budget--; u.budget < 0 {
+		return ivalue.None(), fmt.Errorf("the pickle makes more values than its item limit allows (Options.MaxPickleItems; shared tuples count each time they are reached)")
 	}
 	switch x := v.(type) {
 	case nil:
@@ -376,7 +390,7 @@ func (u *torchUnpickler) convert(v any, depth int) (ivalue.IValue, error) {
 	case int64:
 		return ivalue.FromInt(x), nil
 	case *big.Int:
-		return ivalue.None(), fmt.Errorf("integer %s does not fit in 64 bits", x)
+		return ivalue.None(), fmt.Errorf("integer %s does not fit in 64 bits", pickle.Describe(x))
 	case float64:
 		return ivalue.FromDouble(x), nil
 	case string:

@@ -24,7 +24,12 @@ import (
 // state_dicts), ints, floats, bools, strings and None are supported; see
 // UnpickleTorch for the mapping.
 func ReadTorchSave(path string) (ivalue.IValue, error) {
-	a, err := OpenArchive(path)
+	return ReadTorchSaveOptions(path, nil)
+}
+
+// ReadTorchSaveOptions is ReadTorchSave with limits (nil: the defaults).
+func ReadTorchSaveOptions(path string, o *Options) (ivalue.IValue, error) {
+	a, err := OpenArchiveOptions(path, o)
 	if err != nil {
 		return ivalue.None(), err
 	}
@@ -33,7 +38,12 @@ func ReadTorchSave(path string) (ivalue.IValue, error) {
 
 // ParseTorchSave is ReadTorchSave for a file in memory; tensors view data.
 func ParseTorchSave(name string, data []byte) (ivalue.IValue, error) {
-	a, err := ParseArchive(name, data)
+	return ParseTorchSaveOptions(name, data, nil)
+}
+
+// ParseTorchSaveOptions is ParseTorchSave with limits (nil: the defaults).
+func ParseTorchSaveOptions(name string, data []byte, o *Options) (ivalue.IValue, error) {
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		return ivalue.None(), err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
@@ -26,20 +27,34 @@ type Model struct {
 	// Version is the archive's format version (the "version" record).
 	Version string
 
-	archive *Archive
+	archive   *Archive
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Load reads a TorchScript archive written by torch.jit.save (PyTorch 1.13
 // or later, scripted or traced, frozen or not) and compiles its forward
 // method. Weights are not copied: the graph's tensor constants view the
-// memory-mapped archive, which stays mapped until Close.
+// memory-mapped archive, which stays mapped until Close and until every
+// StaticModule prepared from the graph is closed or collected (see Close).
+// The default Options bound what the file may cost (LoadOptions sets them).
 func Load(path string) (*Model, error) {
-	return LoadMethod(path, "forward")
+	return LoadMethodOptions(path, "forward", nil)
+}
+
+// LoadOptions is Load with limits (nil: the defaults).
+func LoadOptions(path string, o *Options) (*Model, error) {
+	return LoadMethodOptions(path, "forward", o)
 }
 
 // LoadMethod is Load for a method other than forward.
 func LoadMethod(path, method string) (*Model, error) {
-	a, err := OpenArchive(path)
+	return LoadMethodOptions(path, method, nil)
+}
+
+// LoadMethodOptions is LoadMethod with limits (nil: the defaults).
+func LoadMethodOptions(path, method string, o *Options) (*Model, error) {
+	a, err := OpenArchiveOptions(path, o)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +69,12 @@ func LoadMethod(path, method string) (*Model, error) {
 
 // LoadBytes is Load for an archive already in memory (tensors view data).
 func LoadBytes(name string, data []byte) (*Model, error) {
-	a, err := ParseArchive(name, data)
+	return LoadBytesOptions(name, data, nil)
+}
+
+// LoadBytesOptions is LoadBytes with limits (nil: the defaults).
+func LoadBytesOptions(name string, data []byte, o *Options) (*Model, error) {
+	a, err := ParseArchiveOptions(name, data, o)
 	if err != nil {
 		return nil, err
 	}
@@ -66,15 +86,27 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	return m, nil
 }
 
-// Close unmaps the archive. The graph's tensor constants view it: close
-// only after every StaticModule built from the graph is done.
+// Close drops the model's reference to its archive. A StaticModule
+// prepared from Graph before Close retained the archive (Graph.Backing)
+// and keeps it mapped until the module is closed or collected, so closing
+// the model early is safe. Once nothing retains it the archive is
+// unmapped: preparing Graph then is an error, and the graph's tensor
+// constants must not be read by other means. Close is idempotent and safe
+// to call from several goroutines.
 func (m *Model) Close() error {
-	if m.archive == nil {
-		return nil
-	}
-	a := m.archive
-	m.archive = nil
-	return a.Close()
+	m.closeOnce.Do(func() {
+		if m.archive != nil {
+			m.closeErr = m.archive.Close()
+		}
+	})
+	return m.closeErr
+}
+
+// own makes m the holder of a reference to a (taken by the caller) and a
+// the backing of m's graph.
+func (m *Model) own(a *Archive) {
+	m.archive = a
+	m.Graph.Backing = a
 }
 
 func loadScript(a *Archive, method string) (*Model, error) {
@@ -83,6 +115,16 @@ func loadScript(a *Archive, method string) (*Model, error) {
 	}
 	if !a.Has("code/__torch__.py") && !hasCode(a) {
 		return nil, fmt.Errorf("archive %s: no code/ entries: a torch.save file, not a TorchScript archive (read it with ReadTorchSave)", a.Name())
+	}
+	// The version is only reported, but an archive whose version record
+	// cannot be read (a bomb in its place) is not one to trust further.
+	version := ""
+	if a.Has("version") {
+		b, err := a.Record("version")
+		if err != nil {
+			return nil, err
+		}
+		version = strings.TrimSpace(string(b))
 	}
 	root, err := UnpickleTorch(a, "data.pkl", "data")
 	if err != nil {
@@ -103,30 +145,29 @@ func loadScript(a *Archive, method string) (*Model, error) {
 		}
 		consts = cv.List().Items
 	}
+	code := newCodeBudget(a)
 	src := func(entry string) ([]byte, error) {
 		if !a.Has(entry) {
 			return nil, fmt.Errorf("archive %s: entry %q: %w", a.Name(), entry, fs.ErrNotExist)
 		}
-		return a.Record(entry)
+		return code.read(entry, a.Record)
 	}
 	res, err := tscode.Compile(obj, consts, src, method)
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", a.Name(), err)
 	}
-	version := ""
-	if a.Has("version") {
-		if b, err := a.Record("version"); err == nil {
-			version = strings.TrimSpace(string(b))
-		}
+	if err := checkGraphSize(res.Graph, a.lim.MaxGraphNodes); err != nil {
+		return nil, fmt.Errorf("archive %s: method %s: %w", a.Name(), method, err)
 	}
-	return &Model{
+	m := &Model{
 		Class:      obj.Class,
 		Graph:      res.Graph,
 		InputNames: res.InputNames,
 		Frozen:     isFrozen(obj),
 		Version:    version,
-		archive:    a,
-	}, nil
+	}
+	m.own(a)
+	return m, nil
 }
 
 func hasCode(a *Archive) bool {

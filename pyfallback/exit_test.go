@@ -34,7 +34,7 @@ func TestExitSkipsDestructors(t *testing.T) {
 }
 
 func exitChild(t *testing.T) {
-	m, err := NewManager(2)
+	m, err := NewManager(Options{Interpreters: 2})
 	if errors.Is(err, ErrNoLibPython) {
 		os.Exit(7) // nothing loaded: nothing to check
 	}

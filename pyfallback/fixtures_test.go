@@ -28,7 +28,7 @@ var shared *Manager
 func manager(t testing.TB) *Manager {
 	t.Helper()
 	if shared == nil {
-		m, err := NewManager(2)
+		m, err := NewManager(Options{Interpreters: 2})
 		if errors.Is(err, ErrNoLibPython) {
 			t.Skip(err)
 		}

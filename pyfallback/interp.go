@@ -1,6 +1,7 @@
 package pyfallback
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/binary"
@@ -47,6 +48,7 @@ const (
 type interp struct {
 	id   int
 	path string
+	kind libKind // how it was started (its path is path)
 	c    *capi
 	jobs chan *job
 	// fc is the argument block of in.call: only code holding the
@@ -88,8 +90,10 @@ type interp struct {
 	// balancer's record, InterpreterInfo).
 	calls  atomic.Uint64
 	busyNs atomic.Int64
-	// handed counts calls run on the interpreter's own thread (HandoffEnv).
-	handed atomic.Uint64
+	// handed counts calls run on the interpreter's own thread
+	// (Options.Handoff, which handoff holds for the manager it is lent to).
+	handed  atomic.Uint64
+	handoff atomic.Bool
 }
 
 type job struct {
@@ -115,10 +119,13 @@ var procs struct {
 
 // MaxInterpreters is how many private interpreters this process can
 // load: glibc's glibc.rtld.nns tunable (4 unless GLIBC_TUNABLES sets it
-// before the process starts; at most 16), less the base namespace.
-func MaxInterpreters() int {
+// when the process starts; at most 16), less the base namespace.
+func MaxInterpreters() int { return maxInterpreters(startTunables()) }
+
+// maxInterpreters is MaxInterpreters for the tunables string tunables.
+func maxInterpreters(tunables string) int {
 	nns := 4
-	for _, kv := range strings.Split(os.Getenv("GLIBC_TUNABLES"), ":") {
+	for _, kv := range strings.Split(tunables, ":") {
 		if v, ok := strings.CutPrefix(kv, "glibc.rtld.nns="); ok {
 			if n, err := strconv.Atoi(v); err == nil && n >= 1 {
 				nns = min(n, 16)
@@ -131,8 +138,25 @@ func MaxInterpreters() int {
 	return max(nns, 1)
 }
 
-func startInterp(path string) (*interp, error) {
-	in := &interp{id: len(procs.all), path: path, jobs: make(chan *job), sem: make(chan struct{}, 1)}
+// startTunables is GLIBC_TUNABLES as the process started with it: glibc
+// read its tunables from the initial environment before any Go code ran,
+// so that is what counts (a later os.Setenv changes nothing, and no
+// option of gosr's could). "" where /proc/self/environ cannot be read.
+var startTunables = sync.OnceValue(func() string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		return ""
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("GLIBC_TUNABLES=")); ok {
+			return string(v)
+		}
+	}
+	return ""
+})
+
+func startInterp(kind libKind) (*interp, error) {
+	in := &interp{id: len(procs.all), path: kind.path, kind: kind, jobs: make(chan *job), sem: make(chan struct{}, 1)}
 	ready := make(chan error, 1)
 	go in.loop(ready)
 	err := <-ready
@@ -193,11 +217,12 @@ func (in *interp) runJob(j *job) (err error) {
 // code slow each other down on the machines measured (two python3
 // processes from one binary ran 4-8% slower each than beside a copy of
 // the binary; two interpreters in one process scaled 1.92-1.97x over one
-// with copies, 1.80-1.97x without, TestInterpreterScaling). Where no
+// with copies, 1.80-1.97x without, BenchmarkInterpreterScaling). Where no
 // copy can be written or mapped (a full or noexec temporary directory),
-// the shared file is loaded.
+// the shared file is loaded. Options.SharedLibrary loads the shared file
+// always.
 func (in *interp) openLibrary() (uintptr, error) {
-	if in.id > 0 && os.Getenv(SharedLibEnv) == "" {
+	if in.id > 0 && !in.kind.shared {
 		if cp, err := copyToTemp(in.path); err == nil {
 			h, err := dlmopenNew(cp)
 			os.Remove(cp)
@@ -209,11 +234,6 @@ func (in *interp) openLibrary() (uintptr, error) {
 	}
 	return dlmopenNew(in.path)
 }
-
-// SharedLibEnv, set to any value, makes every interpreter load the
-// system's libpython file itself instead of a private copy (less memory:
-// a copy's pages are its own, about 2 MiB more resident per interpreter).
-const SharedLibEnv = "GOSR_PYTHON_SHARED_LIB"
 
 func copyToTemp(path string) (string, error) {
 	src, err := os.Open(path)
@@ -364,7 +384,7 @@ func (in *interp) do(ctx context.Context, j *job, fn func(*interp) error) error 
 			return ctx.Err()
 		}
 	}
-	if callerThreads {
+	if !in.handoff.Load() {
 		return in.doHere(ctx, done, j)
 	}
 	in.handed.Add(1)

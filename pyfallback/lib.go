@@ -12,10 +12,6 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// LibEnv names the environment variable that points gosr at a libpython
-// (a path to the shared library); without it the usual places are searched.
-const LibEnv = "GOSR_LIBPYTHON"
-
 // libNames are the shared libraries tried, newest first. The C API gosr
 // uses is the 3.11 one (struct offsets of PyObject are stable across 3.x).
 var libNames = []string{"libpython3.11.so.1.0", "libpython3.11.so", "libpython3.12.so.1.0", "libpython3.10.so.1.0"}
@@ -25,14 +21,9 @@ var libDirs = []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"
 // ErrNoLibPython is returned (wrapped) when no libpython can be found.
 var ErrNoLibPython = errors.New("no libpython3 shared library found")
 
-// FindLibPython returns the path of the libpython gosr would load.
+// FindLibPython returns the path of the libpython a manager loads when
+// Options.LibPython is empty: the first of libNames in libDirs.
 func FindLibPython() (string, error) {
-	if p := os.Getenv(LibEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("pyfallback: %s=%s: %w", LibEnv, p, err)
-		}
-		return p, nil
-	}
 	var tried []string
 	for _, d := range libDirs {
 		for _, n := range libNames {
@@ -43,8 +34,8 @@ func FindLibPython() (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("pyfallback: %w (looked for %s in %s): install Debian's libpython3.11 (apt-get install libpython3.11) or set %s to the library's path",
-		ErrNoLibPython, strings.Join(libNames, ", "), strings.Join(libDirs, ", "), LibEnv)
+	return "", fmt.Errorf("pyfallback: %w (looked for %s in %s): install Debian's libpython3.11 (apt-get install libpython3.11) or give the library's path as Options.LibPython",
+		ErrNoLibPython, strings.Join(libNames, ", "), strings.Join(libDirs, ", "))
 }
 
 // libc holds the base namespace's dynamic-loader entry points.

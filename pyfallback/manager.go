@@ -3,6 +3,7 @@ package pyfallback
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,43 +21,77 @@ type Manager struct {
 	mu      sync.Mutex
 	pkgs    []*Package
 	next    atomic.Uint32
+	spare   bool // Options.SpareProc: this manager counts in the raise
 }
 
-// NewManager starts (or takes from the process's idle ones) n private
-// interpreters. The system's libpython is found at run time (see
-// FindLibPython); without it the error says what to install.
-func NewManager(n int) (*Manager, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("pyfallback: NewManager(%d): need at least one interpreter", n)
+// NewManager starts (or takes from the process's idle ones) the private
+// interpreters o asks for. The system's libpython is found at run time
+// (see FindLibPython) unless o names one; without it the error says what
+// to install.
+func NewManager(o Options) (*Manager, error) {
+	n := o.Interpreters
+	if n == 0 {
+		n = 1
 	}
-	path, err := FindLibPython()
-	if err != nil {
-		return nil, err
+	if n < 0 {
+		return nil, fmt.Errorf("pyfallback: NewManager: Options.Interpreters is %d, want at least 1 (0 means 1)", n)
 	}
+	path := o.LibPython
+	if path == "" {
+		var err error
+		if path, err = FindLibPython(); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("pyfallback: Options.LibPython %s: %w", path, err)
+	}
+	kind := libKind{path: path, shared: o.SharedLibrary}
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
-	if limit := MaxInterpreters(); n > len(procs.free)+limit-len(procs.all) {
-		return nil, fmt.Errorf("pyfallback: NewManager(%d): this process can hold %d private interpreters and %d are in use by other managers: glibc reserves static TLS for glibc.rtld.nns namespaces (%d now); start the process with GLIBC_TUNABLES=glibc.rtld.nns=N (at most 16) for more",
-			n, limit, len(procs.all)-len(procs.free), limit)
+	idle := 0
+	for _, in := range procs.free {
+		if in.kind == kind {
+			idle++
+		}
 	}
-	m := &Manager{}
+	if limit := MaxInterpreters(); n > idle+limit-len(procs.all) {
+		others := ""
+		if k := len(procs.free) - idle; k > 0 {
+			others = fmt.Sprintf(" and %d idle ones were started from another library or SharedLibrary setting", k)
+		}
+		return nil, fmt.Errorf("pyfallback: NewManager: %d interpreters asked for; this process can hold %d private interpreters, %d are in use by other managers%s: glibc reserves static TLS for glibc.rtld.nns namespaces (%d now); start the process with GLIBC_TUNABLES=glibc.rtld.nns=N (at most 16) for more",
+			n, limit, len(procs.all)-len(procs.free), others, limit)
+	}
+	m := &Manager{spare: o.SpareProc}
 	for len(m.interps) < n {
-		var in *interp
-		if k := len(procs.free); k > 0 {
-			in = procs.free[k-1]
-			procs.free = procs.free[:k-1]
-		} else {
-			in, err = startInterp(path)
-			if err != nil {
+		in := takeIdle(kind)
+		if in == nil {
+			var err error
+			if in, err = startInterp(kind); err != nil {
 				procs.free = append(procs.free, m.interps...)
 				return nil, err
 			}
 		}
+		in.handoff.Store(o.Handoff)
 		m.interps = append(m.interps, in)
 		m.leases = append(m.leases, in.lease.Add(1))
 	}
-	spare.opened()
+	if m.spare {
+		spare.opened()
+	}
 	return m, nil
+}
+
+// takeIdle removes from the idle interpreters the last one started as
+// kind and returns it, or nil; procs.mu is held.
+func takeIdle(kind libKind) *interp {
+	for k := len(procs.free) - 1; k >= 0; k-- {
+		if in := procs.free[k]; in.kind == kind {
+			procs.free = append(procs.free[:k], procs.free[k+1:]...)
+			return in
+		}
+	}
+	return nil
 }
 
 // Len is the number of interpreters.
@@ -68,7 +103,7 @@ type InterpreterInfo struct {
 	Startup time.Duration // dlmopen + Py_InitializeEx + gosr's modules
 	Load    int           // sessions holding it now
 	// PrivateLibrary: loaded from a private copy of libpython (every
-	// interpreter but the process's first, unless SharedLibEnv is set).
+	// interpreter but the process's first, unless Options.SharedLibrary).
 	PrivateLibrary bool
 	// Calls and Busy: jobs run since the process started the interpreter
 	// and the time they held it (GIL taken to GIL dropped), for every
@@ -76,7 +111,7 @@ type InterpreterInfo struct {
 	Calls uint64
 	Busy  time.Duration
 	// HandedOver: of Calls, those run on the interpreter's own thread
-	// (HandoffEnv).
+	// (Options.Handoff).
 	HandedOver uint64
 }
 
@@ -164,7 +199,9 @@ func (m *Manager) Close() error {
 	}
 	procs.mu.Lock()
 	procs.free = append(procs.free, m.interps...)
-	spare.closed()
+	if m.spare {
+		spare.closed()
+	}
 	procs.mu.Unlock()
 	return nil
 }

@@ -42,6 +42,13 @@ func (m *Manager) LoadPackage(path string) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Python's importers read the records by address for as long as
+	// the interpreters live: a reference never given back keeps the
+	// mapping, whatever the caller closes (Archive().Close()).
+	if _, err := a.Archive().Retain(); err != nil {
+		a.Close()
+		return nil, err
+	}
 	p := &Package{m: m, arch: a, path: path, importers: map[*interp]uintptr{}, fns: map[fnKey]uintptr{}}
 	m.mu.Lock()
 	m.pkgs = append(m.pkgs, p)

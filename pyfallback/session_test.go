@@ -210,7 +210,7 @@ func TestBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, "bad.pt")
 
 	// More interpreters than the process can hold.
-	_, err = NewManager(MaxInterpreters() + 1)
+	_, err = NewManager(Options{Interpreters: MaxInterpreters() + 1})
 	assert.ErrorContains(t, err, "GLIBC_TUNABLES")
 
 	// The session still works.
@@ -219,15 +219,36 @@ func TestBadInput(t *testing.T) {
 	assert.EqualValues(t, 5, v.Int())
 }
 
-func TestNoLibPython(t *testing.T) {
-	t.Setenv(LibEnv, "/nonexistent/libpython3.11.so")
-	_, err := NewManager(1)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "/nonexistent/libpython3.11.so")
+// Options a manager cannot be made with: the error names the option and
+// what is wrong with it, before any interpreter starts.
+func TestBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want []string
+	}{
+		{"no such libpython", Options{LibPython: "/nonexistent/libpython3.11.so"}, []string{"Options.LibPython", "/nonexistent/libpython3.11.so", "no such file"}},
+		{"negative count", Options{Interpreters: -1}, []string{"Options.Interpreters is -1", "at least 1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			procs.mu.Lock()
+			started := len(procs.all)
+			procs.mu.Unlock()
+			m, err := NewManager(tc.o)
+			require.Error(t, err)
+			assert.Nil(t, m)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+			procs.mu.Lock()
+			defer procs.mu.Unlock()
+			assert.Equal(t, started, len(procs.all), "no interpreter started")
+		})
+	}
 }
 
 func TestClosedManager(t *testing.T) {
-	m, err := NewManager(1)
+	m, err := NewManager(Options{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	s, err := m.Acquire(ctx)
@@ -260,4 +281,22 @@ func TestTorchInsideInterpreters(t *testing.T) {
 		assert.Equal(t, 3.0, v.Double(), "interpreter %d", i)
 		s.Release()
 	}
+}
+
+func TestMaxInterpreters(t *testing.T) {
+	for _, tc := range []struct {
+		tunables string
+		want     int
+	}{
+		{"", 4},
+		{"glibc.rtld.nns=8", 8},
+		{"glibc.malloc.arena_max=2:glibc.rtld.nns=5", 5},
+		{"glibc.rtld.nns=64", 16},
+		{"glibc.rtld.nns=0", 4},
+		{"glibc.rtld.nns=many", 4},
+	} {
+		assert.Equal(t, tc.want, maxInterpreters(tc.tunables), "%q", tc.tunables)
+	}
+	// This process was started with the environment it still has.
+	assert.Equal(t, os.Getenv("GLIBC_TUNABLES"), startTunables())
 }

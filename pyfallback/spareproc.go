@@ -1,9 +1,6 @@
 package pyfallback
 
-import (
-	"os"
-	"runtime"
-)
+import "runtime"
 
 // A goroutine inside Python is, to Go's scheduler, a goroutine in a
 // system call: it keeps its P, and sysmon takes the P back once the call
@@ -14,21 +11,20 @@ import (
 // call's return takes a P back the slow way. On this project's 2-core
 // machine that cost 4-21% more CPU per call and 1.5 context switches per
 // call, all of it stolen from the cores running Python
-// (TestSpareProc). One P more than the process had keeps a P idle while
+// (BenchmarkSpareProc). One P more than the process had keeps a P idle while
 // the others run Python, so sysmon leaves them alone.
 //
-// So while any manager is open, GOMAXPROCS is one more than it was when
-// the first opened; the last Close puts it back unless someone changed it
-// meanwhile. Go code can then run on one thread more than before
+// So a manager opened with Options.SpareProc makes GOMAXPROCS one more
+// than it was when the first such manager opened, while any such manager
+// is open; the last one's Close puts it back unless someone changed it
+// meanwhile. It is not the default: GOMAXPROCS is the program's to set,
+// and Go code can then run on one thread more than the program asked for
 // (the default fork pool, sized GOMAXPROCS, gets a worker more).
-
-// SpareProcEnv, set to "0", leaves GOMAXPROCS alone.
-const SpareProcEnv = "GOSR_PYTHON_SPARE_P"
 
 // spareProc is the process's record of the raised GOMAXPROCS; guarded
 // by procs.mu.
 type spareProc struct {
-	open      int // managers open
+	open      int // managers open with Options.SpareProc
 	prev, set int // GOMAXPROCS before the first opened, and as raised; set 0: not raised
 }
 
@@ -39,7 +35,7 @@ var gomaxprocs = runtime.GOMAXPROCS
 
 func (s *spareProc) opened() {
 	s.open++
-	if s.open == 1 && os.Getenv(SpareProcEnv) != "0" {
+	if s.open == 1 {
 		s.prev = gomaxprocs(0)
 		s.set = s.prev + 1
 		gomaxprocs(s.set)
@@ -57,7 +53,8 @@ func (s *spareProc) closed() {
 }
 
 // SpareProc reports GOMAXPROCS as it was before gosr raised it and as
-// raised, while managers are open; ok is false when it is not raised.
+// raised, while managers with Options.SpareProc are open; ok is false
+// when it is not raised.
 func SpareProc() (before, now int, ok bool) {
 	procs.mu.Lock()
 	defer procs.mu.Unlock()

@@ -2,50 +2,52 @@ package pyfallback
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gosr/gosr/ivalue"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/stats"
+	"github.com/gosr/gosr/ivalue"
 )
 
-// TestInterpreterScaling measures how two interpreters in this process,
-// each driven by a goroutine, scale over one on pure-Python work (the tokenizing loop of the
-// tokenizer fixture, no Go between calls), with every interpreter
-// loading the system's libpython file and with private copies (see
-// openLibrary): two managers of two interpreters, one started with
-// SharedLibEnv set; rounds interleaved, medians of the per-round ratios.
+// BenchmarkInterpreterScaling measures how two interpreters in this
+// process, each driven by a goroutine, scale over one on pure-Python work
+// (the tokenizing loop of the tokenizer fixture, no Go between calls),
+// with every interpreter loading the system's libpython file and with
+// private copies (see openLibrary): two managers of two interpreters, one
+// with Options.SharedLibrary. Each iteration is one round: 1 then 2
+// goroutines on each manager, the managers' order alternating. It
+// reports the medians over rounds of the 2-over-1 ratio, and needs room
+// for 4 interpreters; nothing else should use the CPU:
 //
-// Set GOSR_PY_SPEED=1 to run it; nothing else should use the CPU.
-func TestInterpreterScaling(t *testing.T) {
-	if os.Getenv("GOSR_PY_SPEED") == "" {
-		t.Skip("set GOSR_PY_SPEED=1")
-	}
+//	GLIBC_TUNABLES=glibc.rtld.nns=5 go test -run '^$' -bench InterpreterScaling -benchtime 21x ./pyfallback/
+func BenchmarkInterpreterScaling(b *testing.B) {
 	if MaxInterpreters() < 4 {
-		t.Skipf("needs 4 interpreters, the process holds %d (GLIBC_TUNABLES=glibc.rtld.nns=5)", MaxInterpreters())
+		b.Skipf("needs 4 interpreters, the process holds %d (GLIBC_TUNABLES=glibc.rtld.nns=5)", MaxInterpreters())
 	}
 	if shared != nil {
-		t.Skip("run it alone (-run TestInterpreterScaling): it needs 4 fresh interpreters")
+		b.Skip("run it alone (-run '^$' -bench InterpreterScaling): it needs 4 interpreters of its own")
 	}
-	t.Setenv(SharedLibEnv, "1")
-	sharedLib, err := NewManager(2)
-	require.NoError(t, err)
+	sharedLib, err := NewManager(Options{Interpreters: 2, SharedLibrary: true})
+	if err != nil {
+		b.Skip(err)
+	}
 	defer sharedLib.Close()
-	os.Unsetenv(SharedLibEnv)
-	private, err := NewManager(2)
-	require.NoError(t, err)
+	private, err := NewManager(Options{Interpreters: 2})
+	if err != nil {
+		b.Skip(err)
+	}
 	defer private.Close()
 	for _, in := range sharedLib.Interpreters() {
-		require.False(t, in.PrivateLibrary)
+		require.False(b, in.PrivateLibrary)
 	}
 	for _, in := range private.Interpreters() {
-		require.True(t, in.PrivateLibrary)
+		require.True(b, in.PrivateLibrary)
 	}
 	const setup = `
 import re, json
@@ -63,9 +65,9 @@ def loop(k):
 	for _, m := range []*Manager{sharedLib, private} {
 		for i := range 2 {
 			s, err := m.AcquireHint(ctx, i)
-			require.NoError(t, err)
-			require.Equal(t, i, s.Interpreter())
-			require.NoError(t, s.Exec(ctx, setup))
+			require.NoError(b, err)
+			require.Equal(b, i, s.Interpreter())
+			require.NoError(b, s.Exec(ctx, setup))
 			s.Release()
 		}
 	}
@@ -99,7 +101,8 @@ def loop(k):
 		return rs[0] + rs[1]
 	}
 	var ratios [2][]float64
-	for round := range 21 {
+	b.ResetTimer()
+	for round := range b.N {
 		for k, m := range []*Manager{sharedLib, private} {
 			if round%2 == 1 {
 				m = []*Manager{private, sharedLib}[k]
@@ -113,36 +116,29 @@ def loop(k):
 			ratios[i] = append(ratios[i], two/one)
 		}
 	}
-	t.Logf("2 interpreters over 1, every interpreter on the system's libpython: %.3fx", median(ratios[0]))
-	t.Logf("2 interpreters over 1, each on a private copy of libpython:        %.3fx", median(ratios[1]))
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(stats.Median(ratios[0]), "x-2v1-shared-lib")
+	b.ReportMetric(stats.Median(ratios[1]), "x-2v1-private-copy")
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
-}
-
-// TestSpareProc measures what the spare P (spareproc.go) saves: calls of
-// the tokenizer fixture's tokenize (one batch a call, about 150 us) from
-// 1 goroutine and from 2 goroutines on 2 interpreters, with GOMAXPROCS as
-// before the manager opened and with the spare P, switched between
-// rounds in this process: calls/s and CPU time per call (getrusage),
-// medians over the rounds.
+// BenchmarkSpareProc measures what the spare P (spareproc.go) saves:
+// calls of the tokenizer fixture's tokenize (one batch a call, about
+// 150 us) from 1 goroutine and from 2 goroutines on 2 interpreters, with
+// GOMAXPROCS as the process had it (base) and one more (spare), switched
+// within each round (an iteration): calls/s and CPU time per call
+// (getrusage), medians over the rounds. Nothing else should use the CPU:
 //
-// Set GOSR_PY_SPEED=1 to run it; nothing else should use the CPU.
-func TestSpareProc(t *testing.T) {
-	if os.Getenv("GOSR_PY_SPEED") == "" {
-		t.Skip("set GOSR_PY_SPEED=1")
-	}
-	m := manager(t)
-	before, raised, ok := SpareProc()
-	if !ok {
-		t.Skipf("%s=0", SpareProcEnv)
-	}
-	defer runtime.GOMAXPROCS(raised)
+//	go test -run '^$' -bench SpareProc -benchtime 15x ./pyfallback/
+func BenchmarkSpareProc(b *testing.B) {
+	m := manager(b)
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
+	settings := []struct {
+		name  string
+		procs int
+	}{{"base", before}, {"spare", before + 1}}
 	p, err := m.LoadPackage(filepath.Join(fixtures, "tokenizer.pt"))
-	require.NoError(t, err)
+	require.NoError(b, err)
 	ctx := context.Background()
 	batch := ivalue.NewList(
 		ivalue.FromString("Return a new list containing all items from the iterable in ascending order."),
@@ -152,19 +148,19 @@ func TestSpareProc(t *testing.T) {
 	fns := make([]*Object, m.Len())
 	for i := range fns {
 		s, err := m.AcquireHint(ctx, i)
-		require.NoError(t, err)
+		require.NoError(b, err)
 		fns[i], err = s.Resolve(ctx, p, "textpkg.tok:tokenize")
-		require.NoError(t, err)
+		require.NoError(b, err)
 		v, err := s.Call(ctx, fns[i], "Tuple[Tensor, Tensor]", batch)
-		require.NoError(t, err)
-		require.Equal(t, 4, v.List().Items[1].Tensor().Numel(), "one offset a text")
+		require.NoError(b, err)
+		require.Equal(b, 4, v.List().Items[1].Tensor().Numel(), "one offset a text")
 		s.Release()
 	}
 	// rate runs g goroutines, goroutine i on interpreter i, for 250 ms:
 	// calls/s and CPU us per call.
 	rate := func(g int) (float64, float64) {
-		var a, b syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &a)
+		var r0, r1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 		var wg sync.WaitGroup
 		var n [2]int
 		t0 := time.Now()
@@ -187,15 +183,16 @@ func TestSpareProc(t *testing.T) {
 		}
 		wg.Wait()
 		el := time.Since(t0)
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &b)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
 		calls := float64(n[0] + n[1])
-		cpu := time.Duration(b.Utime.Nano() + b.Stime.Nano() - a.Utime.Nano() - a.Stime.Nano())
+		cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
 		return calls / el.Seconds(), float64(cpu.Microseconds()) / calls
 	}
-	var rates, cpus [2][2][]float64 // [spare][goroutines-1]
-	for range 15 {
-		for k, procs := range []int{before, raised} {
-			runtime.GOMAXPROCS(procs)
+	var rates, cpus [2][2][]float64 // [setting][goroutines-1]
+	b.ResetTimer()
+	for range b.N {
+		for k, st := range settings {
+			runtime.GOMAXPROCS(st.procs)
 			for g := 1; g <= 2; g++ {
 				r, c := rate(g)
 				rates[k][g-1] = append(rates[k][g-1], r)
@@ -203,9 +200,14 @@ func TestSpareProc(t *testing.T) {
 			}
 		}
 	}
-	for k, procs := range []int{before, raised} {
-		one, two := median(rates[k][0]), median(rates[k][1])
-		t.Logf("GOMAXPROCS %d: 1 goroutine %5.0f calls/s %5.1f us CPU a call; 2 goroutines on 2 interpreters %5.0f calls/s %5.1f us CPU a call; ratio %.2fx",
-			procs, one, median(cpus[k][0]), two, median(cpus[k][1]), two/one)
+	b.ReportMetric(0, "ns/op")
+	for k, st := range settings {
+		one, two := stats.Median(rates[k][0]), stats.Median(rates[k][1])
+		b.ReportMetric(one, st.name+"-1g-calls/s")
+		b.ReportMetric(stats.Median(cpus[k][0]), st.name+"-1g-cpu-us/call")
+		b.ReportMetric(two, st.name+"-2g-calls/s")
+		b.ReportMetric(stats.Median(cpus[k][1]), st.name+"-2g-cpu-us/call")
+		b.ReportMetric(two/one, st.name+"-x-2g-v-1g")
+		b.Logf("%s: GOMAXPROCS %d", st.name, st.procs)
 	}
 }

@@ -2,7 +2,6 @@ package pyfallback
 
 import (
 	"fmt"
-	"os"
 	"sync"
 	"unsafe"
 
@@ -172,10 +171,3 @@ func prepareThread() {
 		call(anchors.set, uintptr(k), 1)
 	}
 }
-
-// HandoffEnv, set to any value, makes every call run on its
-// interpreter's own thread (the caller waits), as gosr did before calls
-// ran on the caller's thread; for comparison and as a way out.
-const HandoffEnv = "GOSR_PYTHON_HANDOFF"
-
-var callerThreads = os.Getenv(HandoffEnv) == ""

@@ -38,10 +38,13 @@ func onLockedThread(t *testing.T, fn func()) {
 	}
 }
 
-func setCallerThreads(t *testing.T, on bool) {
-	old := callerThreads
-	callerThreads = on
-	t.Cleanup(func() { callerThreads = old })
+// setHandoff switches m's interpreters to Options.Handoff's way (on) or
+// to calls on the caller's thread until the test ends.
+func setHandoff(t *testing.T, m *Manager, on bool) {
+	for _, in := range m.interps {
+		old := in.handoff.Swap(on)
+		t.Cleanup(func() { in.handoff.Store(old) })
+	}
 }
 
 // identOn is the Python thread ident a call on interpreter i of m runs on.
@@ -57,12 +60,12 @@ func identOn(t *testing.T, m *Manager, i int) (uint64, *interp) {
 }
 
 // Calls run on the calling goroutine's thread (a Python thread of its
-// own, not the interpreter's), unless HandoffEnv turned that off.
+// own, not the interpreter's), unless Options.Handoff turned that off.
 func TestCallsOnCallerThread(t *testing.T) {
 	m := manager(t)
 	for _, here := range []bool{true, false} {
 		t.Run(fmt.Sprintf("caller_threads=%v", here), func(t *testing.T) {
-			setCallerThreads(t, here)
+			setHandoff(t, m, !here)
 			onLockedThread(t, func() {
 				a, in := identOn(t, m, 0)
 				b, _ := identOn(t, m, 0)
@@ -77,6 +80,40 @@ func TestCallsOnCallerThread(t *testing.T) {
 	}
 }
 
+// TestHandoffOption: a manager opened with Options.Handoff hands every
+// call to the interpreter's own thread; the same interpreter, lent next
+// to a manager without it, runs calls on the caller's thread again.
+func TestHandoffOption(t *testing.T) {
+	manager(t)
+	ctx := context.Background()
+	// calls runs k calls on m and returns the interpreter and how many of
+	// the calls were handed over.
+	calls := func(m *Manager, k int) (int, uint64) {
+		before := m.Interpreters()[0].HandedOver
+		for range k {
+			s, err := m.Acquire(ctx)
+			require.NoError(t, err)
+			_, err = s.Eval(ctx, "1+1")
+			s.Release()
+			require.NoError(t, err)
+		}
+		in := m.Interpreters()[0]
+		return in.ID, in.HandedOver - before
+	}
+	m, err := NewManager(Options{Handoff: true})
+	require.NoError(t, err)
+	id, handed := calls(m, 5)
+	assert.EqualValues(t, 5, handed, "every call handed over")
+	require.NoError(t, m.Close())
+
+	m, err = NewManager(Options{})
+	require.NoError(t, err)
+	defer m.Close()
+	again, handed := calls(m, 5)
+	require.Equal(t, id, again, "the idle interpreter is lent again")
+	assert.Zero(t, handed, "no call handed over")
+}
+
 // Copies share threads: both interpreters run on one locked thread, in
 // turn, each with its own thread state, and none is handed over. Both
 // use hashlib: OpenSSL keeps per-thread state under pthread keys, which
@@ -85,7 +122,6 @@ func TestCallsOnCallerThread(t *testing.T) {
 func TestCopiesShareThreads(t *testing.T) {
 	m := manager(t)
 	require.GreaterOrEqual(t, m.Len(), 2)
-	setCallerThreads(t, true)
 	sum := sha256.Sum256([]byte("gosr"))
 	want := hex.EncodeToString(sum[:])
 	ctx := context.Background()
@@ -140,7 +176,7 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 		require.Contains(t, string(out), "--- PASS: TestThreadEndsAfterCopies")
 		return
 	}
-	m, err := NewManager(2)
+	m, err := NewManager(Options{Interpreters: 2})
 	if errors.Is(err, ErrNoLibPython) {
 		t.Skip(err)
 	}
@@ -196,7 +232,7 @@ func TestInterruptEitherPath(t *testing.T) {
 	m := manager(t)
 	for _, here := range []bool{true, false} {
 		t.Run(fmt.Sprintf("caller_threads=%v", here), func(t *testing.T) {
-			setCallerThreads(t, here)
+			setHandoff(t, m, !here)
 			s, err := m.Acquire(context.Background())
 			require.NoError(t, err)
 			defer s.Release()
@@ -224,7 +260,6 @@ func TestInterruptEitherPath(t *testing.T) {
 // interpreter; every result right.
 func TestConcurrentCalls(t *testing.T) {
 	m := manager(t)
-	setCallerThreads(t, true)
 	ctx := context.Background()
 	const goroutines, calls = 8, 150
 	errs := make(chan error, goroutines)

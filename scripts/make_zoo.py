@@ -5,10 +5,10 @@ each saved as users save it, for the Go test that loads and runs every one
 Usage: /usr/bin/python3 scripts/make_zoo.py OUTDIR [--only NAME...] [-j N]
        /usr/bin/python3 scripts/make_zoo.py --cache   (make zoo: into the directory the Go tests read)
 
---cache writes to <user cache dir>/gosr/zoo-<first 16 hex digits of
-generator_sha256>, as internal/ptfixture.ZooDir finds it (Go's
-os.UserCacheDir: $XDG_CACHE_HOME, else ~/.cache), unless a manifest of this
-generator is there already.
+--cache writes to <cache root>/zoo-<first 16 hex digits of
+generator_sha256>, as internal/ptfixture.ZooDir finds it (the root is
+$GOSR_PT_CACHE, else Go's os.UserCacheDir's gosr: $XDG_CACHE_HOME/gosr,
+else ~/.cache/gosr), unless a manifest of this generator is there already.
 
 For each model NAME, OUTDIR gets NAME.{scripted,traced,scripted_frozen,
 traced_frozen}.pt (torch.jit.save of torch.jit.script / torch.jit.trace of
@@ -223,8 +223,9 @@ def main():
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cache:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        args.outdir = os.path.join(base, "gosr", "zoo-" + generator_sha256()[:16])
+        root = os.environ.get("GOSR_PT_CACHE") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gosr")
+        args.outdir = os.path.join(root, "zoo-" + generator_sha256()[:16])
         try:
             with open(os.path.join(args.outdir, "manifest.json")) as f:
                 if json.load(f).get("generator_sha256") == generator_sha256():

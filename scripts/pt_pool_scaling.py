@@ -1,6 +1,6 @@
 """PyTorch's Static Runtime on one model in 1 or 2 worker processes, round by
 round on request: the control for gosr's pool figure (loaders'
-TestForkSpeed). Separate processes share no memory at all, so how far their
+BenchmarkPoolScaling). Separate processes share no memory at all, so how far their
 throughput falls short of 2x is what the machine itself costs two busy
 cores running this kind of work.
 

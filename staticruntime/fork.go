@@ -134,9 +134,17 @@ func (r *StaticRuntime) RunContext(ctx context.Context, args ...ivalue.IValue) (
 // RunAsync returns; Wait gives the outputs or the run's error. The future
 // and the outputs are the runtime's, valid until its next run.
 func (r *StaticRuntime) RunAsync(ctx context.Context, launcher fork.Launcher, args ...ivalue.IValue) *fork.Future {
+	if err := r.enter(); err != nil {
+		// The runtime's own future belongs to the run in flight.
+		f := fork.NewFuture(func(context.Context) ([]ivalue.IValue, error) { return nil, err })
+		f.Reset(ctx, false)
+		f.Run()
+		return f
+	}
+	defer r.leave()
 	if r.async == nil {
 		r.async = fork.NewFuture(func(ctx context.Context) ([]ivalue.IValue, error) {
-			return r.runWith(ctx, r.asyncLauncher, false, r.asyncArgs, nil)
+			return r.runEntered(ctx, r.asyncLauncher, false, r.asyncArgs, nil)
 		})
 	}
 	r.asyncArgs = append(r.asyncArgs[:0], args...)

@@ -1,7 +1,6 @@
 package staticruntime
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -18,88 +17,128 @@ import (
 type IndividualMetrics struct {
 	Iters          int
 	FirstIterTime  time.Duration
-	TotalTime      time.Duration // sum of the node times per iteration
+	TotalTime      time.Duration // sum of the top-level node times per iteration
 	PlannerTime    time.Duration // memory planning per iteration
 	TimePerNode    []time.Duration
 	Nodes          []NodeInfo // the top-level nodes, in order
 	TimePerOp      map[string]time.Duration
 	InstancesPerOp map[string]int
 	KindPerOp      map[string]ops.Kind
-	OutNodes       int
-	NativeNodes    int
-	FallbackNodes  int
-	Memory         MemoryStats
+	// EveryNode times every node of every block, depth first (a node's
+	// sub-blocks' nodes follow it). Forked subgraphs run on runtimes of
+	// their own and are timed as their aten::wait.
+	EveryNode     []NodeTiming
+	OutNodes      int
+	NativeNodes   int
+	FallbackNodes int
+	Memory        MemoryStats
 }
 
-// BenchmarkIndividualOps runs the graph warmup times, then iters times
-// timing every top-level node.
+// NodeTiming is one node's share of the timed iterations.
+type NodeTiming struct {
+	NodeInfo
+	Depth int           // 0 in the top block, 1 in a sub-block of it, ...
+	Time  time.Duration // per iteration, all its executions together
+	// Runs counts its executions in all the timed iterations: Iters for
+	// a top-level node, Iters times the trip count in a loop body, fewer
+	// in a branch not always taken.
+	Runs int
+}
+
+// runProfile is what a timed run collects besides the nodes' times.
+type runProfile struct {
+	plan time.Duration
+}
+
+// start and stop time a step of the run when r is timed (p not nil).
+func (p *runProfile) start() time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+func (p *runProfile) stop(t time.Time) {
+	if p != nil {
+		p.plan += time.Since(t)
+	}
+}
+
+// blockProfile holds, per node of a block, the time and number of its
+// executions.
+type blockProfile struct {
+	time []time.Duration
+	runs []int
+}
+
+// profile makes r's runs timed (on) or not: every BlockRunner of r gets
+// (or drops) a blockProfile.
+func (r *StaticRuntime) profile(on bool) {
+	r.prof = nil
+	if on {
+		r.prof = &runProfile{}
+	}
+	var walk func(b *BlockRunner)
+	walk = func(b *BlockRunner) {
+		b.prof = nil
+		if on {
+			b.prof = &blockProfile{time: make([]time.Duration, len(b.nodes)), runs: make([]int, len(b.nodes))}
+		}
+		for i := range b.nodes {
+			for _, sb := range b.nodes[i].Blocks {
+				walk(sb.(*BlockRunner))
+			}
+		}
+	}
+	walk(r.top)
+}
+
+// BenchmarkIndividualOps runs the graph once and warmup times, then iters
+// times timing every node. The runs are ordinary runs (the same path as
+// Run, with the per-node timer on): only the timing differs.
 func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, iters int) (*IndividualMetrics, error) {
 	if iters < 1 {
 		return nil, fmt.Errorf("staticruntime: iters must be at least 1")
 	}
-	t0 := time.Now()
-	if _, err := r.Run(args...); err != nil {
+	if err := r.enter(); err != nil {
 		return nil, err
 	}
-	met := &IndividualMetrics{Iters: iters, FirstIterTime: time.Since(t0)}
-	release := func() {
+	defer r.leave()
+	run := func() error {
+		if _, err := r.runEntered(nil, nil, false, args, nil); err != nil {
+			return err
+		}
 		if r.m.opts.ManageOutputTensors {
 			r.ReleaseOutputs() // as a caller done with each run's outputs
 		}
+		return nil
 	}
-	release()
+	t0 := time.Now()
+	if err := run(); err != nil {
+		return nil, err
+	}
+	met := &IndividualMetrics{Iters: iters, FirstIterTime: time.Since(t0)}
 	for i := 0; i < warmup; i++ {
-		if _, err := r.Run(args...); err != nil {
+		if err := run(); err != nil {
 			return nil, err
 		}
-		release()
 	}
-	// The nodes run one by one below, as in a run: forks go to the
-	// module's inter-op pool and are drained after every iteration.
-	r.ctx, r.done, r.launcher, r.inTask = context.Background(), nil, r.m.launcher, false
-	defer func() {
-		if r.sites != nil {
-			r.drainForks()
-		}
-		r.ctx, r.launcher = nil, nil
-	}()
-	nodes := r.top.nodes
-	per := make([]time.Duration, len(nodes))
-	var plan time.Duration
+	r.profile(true)
+	prof, top := r.prof, r.top.prof
+	defer r.profile(false)
 	for it := 0; it < iters; it++ {
-		if err := r.setInputs(args, nil); err != nil {
+		if err := run(); err != nil {
 			return nil, err
 		}
-		ts := time.Now()
-		r.planner.allocate(r)
-		plan += time.Since(ts)
-		for i := range nodes {
-			s := time.Now()
-			if err := nodes[i].Kernel(&nodes[i]); err != nil {
-				r.broken = true
-				return nil, r.top.nodeError(i, err)
-			}
-			per[i] += time.Since(s)
-		}
-		for i, s := range r.m.outputs {
-			r.outputs[i] = r.values[s]
-		}
-		ts = time.Now()
-		if err := r.planner.deallocate(r); err != nil {
-			return nil, err
-		}
-		plan += time.Since(ts)
-		if r.sites != nil {
-			r.drainForks()
-		}
-		release()
 	}
-	met.PlannerTime = plan / time.Duration(iters)
+	perIter := func(d time.Duration) time.Duration { return d / time.Duration(iters) }
+	met.PlannerTime = perIter(prof.plan)
 	met.TimePerOp = map[string]time.Duration{}
 	met.InstancesPerOp = map[string]int{}
 	met.KindPerOp = map[string]ops.Kind{}
+	nodes := r.top.nodes
 	for i := range nodes {
-		d := per[i] / time.Duration(iters)
+		d := perIter(top.time[i])
 		met.TimePerNode = append(met.TimePerNode, d)
 		met.TotalTime += d
 		op := nodes[i].Node.Kind
@@ -108,6 +147,20 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 		met.InstancesPerOp[op]++
 		met.KindPerOp[op] = nodes[i].Kind
 	}
+	var walk func(b *BlockRunner, depth int)
+	walk = func(b *BlockRunner, depth int) {
+		for i := range b.nodes {
+			p := &b.nodes[i]
+			met.EveryNode = append(met.EveryNode, NodeTiming{
+				NodeInfo: NodeInfo{Op: p.Node.Kind, Kind: p.Kind, Node: describe(p.Node)},
+				Depth:    depth, Time: perIter(b.prof.time[i]), Runs: b.prof.runs[i],
+			})
+			for _, sb := range p.Blocks {
+				walk(sb.(*BlockRunner), depth+1)
+			}
+		}
+	}
+	walk(r.top, 0)
 	met.OutNodes, met.NativeNodes, met.FallbackNodes = r.m.KindCounts()
 	met.Memory = r.MemoryStats()
 	return met, nil

@@ -54,6 +54,8 @@ type StaticModule struct {
 	auto *ops.AutoTable
 	// device holds the module's tensors (Options.Device).
 	device ivalue.Device
+	// life holds the graph's backing and the runtimes Close stops.
+	life lifetime
 }
 
 // Device is where the module's tensors live (Options.Device).
@@ -130,7 +132,9 @@ type managedInfo struct {
 // NewStaticModule runs gosr's passes on g (which it takes over: do not
 // use g afterwards), selects a kernel for every node and lays out the
 // values. opts nil means DefaultOptions. A node no kernel handles is an
-// error naming the op and its signature.
+// error naming the op and its signature. The module retains g.Backing
+// (the archive its weights view) until Close; a backing already gone is
+// an error.
 func NewStaticModule(g *graph.Graph, opts *Options) (*StaticModule, error) {
 	return NewStaticModuleContext(context.Background(), g, opts)
 }
@@ -143,13 +147,18 @@ func NewStaticModule(g *graph.Graph, opts *Options) (*StaticModule, error) {
 // a very large graph. After such an error g is partly transformed:
 // discard it.
 func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) (m *StaticModule, err error) {
+	var hold backingHold // the memory the constants view (lifetime.go)
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("staticruntime: preparing graph: internal error: %v", r)
 		}
+		hold.settle(m)
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("staticruntime: preparing graph: %w", err)
+	}
+	if err := hold.retain(g); err != nil {
+		return nil, fmt.Errorf("staticruntime: %w", err)
 	}
 	o := DefaultOptions()
 	if opts != nil {

@@ -1,7 +1,8 @@
 // Package staticruntime prepares a graph once as a StaticModule and runs
 // it with StaticRuntimes, one per goroutine, as PyTorch's Static Runtime
-// does (see shared/seeds/002: StaticModule, StaticRuntime, BlockRunner,
-// ProcessedNode, MemoryPlanner).
+// does (PyTorch's torch/csrc/jit/runtime/static/impl.h and the README.md
+// beside it: StaticModule, StaticRuntime, BlockRunner, ProcessedNode,
+// MemoryPlanner).
 //
 // A StaticModule is immutable after NewStaticModule and may be shared by
 // any number of goroutines. A StaticRuntime holds the values of one run

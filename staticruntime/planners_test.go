@@ -3,11 +3,7 @@ package staticruntime_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -18,6 +14,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/staticruntime"
@@ -286,16 +283,22 @@ func TestDisablePassesUnknown(t *testing.T) {
 	assert.ErrorContains(t, err, `no pass named "NoSuchPass"`)
 }
 
-// TestPlannerSpeed times every built-in model with no planning (each
-// tensor keeps its own buffer, OptimizeMemory off) and with each planner,
-// interleaved so the machine's drift hits all alike, and prints medians.
-// Set GOSR_PLANNER_SPEED=1 to run it (it takes a while).
-func TestPlannerSpeed(t *testing.T) {
-	if os.Getenv("GOSR_PLANNER_SPEED") == "" {
-		t.Skip("set GOSR_PLANNER_SPEED=1")
-	}
+// BenchmarkPlannerSpeed times every built-in model with no planning
+// (each tensor keeps its own buffer, OptimizeMemory off) and with each
+// planner, one sub-benchmark per model (dlrm_like also at batch 256 and
+// 2048). Each iteration is a round: every configuration times a batch of
+// runs (about 2 ms), in turn, starting from the next configuration each
+// round, so that the machine's drift hits all alike. Reported per
+// configuration: the median us per run, the unplanned median over its
+// own (x), and the rounds it beat the unplanned run (wins; rounds are
+// paired, so this sign test tells a small steady gain from the noise; a
+// gain of 1% needs several hundred rounds). For example:
+//
+//	go test -run '^$' -bench PlannerSpeed -benchtime 101x ./staticruntime/
+//	go test -run '^$' -bench 'PlannerSpeed/dlrm_like' -benchtime 601x ./staticruntime/
+func BenchmarkPlannerSpeed(b *testing.B) {
 	cases, err := fixture.LoadDir(filepath.Join("..", "builtin", "models"))
-	require.NoError(t, err)
+	require.NoError(b, err)
 	type config struct {
 		name string
 		o    staticruntime.Options
@@ -323,63 +326,53 @@ func TestPlannerSpeed(t *testing.T) {
 			break
 		}
 	}
-	// GOSR_PLANNER_SPEED=name times only the models whose names hold it.
-	filter := os.Getenv("GOSR_PLANNER_SPEED")
-	// GOSR_PLANNER_ROUNDS sets the paired rounds (101 by default): a
-	// gain of 1% needs several hundred for the sign test to see it.
-	rounds := 101
-	if n, err := strconv.Atoi(os.Getenv("GOSR_PLANNER_ROUNDS")); err == nil && n > 0 {
-		rounds = n
-	}
 	for _, c := range cases {
-		if filter != "1" && !strings.Contains(c.Name, filter) {
-			continue
-		}
-		rs := make([]*staticruntime.StaticRuntime, len(configs))
-		for i, cf := range configs {
-			rs[i] = prepareCase(t, c, cf.o).NewRuntime()
-			for k := 0; k < 3; k++ {
-				_, err := rs[i].Run(c.Inputs...)
-				require.NoError(t, err)
-			}
-		}
-		// Batches of runs long enough to time (about 2 ms each).
-		t0 := time.Now()
-		rs[0].Run(c.Inputs...)
-		per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
-		samples := make([][]float64, len(configs))
-		for i := range samples {
-			samples[i] = make([]float64, rounds)
-		}
-		for rep := 0; rep < rounds; rep++ {
-			// Each round starts at the next configuration: whichever runs
-			// first in a round runs after a different one than the rest,
-			// and that position must not fall on one configuration always.
-			for r := range configs {
-				i := (rep + r) % len(configs)
-				t0 := time.Now()
-				for k := 0; k < per; k++ {
-					rs[i].Run(c.Inputs...)
-				}
-				samples[i][rep] = float64(time.Since(t0).Nanoseconds()) / float64(per) / 1e3
-			}
-		}
-		line := fmt.Sprintf("%-18s", c.Name)
-		base := median(samples[0])
-		for i, cf := range configs {
-			m := median(samples[i])
-			// Rounds are paired (each config ran right after the others),
-			// so count the rounds this config beat the unplanned run: a
-			// sign test tells a small steady gain from the machine's noise.
-			wins := 0
-			for k := range samples[i] {
-				if samples[i][k] < samples[0][k] {
-					wins++
+		b.Run(c.Name, func(b *testing.B) {
+			rs := make([]*staticruntime.StaticRuntime, len(configs))
+			for i, cf := range configs {
+				rs[i] = prepareCase(b, c, cf.o).NewRuntime()
+				for k := 0; k < 3; k++ {
+					_, err := rs[i].Run(c.Inputs...)
+					require.NoError(b, err)
 				}
 			}
-			line += fmt.Sprintf("  %s %9.2f us (%.3fx, faster in %d/%d)", cf.name, m, base/m, wins, len(samples[i]))
-		}
-		t.Log(line)
+			// Batches of runs long enough to time (about 2 ms each).
+			t0 := time.Now()
+			rs[0].Run(c.Inputs...)
+			per := max(1, int(2*time.Millisecond/max(time.Since(t0), time.Microsecond)))
+			samples := make([][]float64, len(configs))
+			b.ResetTimer()
+			for rep := range b.N {
+				// Each round starts at the next configuration: whichever
+				// runs first in a round runs after a different one than
+				// the rest, and that position must not fall on one
+				// configuration always.
+				for r := range configs {
+					i := (rep + r) % len(configs)
+					t0 := time.Now()
+					for k := 0; k < per; k++ {
+						rs[i].Run(c.Inputs...)
+					}
+					samples[i] = append(samples[i], float64(time.Since(t0).Nanoseconds())/float64(per)/1e3)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(0, "ns/op")
+			base := stats.Median(samples[0])
+			b.ReportMetric(base, "unplanned-us")
+			for i, cf := range configs[1:] {
+				m := stats.Median(samples[i+1])
+				wins := 0
+				for k := range samples[i+1] {
+					if samples[i+1][k] < samples[0][k] {
+						wins++
+					}
+				}
+				b.ReportMetric(m, cf.name+"-us")
+				b.ReportMetric(base/m, cf.name+"-x")
+				b.ReportMetric(float64(wins), cf.name+"-wins")
+			}
+		})
 	}
 }
 
@@ -406,12 +399,6 @@ func tileDLRM(in []ivalue.IValue, k int) []ivalue.IValue {
 		out = append(out, ivalue.FromTensor(ivalue.I64Tensor(ni, len(ni))), ivalue.FromTensor(ivalue.I64Tensor(no, len(no))))
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 // TestShapesFromManyGoroutines drives one module from 8 goroutines

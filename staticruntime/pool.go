@@ -78,8 +78,12 @@ func (p *Pool) takeSlot() *StaticRuntime {
 }
 
 // Get returns a free runtime, making one if fewer than max exist, or
-// waits for one to be put back until ctx is done.
+// waits for one to be put back until ctx is done. A ctx already done is
+// an error even when a runtime is idle: the caller has given up.
 func (p *Pool) Get(ctx context.Context) (*StaticRuntime, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("staticruntime: getting a runtime: %w", err)
+	}
 	if r := p.takeSlot(); r != nil {
 		r.lent.Store(true)
 		return r, nil
@@ -155,6 +159,7 @@ func (p *Pool) Put(r *StaticRuntime) error {
 
 // Do runs f with a runtime from the pool; outputs f reads from the runtime
 // are valid only inside f. It is the allocation-free way to use a pool.
+// With ctx already done, f does not run and Do returns ctx's error.
 func (p *Pool) Do(ctx context.Context, f func(r *StaticRuntime) error) error {
 	r, err := p.Get(ctx)
 	if err != nil {

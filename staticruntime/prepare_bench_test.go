@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
 )
@@ -19,15 +19,24 @@ var bigShapes = []struct {
 	ir     func(n int) string
 	consts func(n int) []*ivalue.Tensor
 }{
-	{"chain", hostile.ReluChainIR, nil},
-	{"wide", hostile.WideIR, nil},
-	{"widedead", hostile.WideDeadIR, nil},
-	{"views", hostile.ViewChainIR, nil},
-	{"inplace", hostile.InplaceChainIR, nil},
-	{"list", hostile.ListIR, nil},
-	{"ifs", hostile.IfChainIR, nil},
-	{"loops", hostile.LoopChainIR, nil},
-	{"consts", hostile.ConstChainIR, hostile.ConstTensors},
+	{"chain", gen.ReluChainIR, nil},
+	{"wide", gen.WideIR, nil},
+	{"widedead", gen.WideDeadIR, nil},
+	{"views", gen.ViewChainIR, nil},
+	{"inplace", gen.InplaceChainIR, nil},
+	{"list", gen.ListIR, nil},
+	{"ifs", gen.IfChainIR, nil},
+	{"loops", gen.LoopChainIR, nil},
+	{"consts", gen.ConstChainIR, constTensors},
+}
+
+// constTensors binds gen.ConstChainIR's constants: constant i holds i.
+func constTensors(n int) []*ivalue.Tensor {
+	ts := make([]*ivalue.Tensor, n)
+	for i := range ts {
+		ts[i] = ivalue.F32Tensor([]float32{float32(i)}, 1)
+	}
+	return ts
 }
 
 func parseBig(tb testing.TB, ir string, consts []*ivalue.Tensor) *graph.Graph {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph/passes"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
@@ -36,7 +36,7 @@ func (c *countdownCtx) Done() <-chan struct{} { return nil }
 func TestNewStaticModuleContextCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	g := parseBig(t, hostile.ReluChainIR(10), nil)
+	g := parseBig(t, gen.ReluChainIR(10), nil)
 	m, err := staticruntime.NewStaticModuleContext(ctx, g, nil)
 	assert.Nil(t, m)
 	require.ErrorIs(t, err, context.Canceled)
@@ -84,7 +84,7 @@ func TestNewStaticModuleContextDeadline(t *testing.T) {
 	if testing.Short() || raceflag.Enabled {
 		t.Skip("prepares a 100,000-node graph in part; the bound is for a normal build")
 	}
-	g := parseBig(t, hostile.ReluChainIR(100000), nil)
+	g := parseBig(t, gen.ReluChainIR(100000), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -105,14 +105,14 @@ func TestPrepareGrowsLinearly(t *testing.T) {
 		t.Skip("the race detector slows preparation by an unknown factor")
 	}
 	cpu := func(n int) time.Duration {
-		g := parseBig(t, hostile.ReluChainIR(n), nil)
+		g := parseBig(t, gen.ReluChainIR(n), nil)
 		best := time.Duration(1<<63 - 1)
 		for range 3 {
 			start := processCPU()
 			_, err := staticruntime.NewStaticModule(g, nil)
 			require.NoError(t, err)
 			best = min(best, processCPU()-start)
-			g = parseBig(t, hostile.ReluChainIR(n), nil)
+			g = parseBig(t, gen.ReluChainIR(n), nil)
 		}
 		return best
 	}

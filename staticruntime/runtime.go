@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/gosr/gosr/fork"
 	"github.com/gosr/gosr/graph"
@@ -15,8 +16,12 @@ import (
 
 // StaticRuntime runs a StaticModule. It owns the values array that all
 // its BlockRunners and ProcessedNodes share. Use it from one goroutine at
-// a time.
+// a time: a run entered while another is in flight on the same runtime
+// returns ErrConcurrentUse and leaves the other alone.
 type StaticRuntime struct {
+	// state holds the running and closed bits (lifetime.go): what makes a
+	// second goroutine's run an error instead of a wrong result.
+	state   atomic.Uint32
 	m       *StaticModule
 	values  []ivalue.IValue
 	top     *BlockRunner
@@ -44,6 +49,12 @@ type StaticRuntime struct {
 	done     <-chan struct{}
 	launcher fork.Launcher
 	inTask   bool
+	// checked sends the current run's blocks through runChecked: it can
+	// be cancelled, runs on a device or is timed.
+	checked bool
+	// prof, while BenchmarkIndividualOps times runs, collects the
+	// planner's time (the nodes' go to their BlockRunners' prof).
+	prof *runProfile
 	// scratch is the kernels' per-runtime memory (gemm packing buffers).
 	scratch *ops.Scratch
 	// sites are the runtime's prim::fork nodes.
@@ -72,6 +83,12 @@ type BlockRunner struct {
 	// node writes a managed tensor over its input), place the parts of a
 	// concatenation in its output, or check them before the cat.
 	pre []func(p *ops.ProcessedNode)
+	// prof, while BenchmarkIndividualOps times runs, receives the time
+	// and count of every node's executions.
+	prof *blockProfile
+	// at is the node running, -1 when the block is not running: where a
+	// kernel's panic struck (see runTop).
+	at int
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.
@@ -80,70 +97,119 @@ func (b *BlockRunner) Inputs() []int32 { return b.info.inputs }
 // Outputs implements ops.BlockRunner: the slots of the returned values.
 func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
 
-// Run implements ops.BlockRunner.
+// Run implements ops.BlockRunner. It is the one loop over a block's
+// nodes, for every run and for BenchmarkIndividualOps alike: each node's
+// pre hook, then its kernel.
 func (b *BlockRunner) Run() error {
-	if b.check != nil || b.rt.done != nil || !b.rt.m.device.IsHost() {
+	if b.check != nil || b.rt.checked {
 		return b.runChecked()
 	}
 	nodes, pre := b.nodes, b.pre
 	for i := range nodes {
+		b.at = i
 		if pre != nil && pre[i] != nil {
 			pre[i](&nodes[i])
 		}
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
-			return b.nodeError(i, err)
+			return b.fail(i, err)
 		}
 	}
+	b.at = -1
 	return nil
 }
 
 // runChecked is Run with the context checked before every node (a run
-// that can be cancelled) and the memory plan after it (the CheckPlan
-// debug mode, top block only).
+// that can be cancelled), each node timed (BenchmarkIndividualOps) and
+// the memory plan checked after it (the CheckPlan debug mode, top block
+// only).
 func (b *BlockRunner) runChecked() error {
-	nodes := b.nodes
+	nodes, pre, prof := b.nodes, b.pre, b.prof
 	done := b.rt.done
 	for i := range nodes {
+		b.at = i
 		if done != nil {
 			select {
 			case <-done:
-				return b.nodeError(i, fmt.Errorf("run stopped before this node: %w", b.rt.ctx.Err()))
+				return b.fail(i, fmt.Errorf("run stopped before this node: %w", b.rt.ctx.Err()))
 			default:
 			}
 		}
-		if b.pre != nil && b.pre[i] != nil {
-			b.pre[i](&nodes[i])
+		if pre != nil && pre[i] != nil {
+			pre[i](&nodes[i])
 		}
-		if err := b.runNode(i); err != nil {
-			return b.nodeError(i, err)
+		var err error
+		if prof != nil {
+			t := time.Now()
+			err = nodes[i].Kernel(&nodes[i])
+			prof.time[i] += time.Since(t)
+			prof.runs[i]++
+		} else {
+			err = nodes[i].Kernel(&nodes[i])
+		}
+		if err != nil {
+			return b.fail(i, err)
 		}
 		if b.check != nil {
 			if err := b.check(b.info.nodes[i].step); err != nil {
-				return b.nodeError(i, err)
+				return b.fail(i, err)
 			}
 		}
 	}
+	b.at = -1
 	return nil
 }
 
-// runNode runs node i; on a placed module, a Go kernel that reads a
-// tensor on the device (ivalue.DeviceAccessError) fails instead of
-// panicking out of the run.
-func (b *BlockRunner) runNode(i int) (err error) {
-	p := &b.nodes[i]
-	if b.rt.m.device.IsHost() {
-		return p.Kernel(p)
-	}
+// fail ends a run of the block at node i with err.
+func (b *BlockRunner) fail(i int, err error) error {
+	b.at = -1
+	return b.nodeError(i, err)
+}
+
+// runTop runs the top block with the safety net for kernels, which
+// return errors: one that panics anyway (a bug) fails the run with an
+// internal error naming the innermost node running. The net is here
+// alone, not in every block, as a deferred recover per loop iteration
+// would slow loops; the blocks' at fields say where the panic struck.
+func (b *BlockRunner) runTop() (err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(*ivalue.DeviceAccessError)
-			if !ok {
-				panic(r)
-			}
-			err = e
+		if p := recover(); p != nil {
+			err = b.panicError(p)
 		}
 	}()
-	return p.Kernel(p)
+	return b.Run()
+}
+
+// panicError is the error of a kernel's panic p under the running node
+// of b. A panic carrying an error (ivalue.DeviceAccessError: a Go
+// kernel read a tensor on a device) stays reachable through errors.As.
+func (b *BlockRunner) panicError(p any) error {
+	e, ok := p.(error)
+	if !ok {
+		e = fmt.Errorf("%v", p)
+	}
+	if f, ok := p.(interface{ Addr() uintptr }); ok {
+		e = fmt.Errorf("%w (memory fault at %#x: a weight's file changed or was truncated while mapped?)", e, f.Addr())
+	}
+	e = fmt.Errorf("internal error: %w\n%s", e, debug.Stack())
+	if b.at < 0 {
+		return fmt.Errorf("staticruntime: %w", e)
+	}
+	// Blocks left by an error or at their end have at -1: the path of
+	// blocks still at a node leads from the top to the panic.
+	for {
+		i := b.at
+		b.at = -1
+		var inner *BlockRunner
+		for _, sb := range b.nodes[i].Blocks {
+			if sb := sb.(*BlockRunner); sb.at >= 0 {
+				inner = sb
+			}
+		}
+		if inner == nil {
+			return b.nodeError(i, e)
+		}
+		b = inner
+	}
 }
 
 // NodeError is the error of a kernel, with the node it ran.
@@ -165,10 +231,18 @@ func (b *BlockRunner) nodeError(i int, err error) error {
 }
 
 // NewRuntime makes a runtime for m. Runtimes are independent; make one
-// per goroutine.
+// per goroutine. A runtime of a closed module returns ErrClosed from
+// every run.
 func (m *StaticModule) NewRuntime() *StaticRuntime {
-	r := &StaticRuntime{m: m, values: make([]ivalue.IValue, m.numValues), scratch: &ops.Scratch{}}
-	r.resetValues()
+	r := &StaticRuntime{m: m, scratch: &ops.Scratch{}}
+	if !m.life.register(r) {
+		return m.closedRuntime(r)
+	}
+	defer r.leave() // register left it running, against a Close meanwhile
+	r.values = make([]ivalue.IValue, m.numValues)
+	// A copy that fails (on a device) leaves the runtime broken: its
+	// first run tries again and returns the error.
+	r.broken = r.resetValues() != nil
 	r.top = r.newBlockRunner(m.top, nil)
 	r.outputs = make([]ivalue.IValue, len(m.outputs))
 	if !m.device.IsHost() {
@@ -356,7 +430,9 @@ func (r *StaticRuntime) context() context.Context {
 // Module returns the runtime's module.
 func (r *StaticRuntime) Module() *StaticModule { return r.m }
 
-func (r *StaticRuntime) resetValues() {
+// resetValues puts the module's constants in the values array and
+// clears the rest. Its error is a failed copy on a device.
+func (r *StaticRuntime) resetValues() error {
 	clear(r.values)
 	for _, c := range r.m.consts {
 		r.values[c.slot] = c.v
@@ -364,13 +440,18 @@ func (r *StaticRuntime) resetValues() {
 	// A constant that may reach an output gets a copy per runtime.
 	for _, c := range r.m.consts {
 		if c.perRuntime {
-			r.values[c.slot] = c.v.Clone()
+			v, err := c.v.CloneErr()
+			if err != nil {
+				return fmt.Errorf("staticruntime: copying constant %s: %w", r.m.slotName(c.slot), err)
+			}
+			r.values[c.slot] = v
 		}
 	}
+	return nil
 }
 
 func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunner {
-	b := &BlockRunner{rt: r, info: bi, nodes: make([]ops.ProcessedNode, len(bi.nodes))}
+	b := &BlockRunner{rt: r, info: bi, nodes: make([]ops.ProcessedNode, len(bi.nodes)), at: -1}
 	for i, ni := range bi.nodes {
 		p := &b.nodes[i]
 		*p = ops.ProcessedNode{
@@ -425,8 +506,28 @@ func (r *StaticRuntime) RunKw(args []ivalue.IValue, kwargs map[string]ivalue.IVa
 
 // runWith runs under ctx (nil: a run that cannot be cancelled) with forks
 // on launcher (nil: the module's inter-op pool); inTask marks a forked
-// subgraph's run.
-func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
+// subgraph's run. It is the door of every run: a runtime already running
+// (another goroutine's run) or closed is refused there.
+func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) ([]ivalue.IValue, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	return r.runEntered(ctx, launcher, inTask, args, kwargs)
+}
+
+// [Faults in mapped weights]: weights view the archive's file through
+// mmap, so a file truncated or rewritten in place under a loaded model
+// (a redeploy that overwrites model.pt) makes reading them fault, and a
+// fault kills the process. Go's documented answer for memory-mapped
+// files is debug.SetPanicOnFault: set for the run's goroutine, the fault
+// becomes a panic that runTop's recover turns into an error naming the
+// node, and the runtime is marked broken. Closing the model while
+// modules use it cannot cause this (they hold the mapping, see
+// StaticModule.Close); only a change to the file itself can.
+
+// runEntered is runWith for a caller that has entered r.
+func (r *StaticRuntime) runEntered(ctx context.Context, launcher fork.Launcher, inTask bool, args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if ctx == nil {
 		ctx = context.Background()
 	} else if err := ctx.Err(); err != nil {
@@ -436,6 +537,9 @@ func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inT
 		launcher = r.m.launcher
 	}
 	r.ctx, r.done, r.launcher, r.inTask = ctx, ctx.Done(), launcher, inTask
+	r.checked = r.done != nil || !r.m.device.IsHost() || r.prof != nil
+	// See [Faults in mapped weights].
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			r.broken = true
@@ -444,14 +548,16 @@ func (r *StaticRuntime) runWith(ctx context.Context, launcher fork.Launcher, inT
 		if r.sites != nil {
 			r.drainForks()
 		}
-		r.ctx, r.done, r.launcher = nil, nil, nil
+		r.ctx, r.done, r.launcher, r.checked = nil, nil, nil, false
 	}()
 	return r.run(args, kwargs)
 }
 
 func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if r.broken {
-		r.resetValues()
+		if err := r.resetValues(); err != nil {
+			return nil, err
+		}
 		r.planner.reset()
 		r.broken = false
 	}
@@ -461,20 +567,24 @@ func (r *StaticRuntime) run(args []ivalue.IValue, kwargs map[string]ivalue.IValu
 	for _, rc := range r.recyclers {
 		rc.Reset()
 	}
+	t := r.prof.start()
 	if err := r.planner.allocate(r); err != nil {
 		r.broken = true
 		return nil, err
 	}
-	if err := r.top.Run(); err != nil {
+	r.prof.stop(t)
+	if err := r.top.runTop(); err != nil {
 		r.broken = true
 		return nil, err
 	}
 	for i, s := range r.m.outputs {
 		r.outputs[i] = r.values[s]
 	}
+	t = r.prof.start()
 	if err := r.planner.deallocate(r); err != nil {
 		return nil, err
 	}
+	r.prof.stop(t)
 	if r.devIn != nil && !r.inTask {
 		if err := r.copyOut(); err != nil {
 			r.broken = true
@@ -574,7 +684,11 @@ func (r *StaticRuntime) setInputs(args []ivalue.IValue, kwargs map[string]ivalue
 		} else if r.ownsPart(v) {
 			// An output of a previous run (or a part of one) fed back: the
 			// run would rewrite it while reading it, so read a copy.
-			v = v.Clone()
+			c, err := v.CloneErr()
+			if err != nil {
+				return fmt.Errorf("staticruntime: copying input %q: %w", m.argNames[i], err)
+			}
+			v = c
 		}
 		r.values[s] = v
 	}
@@ -666,6 +780,9 @@ func holdsTensor(v ivalue.IValue, t *ivalue.Tensor) bool {
 func checkInput(name string, i int, t *graph.Type, v ivalue.IValue) error {
 	if got := mismatch(t, v); got != "" {
 		return fmt.Errorf("staticruntime: input %d (%s): expected %s, got %s", i, name, t, got)
+	}
+	if err := ivalue.CheckHoldable(v.Tensor()); err != nil {
+		return fmt.Errorf("staticruntime: input %d (%s) of sizes %v: %w", i, name, v.Tensor().Sizes(), err)
 	}
 	return nil
 }

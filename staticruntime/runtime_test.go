@@ -422,6 +422,34 @@ func BenchmarkMulReluChain(b *testing.B) {
 	}
 }
 
+// BenchmarkLoopBody measures the per-node overhead inside a loop: 100
+// iterations of a four-node body on one-element tensors.
+func BenchmarkLoopBody(b *testing.B) {
+	m := prepare(b, `graph(%x : Tensor, %w : Tensor, %n : int):
+  %true : bool = prim::Constant[value=1]()
+  %y : Tensor = prim::Loop(%n, %true, %x)
+    block0(%i : int, %a : Tensor):
+      %b : Tensor = aten::mul(%a, %w)
+      %c : Tensor = aten::relu(%b)
+      %d : Tensor = aten::mul(%c, %w)
+      %e : Tensor = aten::relu(%d)
+      -> (%true, %e)
+  return (%y)
+`, nil)
+	r := m.NewRuntime()
+	args := []ivalue.IValue{ivalue.FromTensor(ivalue.F32Tensor([]float32{0.5}, 1)),
+		ivalue.FromTensor(ivalue.F32Tensor([]float32{1.01}, 1)), ivalue.FromInt(100)}
+	r.Run(args...)
+	r.Run(args...)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.Run(args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/400, "ns/node")
+}
+
 func TestConstantOutputIsPerRuntime(t *testing.T) {
 	c := ivalue.F32Tensor([]float32{1, 2}, 2)
 	m := prepare(t, `graph(%x : Tensor):

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/ptfixture"
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
@@ -51,24 +52,8 @@ func visionCases(t testing.TB) []*fixture.Case {
 	return cases
 }
 
-// visionPython finds an interpreter with torch and torchvision: $GOSR_PYTHON,
-// /usr/bin/python3, python3 on PATH.
-func visionPython() string {
-	var cands []string
-	if p := os.Getenv("GOSR_PYTHON"); p != "" {
-		cands = append(cands, p)
-	}
-	cands = append(cands, "/usr/bin/python3", "python3")
-	for _, c := range cands {
-		if exec.Command(c, "-c", "import torch, torchvision").Run() == nil {
-			return c
-		}
-	}
-	return ""
-}
-
-// makeVisionFixtures fills $GOSR_VISION_CACHE, or the user cache's
-// gosr/vision-<hash of the scripts>, unless an earlier run did.
+// makeVisionFixtures fills ptfixture.CacheRoot()'s vision-<hash of the
+// scripts>, unless an earlier run did.
 func makeVisionFixtures() {
 	h := sha256.New()
 	for _, s := range visionScripts {
@@ -79,23 +64,15 @@ func makeVisionFixtures() {
 		}
 		h.Write(b)
 	}
-	dir := os.Getenv("GOSR_VISION_CACHE")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			visionError = "vision fixtures: no cache directory: " + err.Error()
-			return
-		}
-		dir = filepath.Join(base, "gosr", "vision-"+hex.EncodeToString(h.Sum(nil))[:16])
-	}
+	dir := filepath.Join(ptfixture.CacheRoot(), "vision-"+hex.EncodeToString(h.Sum(nil))[:16])
 	visionDir = dir
 	done := filepath.Join(dir, "DONE")
 	if _, err := os.Stat(done); err == nil {
 		return
 	}
-	py := visionPython()
-	if py == "" {
-		visionError = "vision fixtures: no python with torch and torchvision (set GOSR_PYTHON)"
+	py, err := ptfixture.FindPython("torch", "torchvision")
+	if err != nil {
+		visionError = "vision fixtures: " + err.Error()
 		return
 	}
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "make_vision_ir.py"))

@@ -42,7 +42,7 @@ func checkBackendFlag(cmd, value string) error {
 }
 
 // backendName is -backend with "" (zero flags in tests) as go.
-func (f flags) backendName() string {
+func (f runtimeFlags) backendName() string {
 	if f.backend == "" {
 		return backendGo
 	}
@@ -50,11 +50,11 @@ func (f flags) backendName() string {
 }
 
 // intraOpThreads is -intra-op-threads, at least 1.
-func (f flags) intraOpThreads() int { return max(f.intraOp, 1) }
+func (f runtimeFlags) intraOpThreads() int { return max(f.intraOp, 1) }
 
 // usesLibtorch says whether f's backend (or one of them, for all) needs
 // the libtorch shim.
-func (f flags) usesLibtorch() bool {
+func (f runtimeFlags) usesLibtorch() bool {
 	return f.backendName() != backendGo
 }
 
@@ -74,7 +74,7 @@ func openLibtorch(threads int) (*libtorch.Backend, error) {
 	if b := libtorchBackends.m[threads]; b != nil {
 		return b, nil
 	}
-	b, err := libtorch.Open(libtorch.Options{Threads: threads})
+	b, err := libtorch.Open(libtorchOptions(threads))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func openLibtorch(threads int) (*libtorch.Backend, error) {
 
 // checkBackend fails, before any model is loaded, when -backend needs
 // libtorch and it cannot be loaded.
-func (f flags) checkBackend() error {
+func (f runtimeFlags) checkBackend() error {
 	if !f.usesLibtorch() {
 		return nil
 	}
@@ -98,7 +98,7 @@ func (f flags) checkBackend() error {
 }
 
 // setBackend puts f's kernel backend into o.
-func (f flags) setBackend(o *staticruntime.Options) error {
+func (f runtimeFlags) setBackend(o *staticruntime.Options) error {
 	switch f.backendName() {
 	case backendGo:
 		o.Backend, o.BackendMode = nil, ops.BackendGo
@@ -120,7 +120,7 @@ func (f flags) setBackend(o *staticruntime.Options) error {
 
 // backendLabel describes the kernels for headers: "go", or "libtorch (1
 // intra-op thread)".
-func (f flags) backendLabel() string {
+func (f runtimeFlags) backendLabel() string {
 	threads := plural(f.intraOpThreads(), "intra-op thread")
 	switch f.backendName() {
 	case backendGo:

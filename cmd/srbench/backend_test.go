@@ -84,26 +84,31 @@ func TestParseFlagsBackend(t *testing.T) {
 		{"run", []string{"-backend", "libtorch", "-device", "tpu"}, "", 0, `-device: unknown device "tpu"`},
 	} {
 		name := tc.cmd + " " + strings.Join(tc.args, " ")
-		f, err := parseFlags(tc.cmd, tc.args, io.Discard)
+		c := newCommand(tc.cmd)
+		err := parse(tc.cmd, c, tc.args, io.Discard)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, name)
 			continue
 		}
 		require.NoError(t, err, name)
-		assert.Equal(t, tc.backend, f.backendName(), name)
-		assert.Equal(t, tc.intraOp, f.intraOpThreads(), name)
+		rf := c.(interface {
+			backendName() string
+			intraOpThreads() int
+		})
+		assert.Equal(t, tc.backend, rf.backendName(), name)
+		assert.Equal(t, tc.intraOp, rf.intraOpThreads(), name)
 	}
 
 	// go needs no shim: Options keep the Go kernels.
-	f, err := parseFlags("run", nil, io.Discard)
-	require.NoError(t, err)
+	var f runFlags
+	require.NoError(t, parse("run", &f, nil, io.Discard))
 	opts, err := f.options()
 	require.NoError(t, err)
 	assert.Nil(t, opts.Backend)
 	assert.Equal(t, ops.BackendGo, opts.BackendMode)
 	require.NoError(t, f.checkBackend())
 	// all is compare's, row by row: never a module's backend.
-	_, err = flags{backend: backendAll}.options()
+	_, err = runtimeFlags{backend: backendAll}.options()
 	require.ErrorContains(t, err, "no single backend")
 }
 
@@ -153,15 +158,15 @@ func TestRunBackends(t *testing.T) {
 			if tc.shim {
 				requireLibtorch(t)
 			}
-			f := quick(flags{backend: tc.backend, intraOp: 1})
+			f := quick(runtimeFlags{backend: tc.backend, intraOp: 1})
 			opts, err := f.options()
 			require.NoError(t, err)
 			assert.Equal(t, tc.mode, opts.BackendMode)
 			assert.Equal(t, tc.shim, opts.Backend != nil)
 
-			m, err := loadModel("mlp", flags{})
+			m, err := loadModel("mlp", modelFlags{})
 			require.NoError(t, err)
-			res, err := measure(m, f)
+			res, err := measure(m, f, "")
 			require.NoError(t, err)
 			assert.Less(t, res.MaxAbsDiff, 1e-5)
 			assert.GreaterOrEqual(t, res.MaxAbsDiff, 0.0)
@@ -212,13 +217,13 @@ func TestRunBackends(t *testing.T) {
 // CUDA and gets libtorch's reason.
 func TestRunDevice(t *testing.T) {
 	requireLibtorch(t)
-	f := quick(flags{backend: backendLibtorch, intraOp: 1, device: "libtorch-cpu"})
+	f := quick(runtimeFlags{backend: backendLibtorch, intraOp: 1, device: "libtorch-cpu"})
 	opts, err := f.options()
 	require.NoError(t, err)
 	assert.Equal(t, "libtorch-cpu", opts.Device)
-	m, err := loadModel("mlp", flags{})
+	m, err := loadModel("mlp", modelFlags{})
 	require.NoError(t, err)
-	res, err := measure(m, f)
+	res, err := measure(m, f, "")
 	require.NoError(t, err)
 	assert.Less(t, res.MaxAbsDiff, 1e-5)
 	assert.Zero(t, res.AllocsPerRun)
@@ -231,7 +236,7 @@ func TestRunDevice(t *testing.T) {
 	require.NoError(t, err)
 	if b.Info().CUDADevices == 0 {
 		f.device = "cuda"
-		_, err = measure(m, f)
+		_, err = measure(m, f, "")
 		require.ErrorContains(t, err, "has no CUDA")
 	}
 }
@@ -240,10 +245,12 @@ func TestRunDevice(t *testing.T) {
 // row per backend, each naming it.
 func TestCompareAllBackends(t *testing.T) {
 	requireLibtorch(t)
-	f := quick(flags{model: "mlp", backend: backendAll, intraOp: 1, python: "/nonexistent/python3", json: true})
-	out := captureStdout(t, func() error { return cmdCompare(f) })
+	f := compareFlags{modelFlags: modelFlags{model: "mlp"}, benchFlags: quick(runtimeFlags{backend: backendAll, intraOp: 1}),
+		python: "/nonexistent/python3", json: true}
+	var out strings.Builder
+	require.NoError(t, f.run(&out))
 	var rows []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(out), &rows), out)
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &rows), out.String())
 	require.Len(t, rows, 3)
 	for i, be := range allBackends {
 		assert.Equal(t, "mlp", rows[i]["model"])
@@ -254,10 +261,10 @@ func TestCompareAllBackends(t *testing.T) {
 	}
 
 	var b strings.Builder
-	printCompareHeader(&b, f, true)
+	printCompareHeader(&b, f.benchFlags, true)
 	assert.Contains(t, b.String(), "backend all (go, libtorch and auto, one row each; libtorch with 1 intra-op thread)")
 	b.Reset()
-	printCompareHeader(&b, flags{backend: backendLibtorch, intraOp: 2}, true)
+	printCompareHeader(&b, benchFlags{runtimeFlags: runtimeFlags{backend: backendLibtorch, intraOp: 2}}, true)
 	assert.Contains(t, b.String(), "backend libtorch (2 intra-op threads)")
 	assert.Contains(t, b.String(), "PyTorch: one caller thread, 2 intra-op threads")
 }
@@ -274,38 +281,16 @@ func TestPyTorchIntraOp(t *testing.T) {
 	py := fakePython(t, `n=-1; [ "$OMP_NUM_THREADS" = "$8" ] && [ "$MKL_NUM_THREADS" = "$8" ] && n=$8
 echo "Static runtime ms per iter: 0.01"
 echo "{\"torch\": \"fake\", \"interop_threads\": $7, \"intraop_threads\": $n, \"interp_us_python_loop\": 20, \"sr_max_abs_diff\": 0}"`)
-	m, err := loadModel("mlp", flags{})
+	m, err := loadModel("mlp", modelFlags{})
 	require.NoError(t, err)
 	for _, n := range []int{1, 3} {
 		var cr compareResult
 		cr.GosrUs = 5
-		f := flags{warmup: 1, repeats: 1, interop: 2, intraOp: n}
+		f := compareFlags{benchFlags: benchFlags{runtimeFlags{interop: 2, intraOp: n}, timingFlags{warmup: 1, repeats: 1}}}
 		require.NoError(t, runPyTorch(py, m, f, &runResult{UsPerIter: 5}, &cr))
 		assert.Equal(t, n, cr.TorchIntraOp, "-intra-op-threads %d", n)
 		assert.Equal(t, 2, cr.TorchInterop)
 		assert.InDelta(t, 10.0, cr.TorchSRUs, 1e-9)
 		assert.InDelta(t, 2.0, cr.Speedup, 1e-9)
 	}
-}
-
-// captureStdout runs fn with os.Stdout going to a pipe and returns what
-// it wrote.
-func captureStdout(t *testing.T, fn func() error) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	require.NoError(t, err)
-	old := os.Stdout
-	os.Stdout = w
-	done := make(chan string)
-	go func() {
-		b, _ := io.ReadAll(r)
-		done <- string(b)
-	}()
-	ferr := fn()
-	os.Stdout = old
-	w.Close()
-	out := <-done
-	r.Close()
-	require.NoError(t, ferr)
-	return out
 }

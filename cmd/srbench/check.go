@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -35,13 +36,25 @@ type checkResult struct {
 	CodeGaps []staticruntime.Gap `json:"code_gaps,omitempty"`
 }
 
-// cmdCheck lists every op of MODEL that gosr's Go kernels cannot run, each
+// checkFlags are check's: the model, and how to print.
+type checkFlags struct {
+	modelFlags
+	json bool
+}
+
+func (f *checkFlags) register(fs *flag.FlagSet) {
+	f.modelFlags.register(fs)
+	fs.BoolVar(&f.json, "json", false, "print one JSON object")
+}
+
+func (f *checkFlags) validate() error { return nil }
+
+// run lists every op of MODEL that gosr's Go kernels cannot run, each
 // with its source lines, and whether the libtorch backend has it (the
-// shim is opened when it can be, whatever -backend says). It fails when
-// anything is missing.
-func cmdCheck(f flags, w io.Writer) error {
+// shim is opened when it can be). It fails when anything is missing.
+func (f *checkFlags) run(w io.Writer) error {
 	res := checkResult{Model: f.model, Gaps: []staticruntime.Gap{}}
-	m, err := loadModel(f.model, f)
+	m, err := loadModel(f.model, f.modelFlags)
 	if err != nil {
 		res.LoadError = err.Error()
 		if strings.HasSuffix(f.model, ".pt") {
@@ -55,7 +68,8 @@ func cmdCheck(f flags, w io.Writer) error {
 		return printCheck(f, w, res)
 	}
 	opts := staticruntime.DefaultOptions()
-	if b, err := openLibtorch(f.intraOpThreads()); err == nil {
+	// Which ops libtorch has does not depend on its thread count.
+	if b, err := openLibtorch(1); err == nil {
 		opts.Backend = b
 		res.Backend = b.Name()
 	} else {
@@ -69,7 +83,7 @@ func cmdCheck(f flags, w io.Writer) error {
 	return printCheck(f, w, res)
 }
 
-func printCheck(f flags, w io.Writer, res checkResult) error {
+func printCheck(f *checkFlags, w io.Writer, res checkResult) error {
 	if f.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", " ")

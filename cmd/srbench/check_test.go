@@ -18,7 +18,7 @@ import (
 
 func TestCheckRunnableArchive(t *testing.T) {
 	var out bytes.Buffer
-	err := cmdCheck(flags{model: filepath.Join(ptfixture.Committed(), "mlp.scripted.pt")}, &out)
+	err := (&checkFlags{modelFlags: modelFlags{model: filepath.Join(ptfixture.Committed(), "mlp.scripted.pt")}}).run(&out)
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "mlp.scripted.pt: gosr's Go kernels run every op")
 }
@@ -27,7 +27,7 @@ func TestCheckUnloadable(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.pt")
 	require.NoError(t, os.WriteFile(bad, []byte("not a zip"), 0o644))
 	var out bytes.Buffer
-	err := cmdCheck(flags{model: bad}, &out)
+	err := (&checkFlags{modelFlags: modelFlags{model: bad}}).run(&out)
 	require.ErrorIs(t, err, errGaps)
 	assert.Contains(t, out.String(), "bad.pt: cannot be loaded: ")
 }
@@ -83,7 +83,7 @@ func TestCheckUnloadableListsCodeOps(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.pt")
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	var out bytes.Buffer
-	err = cmdCheck(flags{model: path}, &out)
+	err = (&checkFlags{modelFlags: modelFlags{model: path}}).run(&out)
 	require.ErrorIs(t, err, errGaps)
 	const act = "code/__torch__/torch/nn/modules/activation.py"
 	assert.Contains(t, out.String(), "bad.pt: cannot be loaded: ")

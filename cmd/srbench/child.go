@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,7 +99,50 @@ func runChild(timeout time.Duration, intraOp int, py string, args ...string) (st
 	return out.String(), nil
 }
 
-// ptArgs are the arguments the scripts share after their model files.
-func ptArgs(f flags, iters int) []string {
-	return []string{strconv.Itoa(f.warmup), strconv.Itoa(iters), strconv.Itoa(max(f.repeats, 1))}
+// ptArgs are the arguments the scripts share after their model files:
+// warm-up runs, timed runs and repeats for PyTorch, sized from gosr's
+// time per run (usPerIter). Fast models get about 50 ms of gosr's time
+// per repeat and at least 100 runs; slow ones (video, swin, maxvit: tens
+// of milliseconds to seconds a run, several times that in Debian's
+// PyTorch) about a second and at least 3 runs, with no more warm-up runs
+// than timed ones, so that a repeat reports progress within the child's
+// timeout.
+func ptArgs(f timingFlags, usPerIter float64) []string {
+	iters, warmup := ptIters(f.warmup, usPerIter)
+	return []string{strconv.Itoa(warmup), strconv.Itoa(iters), strconv.Itoa(max(f.repeats, 1))}
+}
+
+// ptIters is ptArgs' sizing: timed runs and warm-up runs.
+func ptIters(warmup int, usPerIter float64) (int, int) {
+	us := max(usPerIter, 1)
+	iters := max(int(50000/us), min(100, int(1e6/us)), 3)
+	return iters, min(warmup, iters)
+}
+
+// srLine is the time per run in PyTorch's Static Runtime benchmark report.
+var srLine = regexp.MustCompile(`Static runtime ms per iter: ([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)`)
+
+// readChild reads a PyTorch script's output: the Static Runtime times
+// its benchmark reports printed (us per run, in order), and its last
+// line, a JSON object, into result.
+func readChild(out string, result any) ([]float64, error) {
+	var srs []float64
+	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
+		v, _ := strconv.ParseFloat(mm[1], 64)
+		srs = append(srs, v*1000)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), result); err != nil {
+		return nil, fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
+	}
+	return srs, nil
+}
+
+// lastLines is s's last n lines, for errors.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
 }

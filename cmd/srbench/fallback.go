@@ -14,7 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/reference"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/pyfallback"
@@ -134,7 +135,7 @@ type fallbackResult struct {
 // expected outputs of each: from -inputs (a list of argument lists, or a
 // dict with "inputs" and maybe "outputs") or PATH.expected.pt; -expected
 // is a list of outputs or such a dict.
-func fallbackCases(path string, f flags) (file string, cases [][]ivalue.IValue, expected []ivalue.IValue, err error) {
+func fallbackCases(path string, f modelFlags) (file string, cases [][]ivalue.IValue, expected []ivalue.IValue, err error) {
 	file = f.inputs
 	if file == "" {
 		file = strings.TrimSuffix(path, ".pt") + ".expected.pt"
@@ -221,10 +222,14 @@ func (c *fbConfig) interpTotals() (time.Duration, uint64, uint64) {
 // the expected outputs and warms every runtime (the packaged modules are
 // then imported in the interpreters the runtimes hold). The first time, it
 // records start-up times and resident memory in res.
-func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected []ivalue.IValue, seen map[int]bool, res *fallbackResult, row *fallbackRow) error {
+func (c *fbConfig) open(path string, f runFlags, cases [][]ivalue.IValue, expected []ivalue.IValue, seen map[int]bool, res *fallbackResult, row *fallbackRow) error {
 	first := !c.started
 	before := readRSSKB()
-	m, err := pyfallback.NewManager(c.n)
+	po, err := pyfallbackOptions(c.n)
+	if err != nil {
+		return err
+	}
+	m, err := pyfallback.NewManager(po)
 	if err != nil {
 		return fmt.Errorf("%s: %d interpreter(s): %w", path, c.n, err)
 	}
@@ -283,7 +288,7 @@ func (c *fbConfig) open(path string, f flags, cases [][]ivalue.IValue, expected 
 				return fmt.Errorf("%s: case %d (%d interpreters): %w", path, i, c.n, err)
 			}
 			if expected != nil {
-				d := fixture.MaxAbsDiff(fixture.Flatten(outs), fixture.Flatten(expected[i:i+1]))
+				d := reference.MaxAbsDiff(reference.Flatten(outs), reference.Flatten(expected[i:i+1]))
 				row.MaxAbsDiff = max(row.MaxAbsDiff, d)
 			}
 		}
@@ -381,12 +386,12 @@ func (c *fbConfig) round(threads, iters int, d time.Duration, cases [][]ivalue.I
 // measureFallback runs a package with each -interpreters count, rounds
 // interleaved (1, 2, 1, 2, ...) so that the machine's drift falls on
 // every configuration alike.
-func measureFallback(path string, f flags) (*fallbackResult, error) {
+func measureFallback(path string, f runFlags) (*fallbackResult, error) {
 	ns := f.interpList
 	if len(ns) == 0 {
 		ns = []int{1}
 	}
-	file, cases, expected, err := fallbackCases(path, f)
+	file, cases, expected, err := fallbackCases(path, f.modelFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -460,7 +465,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 	}
 	for i, c := range configs {
 		row := &res.Rows[i]
-		row.Throughput, row.RoundTputs = median(c.tputs), c.tputs
+		row.Throughput, row.RoundTputs = stats.Median(c.tputs), c.tputs
 		ls := percentiles(slices.Clone(c.lat))
 		row.P50Us, row.P90Us, row.P99Us, row.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean
 		row.Requests = len(c.lat)
@@ -480,7 +485,7 @@ func measureFallback(path string, f flags) (*fallbackResult, error) {
 			for k := range first {
 				rs[k] = c.tputs[k] / first[k]
 			}
-			row.PairedRatio = median(rs)
+			row.PairedRatio = stats.Median(rs)
 		}
 	}
 	return res, nil
@@ -504,15 +509,15 @@ func readRSSKB() int64 {
 	return 0
 }
 
-func cmdRunPackage(f flags) error {
+func cmdRunPackage(f runFlags, w io.Writer) error {
 	res, err := measureFallback(f.model, f)
 	if err != nil {
 		return err
 	}
 	if f.json {
-		return json.NewEncoder(os.Stdout).Encode(res)
+		return json.NewEncoder(w).Encode(res)
 	}
-	printFallback(os.Stdout, res)
+	printFallback(w, res)
 	return nil
 }
 
@@ -552,7 +557,7 @@ func printFallback(w io.Writer, res *fallbackResult) {
 		fmt.Fprintf(w, "  rounds, %d interpreter(s): %s runs/s%s\n", r.Interpreters, strings.Join(ts, " "), paired)
 	}
 	if res.GOMAXPROCS != res.GOMAXPROCSBefore {
-		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, pyfallback.SpareProcEnv)
+		fmt.Fprintf(w, "GOMAXPROCS %d while the managers were open: %d and a spare P, so that calls into Python keep their Ps (%s=0 to leave it)\n", res.GOMAXPROCS, res.GOMAXPROCSBefore, envPythonSpareP)
 	} else {
 		fmt.Fprintf(w, "GOMAXPROCS %d\n", res.GOMAXPROCS)
 	}

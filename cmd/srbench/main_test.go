@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gosr/gosr/internal/fixture"
 	"github.com/gosr/gosr/internal/ptfixture"
+	"github.com/gosr/gosr/internal/reference"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 
@@ -22,9 +22,9 @@ import (
 )
 
 func TestMeasureBuiltin(t *testing.T) {
-	m, err := loadModel("mlp", flags{})
+	m, err := loadModel("mlp", modelFlags{})
 	require.NoError(t, err)
-	res, err := measure(m, flags{iters: 20, warmup: 2, threads: 2, repeats: 3})
+	res, err := measure(m, benchFlags{timingFlags: timingFlags{iters: 20, warmup: 2, threads: 2, repeats: 3}}, "")
 	require.NoError(t, err)
 	assert.Less(t, res.MaxAbsDiff, 1e-5)
 	assert.Equal(t, 6, res.Nodes)
@@ -49,14 +49,13 @@ func TestMeasureBuiltin(t *testing.T) {
 	assert.EqualValues(t, res.LowerBoundBytes, keys["lower_bound_bytes"])
 }
 
-// quick are flags for measure that keep a test fast.
-func quick(f flags) flags {
-	f.iters, f.warmup, f.threads, f.repeats = 20, 2, 1, 3
-	return f
+// quick are flags for measure with f's options that keep a test fast.
+func quick(f runtimeFlags) benchFlags {
+	return benchFlags{f, timingFlags{iters: 20, warmup: 2, threads: 1, repeats: 3}}
 }
 
 func TestPlannerFlag(t *testing.T) {
-	_, err := flags{planner: "best-fit"}.options()
+	_, err := runtimeFlags{planner: "best-fit"}.options()
 	require.ErrorContains(t, err, `unknown planner "best-fit"`)
 	assert.ErrorContains(t, err, "none, storage-groups, greedy", "the error lists the valid planners")
 
@@ -74,9 +73,9 @@ func TestPlannerFlag(t *testing.T) {
 		{"dlrm_like", "storage-groups", true},
 	} {
 		name := tc.model + "/" + tc.planner
-		m, err := loadModel(tc.model, flags{})
+		m, err := loadModel(tc.model, modelFlags{})
 		require.NoError(t, err, name)
-		res, err := measure(m, quick(flags{planner: tc.planner, manageOutputs: tc.manageOutputs}))
+		res, err := measure(m, quick(runtimeFlags{planner: tc.planner, manageOutputs: tc.manageOutputs}), "")
 		require.NoError(t, err, name)
 		assert.Equal(t, tc.planner, res.Planner, name)
 		assert.Less(t, res.MaxAbsDiff, 1e-5, name)
@@ -116,9 +115,9 @@ func TestRunMemoryBlock(t *testing.T) {
 		{"none", false, true, []string{"memory (planner none)", "bytes reused: 0 (0.0% of tensor bytes)", "output arena: 1 tensors, "}, nil},
 	} {
 		name := tc.planner + map[bool]string{true: " -v", false: ""}[tc.verbose]
-		m, err := loadModel("dlrm_like", flags{})
+		m, err := loadModel("dlrm_like", modelFlags{})
 		require.NoError(t, err)
-		res, err := measure(m, quick(flags{planner: tc.planner, manageOutputs: tc.manageOutputs}))
+		res, err := measure(m, quick(runtimeFlags{planner: tc.planner, manageOutputs: tc.manageOutputs}), "")
 		require.NoError(t, err, name)
 		var b strings.Builder
 		printMemory(&b, res, tc.verbose)
@@ -136,13 +135,13 @@ func TestRunMemoryBlock(t *testing.T) {
 }
 
 func TestCompareMemory(t *testing.T) {
-	m, err := loadModel("dlrm_like", flags{})
+	m, err := loadModel("dlrm_like", modelFlags{})
 	require.NoError(t, err)
-	f := quick(flags{})
-	res, err := measure(m, f)
+	f := quick(runtimeFlags{})
+	res, err := measure(m, f, "")
 	require.NoError(t, err)
 	cr := compareResult{Model: m.Name, GosrUs: res.UsPerIter, Planner: res.Planner, ManagedBytes: res.ManagedBytes, ManagedTensors: res.ManagedTensors}
-	require.NoError(t, planMemory(m, f, &cr))
+	require.NoError(t, planMemory(m, f.runtimeFlags, &cr))
 	none, sg, greedy := cr.PlannerBytes["none"], cr.PlannerBytes["storage-groups"], cr.PlannerBytes["greedy"]
 	assert.Equal(t, res.ManagedBytes, greedy, "the timed planner's bytes")
 	assert.Equal(t, res.LowerBoundBytes, cr.LowerBoundBytes)
@@ -155,7 +154,7 @@ func TestCompareMemory(t *testing.T) {
 	if py := findPython(""); py == "" {
 		t.Log("no python3 with torch: PyTorch's managed bytes not checked")
 	} else {
-		require.NoError(t, runPyTorch(py, m, flags{warmup: 2, repeats: 1}, res, &cr))
+		require.NoError(t, runPyTorch(py, m, compareFlags{benchFlags: benchFlags{timingFlags: timingFlags{warmup: 2, repeats: 1}}}, res, &cr))
 		require.NotNil(t, cr.TorchSRManagedBytes, "sr_managed_bytes from pytorch_bench.py")
 		require.NotNil(t, cr.TorchSRManagedTensors)
 		assert.Greater(t, *cr.TorchSRManagedBytes, int64(0))
@@ -179,9 +178,9 @@ func TestCompareMemory(t *testing.T) {
 }
 
 func TestLoadModelErrors(t *testing.T) {
-	_, err := loadModel("no_such_model", flags{})
+	_, err := loadModel("no_such_model", modelFlags{})
 	require.ErrorContains(t, err, "no model")
-	_, err = loadModel("/nonexistent/model.ir", flags{})
+	_, err = loadModel("/nonexistent/model.ir", modelFlags{})
 	require.Error(t, err)
 }
 
@@ -189,36 +188,34 @@ func TestMeasureScriptArchive(t *testing.T) {
 	dir := ptfixture.Committed()
 	for _, tc := range []struct {
 		spec string
-		f    flags
+		f    modelFlags
 	}{
-		{dir + "/deep_and_wide.scripted.pt", flags{}}, // inputs and expected found beside it
-		{dir + "/dlrm_like.traced_frozen.pt", flags{inputs: dir + "/dlrm_like.inputs.pt", expected: dir + "/dlrm_like.expected.pt"}},
+		{dir + "/deep_and_wide.scripted.pt", modelFlags{}}, // inputs and expected found beside it
+		{dir + "/dlrm_like.traced_frozen.pt", modelFlags{inputs: dir + "/dlrm_like.inputs.pt", expected: dir + "/dlrm_like.expected.pt"}},
 	} {
 		m, err := loadModel(tc.spec, tc.f)
 		require.NoError(t, err, tc.spec)
-		f := tc.f
-		f.iters, f.warmup, f.threads, f.repeats = 20, 2, 2, 3
-		f.save = filepath.Join(t.TempDir(), "out.pt")
-		res, err := measure(m, f)
+		save := filepath.Join(t.TempDir(), "out.pt")
+		res, err := measure(m, benchFlags{timingFlags: timingFlags{iters: 20, warmup: 2, threads: 2, repeats: 3}}, save)
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, res.MaxAbsDiff, 0.0)
 		assert.Less(t, res.MaxAbsDiff, 1e-5)
 		assert.Zero(t, res.AllocsPerRun)
 		assert.Greater(t, res.Nodes, 0)
 		// The saved outputs read back as what PyTorch expects.
-		v, err := loaders.ReadTorchSave(f.save)
+		v, err := loaders.ReadTorchSave(save)
 		require.NoError(t, err)
-		assert.Less(t, fixture.MaxAbsDiff(fixture.Flatten([]ivalue.IValue{v}), m.Expected), 1e-5)
+		assert.Less(t, reference.MaxAbsDiff(reference.Flatten([]ivalue.IValue{v}), m.Expected), 1e-5)
 	}
 
 	// pytorch_bench_pt.py passes back PyTorch Static Runtime's managed
 	// bytes and tensors.
 	if py := findPython(""); py != "" {
 		spec := dir + "/dlrm_like.scripted_frozen.pt"
-		m, err := loadModel(spec, flags{})
+		m, err := loadModel(spec, modelFlags{})
 		require.NoError(t, err)
-		f := quick(flags{planner: "storage-groups"})
-		res, err := measure(m, f)
+		f := compareFlags{benchFlags: quick(runtimeFlags{planner: "storage-groups"})}
+		res, err := measure(m, f.benchFlags, "")
 		require.NoError(t, err)
 		f.repeats = 1
 		var cr compareResult
@@ -228,7 +225,7 @@ func TestMeasureScriptArchive(t *testing.T) {
 		assert.Greater(t, *cr.TorchSRManagedBytes, int64(0), spec)
 		assert.True(t, cr.Agree, spec)
 	}
-	_, err := loadModel(dir+"/mlp.scripted.pt", flags{inputs: dir + "/deep_and_wide.inputs.pt"})
+	_, err := loadModel(dir+"/mlp.scripted.pt", modelFlags{inputs: dir + "/deep_and_wide.inputs.pt"})
 	require.ErrorContains(t, err, "forward takes 1")
 }
 
@@ -258,17 +255,17 @@ func TestMeasurePoolPercentiles(t *testing.T) {
 		{"dlrm_like", 2, true},
 	} {
 		name := fmt.Sprintf("%s -threads %d -manage-outputs=%v", tc.model, tc.threads, tc.manageOutputs)
-		m, err := loadModel(tc.model, flags{})
+		m, err := loadModel(tc.model, modelFlags{})
 		require.NoError(t, err, name)
-		f := quick(flags{manageOutputs: tc.manageOutputs})
+		f := quick(runtimeFlags{manageOutputs: tc.manageOutputs})
 		f.threads = tc.threads
-		res, err := measure(m, f)
+		res, err := measure(m, f, "")
 		require.NoError(t, err, name)
 		assert.Less(t, res.MaxAbsDiff, 1e-5, name)
 		// Through the pool too, a steady request allocates nothing.
 		assert.Zero(t, res.AllocsPerRun, "%s: allocations per run", name)
 		assert.Equal(t, tc.threads, res.Threads, name)
-		assert.Equal(t, runtime.GOMAXPROCS(0), res.Interop, "%s: interop 0 (flags{}) is GOMAXPROCS", name)
+		assert.Equal(t, runtime.GOMAXPROCS(0), res.Interop, "%s: interop 0 (runtimeFlags{}) is GOMAXPROCS", name)
 		assert.Equal(t, f.iters*f.repeats*tc.threads, res.Requests, "%s: every request timed", name)
 		assert.Greater(t, res.P50Us, 0.0, name)
 		assert.LessOrEqual(t, res.P50Us, res.P90Us, name)
@@ -320,34 +317,47 @@ func TestPercentiles(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	for _, tc := range []struct {
+		cmd     string
 		args    []string
 		model   string
 		threads int
 		interop int
-		timeout time.Duration
+		timeout time.Duration // compare's -pt-timeout
 		err     string
 	}{
-		{[]string{"mlp"}, "mlp", 1, 1, defaultPTTimeout, ""},
-		{[]string{"m.pt", "-threads", "2", "-interop", "2"}, "m.pt", 2, 2, defaultPTTimeout, ""},
-		{[]string{"-interop", "3", "m.pt", "-pt-timeout", "5s"}, "m.pt", 1, 3, 5 * time.Second, ""},
-		{[]string{"-interop", "0"}, "mlp", 1, 0, defaultPTTimeout, ""},
-		{[]string{"-interop", "-1"}, "", 0, 0, 0, "-interop -1: want at least 1"},
-		{[]string{"-interop", "two"}, "", 0, 0, 0, `invalid value "two" for flag -interop`},
-		{[]string{"-threads", "0"}, "", 0, 0, 0, "-threads 0: want at least 1"},
-		{[]string{"-pt-timeout", "0s"}, "", 0, 0, 0, "-pt-timeout 0s: want a positive duration"},
-		{[]string{"-planner", "best-fit"}, "", 0, 0, 0, `-planner: memplan: unknown planner "best-fit"`},
+		{"run", []string{"mlp"}, "mlp", 1, 1, 0, ""},
+		{"run", []string{"m.pt", "-threads", "2", "-interop", "2"}, "m.pt", 2, 2, 0, ""},
+		{"compare", []string{"m.pt"}, "m.pt", 1, 1, defaultPTTimeout, ""},
+		{"compare", []string{"-interop", "3", "m.pt", "-pt-timeout", "5s"}, "m.pt", 1, 3, 5 * time.Second, ""},
+		{"run", []string{"-interop", "0"}, "mlp", 1, 0, 0, ""},
+		{"run", []string{"-interop", "-1"}, "", 0, 0, 0, "-interop -1: want at least 1"},
+		{"run", []string{"-interop", "two"}, "", 0, 0, 0, `invalid value "two" for flag -interop`},
+		{"run", []string{"-threads", "0"}, "", 0, 0, 0, "-threads 0: want at least 1"},
+		{"compare", []string{"-pt-timeout", "0s"}, "", 0, 0, 0, "-pt-timeout 0s: want a positive duration"},
+		{"run", []string{"-pt-timeout", "5s"}, "", 0, 0, 0, "flag provided but not defined: -pt-timeout"},
+		{"run", []string{"-planner", "best-fit"}, "", 0, 0, 0, `-planner: memplan: unknown planner "best-fit"`},
 	} {
-		name := strings.Join(tc.args, " ")
-		f, err := parseFlags("run", tc.args, io.Discard)
+		name := tc.cmd + " " + strings.Join(tc.args, " ")
+		c := newCommand(tc.cmd)
+		err := parse(tc.cmd, c, tc.args, io.Discard)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, name)
 			continue
 		}
 		require.NoError(t, err, name)
-		assert.Equal(t, tc.model, f.model, name)
+		var f benchFlags
+		var model string
+		var timeout time.Duration
+		switch c := c.(type) {
+		case *runFlags:
+			f, model = c.benchFlags, c.model
+		case *compareFlags:
+			f, model, timeout = c.benchFlags, c.model, c.ptTimeout
+		}
+		assert.Equal(t, tc.model, model, name)
 		assert.Equal(t, tc.threads, f.threads, name)
 		assert.Equal(t, tc.interop, f.interop, name)
-		assert.Equal(t, tc.timeout, f.ptTimeout, name)
+		assert.Equal(t, tc.timeout, timeout, name)
 		opts, err := f.options()
 		require.NoError(t, err, name)
 		assert.Equal(t, f.interopThreads(), opts.InterOpThreads, "%s: -interop sizes Options.InterOpThreads", name)
@@ -363,11 +373,11 @@ func TestParseFlags(t *testing.T) {
 func TestForkEnsembleInterop(t *testing.T) {
 	spec := ptfixture.Committed() + "/fork_ensemble.scripted_frozen.pt"
 	for _, threads := range []int{1, 2} {
-		m, err := loadModel(spec, flags{})
+		m, err := loadModel(spec, modelFlags{})
 		require.NoError(t, err, spec)
-		f := quick(flags{interop: 2})
+		f := quick(runtimeFlags{interop: 2})
 		f.threads = threads
-		res, err := measure(m, f)
+		res, err := measure(m, f, "")
 		require.NoError(t, err, "%s -threads %d", spec, threads)
 		assert.Equal(t, 2, res.Interop)
 		assert.GreaterOrEqual(t, res.MaxAbsDiff, 0.0, "%s: expected outputs found", spec)
@@ -383,10 +393,10 @@ func TestForkEnsembleInterop(t *testing.T) {
 	if py == "" {
 		t.Skip("no python3 with torch")
 	}
-	m, err := loadModel(spec, flags{})
+	m, err := loadModel(spec, modelFlags{})
 	require.NoError(t, err)
-	f := quick(flags{interop: 2})
-	res, err := measure(m, f)
+	f := compareFlags{benchFlags: quick(runtimeFlags{interop: 2})}
+	res, err := measure(m, f.benchFlags, "")
 	require.NoError(t, err)
 	f.repeats = 1
 	var cr compareResult
@@ -420,7 +430,7 @@ func TestRunChildTimeout(t *testing.T) {
 	} {
 		py := fakePython(t, tc.body)
 		t0 := time.Now()
-		out, err := runChild(400*time.Millisecond, 1, py, "script.py")
+		out, err := runChild(2*time.Second, 1, py, "script.py") // 20x the progress interval: loaded CI machines stall children
 		el := time.Since(t0)
 		assert.Less(t, el, 10*time.Second, "%s: runChild returned late", tc.name)
 		var cr compareResult
@@ -447,15 +457,15 @@ func TestRunChildTimeout(t *testing.T) {
 
 func TestCompareHeader(t *testing.T) {
 	for _, tc := range []struct {
-		f         flags
+		f         benchFlags
 		torch     bool
 		want, not []string
 	}{
-		{flags{threads: 1, interop: 2}, true,
+		{benchFlags{runtimeFlags{interop: 2}, timingFlags{threads: 1}}, true,
 			[]string{"gosr: 1 goroutine(s) through one pool of 1 runtime(s), 2 inter-op thread(s)", "PyTorch: one caller thread, 1 intra-op thread, 2 inter-op thread(s)"},
 			[]string{"single-threaded"}},
-		{flags{threads: 2, interop: 1}, true, []string{"pool of 2 runtime(s)", "PyTorch: one caller thread", "single-threaded"}, nil},
-		{flags{threads: 2, interop: 1}, false, []string{"gosr: 2 goroutine(s)"}, []string{"PyTorch"}},
+		{benchFlags{runtimeFlags{interop: 1}, timingFlags{threads: 2}}, true, []string{"pool of 2 runtime(s)", "PyTorch: one caller thread", "single-threaded"}, nil},
+		{benchFlags{runtimeFlags{interop: 1}, timingFlags{threads: 2}}, false, []string{"gosr: 2 goroutine(s)"}, []string{"PyTorch"}},
 	} {
 		var b strings.Builder
 		printCompareHeader(&b, tc.f, tc.torch)
@@ -466,4 +476,26 @@ func TestCompareHeader(t *testing.T) {
 			assert.NotContains(t, b.String(), w)
 		}
 	}
+}
+
+// runPyTorch times an IR fixture with PyTorch (pytorchIR) and fills cr.
+func runPyTorch(py string, m *model, f compareFlags, res *runResult, cr *compareResult) error {
+	ts, err := pytorchIR(py, m, f, res)
+	if err != nil {
+		return err
+	}
+	ts.apply(cr)
+	return nil
+}
+
+// runPyTorchScript times the archive with PyTorch's TorchScript
+// interpreter and Static Runtime in a child python3 (pytorchScript), and
+// compares gosr's outputs with PyTorch's (gosrAgainstTorch).
+func runPyTorchScript(py string, m *model, f compareFlags, res *runResult, cr *compareResult) error {
+	ts, err := pytorchScript(py, m, f, res)
+	if err != nil {
+		return err
+	}
+	ts.apply(cr)
+	return gosrAgainstTorch(m, f.runtimeFlags, ts, cr)
 }

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/reference"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -38,10 +39,12 @@ func percentiles(ns []int64) latencyStats {
 
 // measure runs m the way a server would: f.threads goroutines send
 // requests through one staticruntime.Pool of f.threads runtimes over one
-// shared StaticModule (take, run, give back), timing every request.
-func measure(m *model, f flags) (*runResult, error) {
+// shared StaticModule (take, run, give back), timing every request. The
+// first run's outputs are written to save unless it is "" (run's
+// -save-outputs).
+func measure(m *model, f benchFlags, save string) (*runResult, error) {
 	threads := max(f.threads, 1)
-	sm, err := prepare(m, f)
+	sm, err := prepare(m, f.runtimeFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -68,17 +71,17 @@ func measure(m *model, f flags) (*runResult, error) {
 
 	// The first run checks the outputs (valid only inside Do).
 	res.MaxAbsDiff = -1 // no expected outputs
-	check := func(save bool) error {
+	check := func(first bool) error {
 		return pool.Do(ctx, func(r *staticruntime.StaticRuntime) error {
 			outs, err := r.Run(m.Inputs...)
 			if err != nil {
 				return fmt.Errorf("%s: %w", m.Name, err)
 			}
 			if len(m.Expected) > 0 {
-				res.MaxAbsDiff = max(res.MaxAbsDiff, fixture.MaxAbsDiff(fixture.Flatten(outs), m.Expected))
+				res.MaxAbsDiff = max(res.MaxAbsDiff, reference.MaxAbsDiff(reference.Flatten(outs), m.Expected))
 			}
-			if save && f.save != "" {
-				if err := saveOutputs(f.save, outs); err != nil {
+			if first && save != "" {
+				if err := saveOutputs(save, outs); err != nil {
 					return err
 				}
 			}
@@ -200,8 +203,8 @@ func measure(m *model, f flags) (*runResult, error) {
 		}
 		tput = append(tput, rate)
 	}
-	res.UsPerIter = median(per)
-	res.Throughput = median(tput)
+	res.UsPerIter = stats.Median(per)
+	res.Throughput = stats.Median(tput)
 	all := slices.Concat(lat...)
 	ls := percentiles(all)
 	res.P50Us, res.P90Us, res.P99Us, res.MeanUs = ls.P50, ls.P90, ls.P99, ls.Mean

@@ -2,7 +2,6 @@ package main
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,8 @@ import (
 	"time"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/fixture"
+	"github.com/gosr/gosr/internal/reference"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/staticruntime"
@@ -32,7 +32,7 @@ var pytorchBenchPT string
 
 // loadScriptModel loads a TorchScript archive with its inputs and expected
 // outputs (torch.save files).
-func loadScriptModel(path string, f flags) (*model, error) {
+func loadScriptModel(path string, f modelFlags) (*model, error) {
 	sm, err := loaders.Load(path)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func loadScriptModel(path string, f flags) (*model, error) {
 			}
 		}
 	}
-	m := &model{Case: &fixture.Case{Name: name}, ptPath: path, inputsPath: inputs, script: sm}
+	m := &model{Case: &reference.Case{Name: name}, ptPath: path, inputsPath: inputs, script: sm}
 	if inputs == "" {
 		return nil, fmt.Errorf("%s: no inputs: pass -inputs FILE.pt (a torch.save of the tuple of forward's inputs)", path)
 	}
@@ -94,7 +94,7 @@ func loadScriptModel(path string, f flags) (*model, error) {
 		if err != nil {
 			return nil, err
 		}
-		m.Expected = fixture.Flatten([]ivalue.IValue{out})
+		m.Expected = reference.Flatten([]ivalue.IValue{out})
 	}
 	return m, nil
 }
@@ -133,21 +133,9 @@ type torchResult struct {
 	SRManagedTensors *int   `json:"sr_managed_tensors"`
 }
 
-// runPyTorchScript times the archive with PyTorch's TorchScript
-// interpreter and Static Runtime in a child python3 (pytorchScript), and
-// compares gosr's outputs with PyTorch's (gosrAgainstTorch).
-func runPyTorchScript(py string, m *model, f flags, res *runResult, cr *compareResult) error {
-	ts, err := pytorchScript(py, m, f, res)
-	if err != nil {
-		return err
-	}
-	ts.apply(cr)
-	return gosrAgainstTorch(m, f, ts, cr)
-}
-
 // pytorchScript runs pytorch_bench_pt.py on the archive: PyTorch's
 // timings, preparation time and its Static Runtime's outputs.
-func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, error) {
+func pytorchScript(py string, m *model, f compareFlags, res *runResult) (*torchSide, error) {
 	dir, err := os.MkdirTemp("", "srbench")
 	if err != nil {
 		return nil, err
@@ -158,26 +146,20 @@ func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, er
 		return nil, err
 	}
 	outPath := filepath.Join(dir, "out.pt")
-	iters := max(100, int(200000/max(res.UsPerIter, 1)/4))
-	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f, iters)...)
+	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f.timingFlags, res.UsPerIter)...)
 	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, outPath, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
 	if err != nil {
 		return nil, err
 	}
-	var srs []float64
-	for _, mm := range srLine.FindAllStringSubmatch(out, -1) {
-		v, _ := strconv.ParseFloat(mm[1], 64)
-		srs = append(srs, v*1000)
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var tr torchResult
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &tr); err != nil {
-		return nil, fmt.Errorf("reading PyTorch's results: %v: %s", err, lastLines(out, 5))
+	srs, err := readChild(out, &tr)
+	if err != nil {
+		return nil, err
 	}
 	if len(srs) == 0 {
 		srs = tr.SRUs
 	}
-	ts := &torchSide{srUs: median(srs), interpUs: median(tr.InterpUs), interpNoPython: true,
+	ts := &torchSide{srUs: stats.Median(srs), interpUs: stats.Median(tr.InterpUs), interpNoPython: true,
 		version: tr.TorchVersion, interop: tr.InteropThreads, intraOp: tr.IntraOpThreads,
 		prepareMs: tr.PrepareMs, managedBytes: tr.SRManagedBytes, managedTensors: tr.SRManagedTensors,
 		disagree: !tr.OutputsAgree}
@@ -189,7 +171,7 @@ func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, er
 	}
 	if pt.Kind() == ivalue.KindTuple && len(pt.List().Items) == 2 {
 		ts.srOut = []*ivalue.Tensor{}
-		for _, t := range fixture.Flatten(pt.List().Items[:1]) {
+		for _, t := range reference.Flatten(pt.List().Items[:1]) {
 			ts.srOut = append(ts.srOut, t.Clone())
 		}
 	}
@@ -199,7 +181,7 @@ func pytorchScript(py string, m *model, f flags, res *runResult) (*torchSide, er
 // gosrAgainstTorch times gosr's load and preparation of the archive with
 // f's backend and checks its outputs against PyTorch's Static Runtime's
 // on the same inputs.
-func gosrAgainstTorch(m *model, f flags, ts *torchSide, cr *compareResult) error {
+func gosrAgainstTorch(m *model, f runtimeFlags, ts *torchSide, cr *compareResult) error {
 	opts, err := f.options()
 	if err != nil {
 		return err
@@ -225,15 +207,15 @@ func gosrAgainstTorch(m *model, f flags, ts *torchSide, cr *compareResult) error
 	if err != nil {
 		return err
 	}
-	cr.GosrVsTorch = fixture.MaxAbsDiff(fixture.Flatten(got), want)
-	cr.Agree = len(fixture.Flatten(got)) == len(want) && agree(fixture.Flatten(got), want)
+	cr.GosrVsTorch = reference.MaxAbsDiff(reference.Flatten(got), want)
+	cr.Agree = len(reference.Flatten(got)) == len(want) && agree(reference.Flatten(got), want)
 	cr.HasAgree = true
 	return nil
 }
 
 func agree(got, want []*ivalue.Tensor) bool {
 	for i := range got {
-		if fixture.Compare(got[i], want[i], 1e-4, 1e-5) != nil {
+		if reference.Compare(got[i], want[i], 1e-4, 1e-5) != nil {
 			return false
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 )
 
 // indexGraphs are graphs whose points-to sets are small (chains, views,
@@ -18,8 +18,8 @@ import (
 func indexGraphs(t *testing.T) map[string]*graph.Graph {
 	gs := map[string]*graph.Graph{}
 	for name, ir := range map[string]string{
-		"chain": hostile.ReluChainIR(30), "views": hostile.ViewChainIR(30), "list": hostile.ListIR(20),
-		"ifs": hostile.IfChainIR(20), "loops": hostile.LoopChainIR(25), "wide": hostile.WideIR(20),
+		"chain": gen.ReluChainIR(30), "views": gen.ViewChainIR(30), "list": gen.ListIR(20),
+		"ifs": gen.IfChainIR(20), "loops": gen.LoopChainIR(25), "wide": gen.WideIR(20),
 		"containers": `graph(%x : Tensor, %l : Tensor[]):
   %zero : int = prim::Constant[value=0]()
   %a : Tensor = aten::relu(%x)

@@ -38,25 +38,16 @@ func parsedOverloads(kind string) ([]parsedOverload, bool) {
 	}
 	ps := make([]parsedOverload, len(all))
 	for i := range all {
-		ps[i] = parsedOverload{&all[i], parseSchema(all[i].schema)}
+		// An unparsable schema is matched by no node: overloads falls
+		// back on the others.
+		s, err := graph.ParseSchema(all[i].schema)
+		if err != nil {
+			s = nil
+		}
+		ps[i] = parsedOverload{&all[i], s}
 	}
 	parsedKinds.Store(kind, ps)
 	return ps, true
-}
-
-// parseSchema returns nil for a schema graph.ParseSchema rejects (or
-// panics on: it does for a bare "Future").
-func parseSchema(src string) (s *graph.Schema) {
-	defer func() {
-		if recover() != nil {
-			s = nil
-		}
-	}()
-	s, err := graph.ParseSchema(src)
-	if err != nil {
-		return nil
-	}
-	return s
 }
 
 // overloads returns the annotated overloads n may be a call of: those

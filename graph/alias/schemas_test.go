@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph"
 )
 
 // Every generated schema must parse, or the analysis falls back to the
@@ -12,9 +14,9 @@ func TestGeneratedSchemasParse(t *testing.T) {
 	bad := 0
 	for name, ms := range annotatedSchemas {
 		for _, m := range ms {
-			if parseSchema(m.schema) == nil {
+			if _, err := graph.ParseSchema(m.schema); err != nil {
 				bad++
-				t.Logf("%s: %s", name, m.schema)
+				t.Logf("%s: %v", name, err)
 			}
 		}
 	}

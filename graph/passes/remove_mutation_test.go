@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 )
 
 func TestRemoveMutation(t *testing.T) {
@@ -231,7 +231,7 @@ graph(%x : Tensor):
 // valid), instead of analysing the graph once per op.
 func TestRemoveMutationRounds(t *testing.T) {
 	for _, n := range []int{3, maxMutationRounds - 1, 40} {
-		g, err := graph.Parse(hostile.InplaceChainIR(n), nil)
+		g, err := graph.Parse(gen.InplaceChainIR(n), nil)
 		require.NoError(t, err)
 		require.NoError(t, RemoveMutation(g, &Context{}))
 		require.NoError(t, Verify(g))

@@ -22,14 +22,13 @@ type generator struct {
 	script  string   // relative to the repository
 	args    []string // after OUTDIR
 	files   []string // hashed, in order, as the script hashes them
-	env     string   // a variable naming the directory instead of the cache, or ""
 	timeout time.Duration
 	modules []string // the Python modules it needs
 }
 
 var (
 	large = generator{name: "pt", script: "scripts/make_pt_testdata.py", args: []string{"--large-only"},
-		files: generatorFiles, env: "GOSR_PT_CACHE", timeout: generateTimeout, modules: []string{"torch", "torchvision"}}
+		files: generatorFiles, timeout: generateTimeout, modules: []string{"torch", "torchvision"}}
 	// The compatibility suite: about 7 minutes on the 2-core development
 	// machine.
 	zoo = generator{name: "zoo", script: "scripts/make_zoo.py", files: zooGeneratorFiles,
@@ -39,9 +38,32 @@ var (
 // zooGeneratorFiles are what scripts/make_zoo.py hashes, in its order.
 var zooGeneratorFiles = []string{"scripts/make_zoo.py", "scripts/make_pt_testdata.py", "scripts/zoo_models.py"}
 
+// The environment variables the fixture caches read: test configuration,
+// so read here rather than passed in (docs/environment.md).
+const (
+	// CacheEnv is the root of the caches of fixtures made by PyTorch.
+	CacheEnv = "GOSR_PT_CACHE"
+	// PythonEnv is the Python (with torch) that makes them.
+	PythonEnv = "GOSR_PYTHON"
+)
+
+// CacheRoot is the directory the generated fixtures are cached under,
+// each generator in a directory NAME-<hash of its scripts> of its own:
+// $GOSR_PT_CACHE if set, else <user cache dir>/gosr.
+func CacheRoot() string {
+	if dir := os.Getenv(CacheEnv); dir != "" {
+		return dir
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = filepath.Join(os.TempDir(), "gosr-cache")
+	}
+	return filepath.Join(base, "gosr")
+}
+
 // LargeDir returns a directory holding the --large archives (resnet18,
-// mobilenet_v2) and their manifest: $GOSR_PT_CACHE if set, else
-// <user cache dir>/gosr/pt-<hash of the generator>. It runs
+// mobilenet_v2) and their manifest, CacheRoot()/pt-<hash of the
+// generator>. It runs
 // scripts/make_pt_testdata.py --large-only there when the manifest is
 // missing or from another version of the scripts (the hash covers
 // make_pt_testdata.py and pt_models.py, so any change to either, such as
@@ -56,8 +78,8 @@ func LargeDir(t testing.TB) string {
 
 // ZooDir returns the directory of the compatibility suite
 // (scripts/make_zoo.py: torchvision's and torch.nn's models, four
-// variants each), made as LargeDir's are, in <user cache
-// dir>/gosr/zoo-<hash of the generator>. Its manifest's cases carry
+// variants each), made as LargeDir's are, in CacheRoot()/zoo-<hash of
+// the generator>. Its manifest's cases carry
 // TolScale and Family.
 func ZooDir(t testing.TB) string {
 	t.Helper()
@@ -73,17 +95,7 @@ func (gen generator) dir(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := ""
-	if gen.env != "" {
-		dir = os.Getenv(gen.env)
-	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = filepath.Join(os.TempDir(), "gosr-cache")
-		}
-		dir = filepath.Join(base, "gosr", gen.name+"-"+want[:16])
-	}
+	dir := filepath.Join(CacheRoot(), gen.name+"-"+want[:16])
 	if fresh(dir, want) {
 		return dir
 	}
@@ -131,7 +143,7 @@ func fresh(dir, want string) bool {
 // python3 on PATH.
 func FindPython(modules ...string) (string, error) {
 	var cands []string
-	if p := os.Getenv("GOSR_PYTHON"); p != "" {
+	if p := os.Getenv(PythonEnv); p != "" {
 		cands = append(cands, p)
 	}
 	cands = append(cands, "/usr/bin/python3")

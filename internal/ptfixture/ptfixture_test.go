@@ -247,3 +247,11 @@ func TestFindPython(t *testing.T) {
 		})
 	}
 }
+
+func TestCacheRoot(t *testing.T) {
+	t.Setenv(CacheEnv, "/srv/gosr-fixtures")
+	assert.Equal(t, "/srv/gosr-fixtures", CacheRoot())
+	t.Setenv(CacheEnv, "")
+	t.Setenv("XDG_CACHE_HOME", "/home/someone/.cache")
+	assert.Equal(t, "/home/someone/.cache/gosr", CacheRoot(), "the user cache dir's gosr")
+}

@@ -134,7 +134,7 @@ func makeBytearray(a []any) (any, error) {
 	for i, it := range items {
 		n, ok := it.(int64)
 		if !ok || n < 0 || n > 255 {
-			return nil, fmt.Errorf("bytearray: item %d is %v, expected an int in 0..255", i, it)
+			return nil, fmt.Errorf("bytearray: item %d is %s, expected an int in 0..255", i, Describe(it))
 		}
 		out[i] = byte(n)
 	}

@@ -5,12 +5,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gosr/gosr/internal/hostile/gen"
 )
 
 // FuzzUnpickle checks that no input makes the unpickler panic (the
-// recover in Unpickle reports one as an "internal error") or run away.
-// The seed corpus in testdata/fuzz/FuzzUnpickle holds pickles of every
-// protocol and real PyTorch data.pkl files; the Python fixtures are added.
+// recover in Unpickle reports one as an "internal error") or run away,
+// and that every value it returns can be described for an error. The
+// seed corpus in testdata/fuzz/FuzzUnpickle holds pickles of every
+// protocol and real PyTorch data.pkl files; the Python fixtures are
+// added, and hostile ones: deep (a tuple nested in every place a loader
+// reads one), long (memo, stack and list fillers, a huge int) and shared
+// (a tuple DAG exponential as a tree).
 func FuzzUnpickle(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.pkl"))
 	for _, p := range files {
@@ -18,6 +24,14 @@ func FuzzUnpickle(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	for _, use := range gen.DeepTupleUses {
+		f.Add(gen.DeepTuplePickle(100_000, use))
+	}
+	f.Add(gen.MemoStackPickle(100_000))
+	f.Add(gen.AppendPickle(100_000))
+	f.Add(gen.SharedTuplePickle(64))
+	f.Add(gen.StoragePickle(64, 0, []int64{1 << 32, 1 << 32, 64}, []int64{0, 0, 1}))
+	f.Add(append(append([]byte{opPROTO, 2, opLONG4, 0, 0, 1, 0}, make([]byte, 1<<16)...), opSTOP))
 	allowAll := func(m, n string) (any, error) {
 		if g, err := BuiltinGlobal(m, n); err == nil {
 			return g, nil
@@ -25,7 +39,7 @@ func FuzzUnpickle(f *testing.F) {
 		return pointClass{}, nil
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, err := Unpickle(data, &Options{
+		v, err := Unpickle(data, &Options{
 			Name:           "fuzz",
 			Global:         allowAll,
 			PersistentLoad: func(pid any) (any, error) { return pid, nil },
@@ -33,6 +47,9 @@ func FuzzUnpickle(f *testing.F) {
 		})
 		if err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatal(err)
+		}
+		if d := Describe(v); len(d) > 256 {
+			t.Fatalf("Describe gave %d bytes", len(d))
 		}
 	})
 }

@@ -24,9 +24,10 @@ type Options struct {
 	Buffers [][]byte
 
 	// Limits against hostile input; zero means the default.
-	MaxStack int // items on the stack (default 1<<24)
-	MaxMemo  int // memo entries (default 1<<24)
-	MaxMarks int // nested MARKs (default 1<<12)
+	MaxStack  int // items on the stack (default 1<<24)
+	MaxMemo   int // memo entries (default 1<<24)
+	MaxMarks  int // nested MARKs (default 1<<12)
+	MaxValues int // values pushed in all, lists' items included (default: no limit but the input's size)
 }
 
 // Error is an unpickling error: where in which pickle, and why.
@@ -63,7 +64,7 @@ func Unpickle(data []byte, opts *Options) (v any, err error) {
 	if o.MaxMarks <= 0 {
 		o.MaxMarks = 1 << 12
 	}
-	m := &machine{data: data, o: &o, memo: map[int]any{}, budget: 8*len(data) + 1<<16}
+	m := &machine{data: data, o: &o, budget: 8*len(data) + 1<<16}
 	defer func() {
 		// A safety net: the machine checks its input, so this only fires
 		// on a bug (in the machine or in a hook) and keeps the caller alive.
@@ -89,9 +90,10 @@ type machine struct {
 	o      *Options
 	stack  []any
 	marks  []int
-	memo   map[int]any
+	memo   memo
 	budget int // work allowed for hashing keys
 	nbuf   int // buffers taken by NEXT_BUFFER
+	pushes int // values pushed (MaxValues)
 }
 
 var errTruncated = errors.New("truncated: the pickle ends inside an opcode (no STOP)")
@@ -160,8 +162,95 @@ func (m *machine) push(v any) error {
 	if len(m.stack) >= m.o.MaxStack {
 		return fmt.Errorf("stack holds more than %d items", m.o.MaxStack)
 	}
+	if m.pushes++; m.o.MaxValues > 0 && m.pushes > m.o.MaxValues {
+		// Values popped into lists, dicts and tuples stay alive: the stack
+		// bound alone lets 2 bytes of pickle make a list item each.
+		return fmt.Errorf("the pickle makes more than %d values", m.o.MaxValues)
+	}
+	if len(m.stack) == cap(m.stack) {
+		m.stack = grow(m.stack)
+	}
 	m.stack = append(m.stack, v)
 	return nil
+}
+
+// grow doubles s's capacity: append grows large slices by a quarter at a
+// time, which allocates about five times the final size along the way
+// (a stack or memo filled to its limit by a hostile pickle).
+func grow(s []any) []any {
+	n := make([]any, len(s), max(2*cap(s), 64))
+	copy(n, s)
+	return n
+}
+
+// memo is the unpickler's memo: a slice for the indices picklers write
+// (0, 1, 2, ... as MEMOIZE and Python's pickler number them), a map for
+// the others, so that a memo entry costs 16 bytes, not a map entry's 40
+// and more.
+type memo struct {
+	dense  []any // holes are memoHole{}
+	sparse map[int]any
+	n      int // entries
+}
+
+type memoHole struct{}
+
+// maxGap is the most holes put fills in dense to reach an index.
+const maxGap = 64
+
+func (mm *memo) has(i int) bool {
+	if i >= 0 && i < len(mm.dense) {
+		return mm.dense[i] != memoHole{}
+	}
+	_, ok := mm.sparse[i]
+	return ok
+}
+
+func (mm *memo) get(i int) (any, bool) {
+	if i >= 0 && i < len(mm.dense) {
+		v := mm.dense[i]
+		return v, v != memoHole{}
+	}
+	v, ok := mm.sparse[i]
+	return v, ok
+}
+
+func (mm *memo) set(i int, v any) {
+	if !mm.has(i) {
+		mm.n++
+	}
+	switch {
+	case i < 0:
+	case i < len(mm.dense):
+		mm.dense[i] = v
+		return
+	case i <= len(mm.dense)+maxGap:
+		if _, ok := mm.sparse[i]; !ok {
+			for k := len(mm.dense); k < i; k++ {
+				// An entry put in sparse before dense reached it moves.
+				hv, ok := mm.sparse[k]
+				if ok {
+					delete(mm.sparse, k)
+				} else {
+					hv = memoHole{}
+				}
+				mm.appendDense(hv)
+			}
+			mm.appendDense(v)
+			return
+		}
+	}
+	if mm.sparse == nil {
+		mm.sparse = map[int]any{}
+	}
+	mm.sparse[i] = v
+}
+
+func (mm *memo) appendDense(v any) {
+	if len(mm.dense) == cap(mm.dense) {
+		mm.dense = grow(mm.dense)
+	}
+	mm.dense = append(mm.dense, v)
 }
 
 func (m *machine) pop() (any, error) {
@@ -199,15 +288,15 @@ func (m *machine) put(i int, v any) error {
 	if i < 0 {
 		return fmt.Errorf("negative memo index %d", i)
 	}
-	if _, ok := m.memo[i]; !ok && len(m.memo) >= m.o.MaxMemo {
+	if !m.memo.has(i) && m.memo.n >= m.o.MaxMemo {
 		return fmt.Errorf("memo holds more than %d entries", m.o.MaxMemo)
 	}
-	m.memo[i] = v
+	m.memo.set(i, v)
 	return nil
 }
 
 func (m *machine) get(i int) error {
-	v, ok := m.memo[i]
+	v, ok := m.memo.get(i)
 	if !ok {
 		return fmt.Errorf("memo index %d was never stored", i)
 	}
@@ -671,7 +760,7 @@ func (m *machine) step(code byte) error {
 			}
 			i = int(u)
 		default:
-			i = len(m.memo)
+			i = m.memo.n
 		}
 		v, err := m.top()
 		if err != nil {
@@ -891,6 +980,11 @@ func (m *machine) appendTo(items []any) error {
 	}
 	switch l := v.(type) {
 	case *List:
+		if need := len(l.Items) + len(items); need > cap(l.Items) {
+			n := make([]any, len(l.Items), max(need, 2*cap(l.Items)))
+			copy(n, l.Items)
+			l.Items = n
+		}
 		l.Items = append(l.Items, items...)
 		return nil
 	case Appender:

@@ -1,6 +1,7 @@
 package pickle
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/hostile/gen"
 )
 
 // match compares got with the tagged JSON scripts/make_pickle_testdata.py
@@ -427,4 +430,72 @@ func TestHashBudget(t *testing.T) {
 	_, err := Unpickle(data, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more work than the input size allows")
+}
+
+// TestMemoIndices: the memo keeps entries at any index, dense or sparse,
+// and in any order.
+func TestMemoIndices(t *testing.T) {
+	var mm memo
+	order := []int{100, 0, 1, 5, 1 << 30, 99, 101, 3, 166, 100}
+	for k, i := range order {
+		mm.set(i, int64(i*10+k))
+	}
+	assert.Equal(t, 9, mm.n)
+	for _, i := range []int{0, 1, 3, 5, 99, 101, 166, 1 << 30} {
+		v, ok := mm.get(i)
+		assert.True(t, ok, "index %d", i)
+		assert.EqualValues(t, i*10+indexOf(order, i), v, "index %d", i)
+	}
+	v, ok := mm.get(100)
+	assert.True(t, ok)
+	assert.EqualValues(t, 1009, v, "the last put wins")
+	for _, i := range []int{-1, 2, 4, 98, 102, 165, 167, -1 + 1<<30} {
+		_, ok := mm.get(i)
+		assert.False(t, ok, "index %d", i)
+	}
+}
+
+func indexOf(xs []int, x int) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestGetNegativeIndex(t *testing.T) {
+	_, err := Unpickle([]byte("(lp0\ng-1\n."), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "memo index -1 was never stored")
+}
+
+// TestHugeIntKey: an int of millions of digits as a dict key is hashed
+// in linear time (its decimal form took seconds) and equal ints still
+// meet.
+func TestHugeIntKey(t *testing.T) {
+	n := 1 << 20
+	long4 := append([]byte{opLONG4, 0, 0, 0x10, 0}, bytes.Repeat([]byte{0x5a}, n)...)
+	p := []byte{opPROTO, 2, opEMPTY_DICT}
+	p = append(p, long4...)
+	p = append(p, opBININT1, 1, opSETITEM)
+	p = append(p, long4...)
+	p = append(p, opBININT1, 2, opSETITEM, opSTOP)
+	v, err := Unpickle(p, nil)
+	require.NoError(t, err)
+	d := v.(*Dict)
+	require.Equal(t, 1, d.Len(), "the same int twice is one key")
+	assert.Equal(t, int64(2), d.Values[0])
+	assert.Contains(t, Describe(d), "<int of 8388607 bits>: 2")
+}
+
+// TestMaxValues: values appended to a list leave the stack, so the stack
+// bound does not stop them; MaxValues does.
+func TestMaxValues(t *testing.T) {
+	data := gen.AppendPickle(10_000)
+	v, err := Unpickle(data, &Options{MaxStack: 2, MaxValues: 10_001})
+	require.NoError(t, err)
+	assert.Len(t, v.(*List).Items, 10_000)
+	_, err = Unpickle(data, &Options{MaxValues: 10_000})
+	assert.ErrorContains(t, err, "the pickle makes more than 10000 values")
 }

@@ -178,7 +178,13 @@ func hashKey(k any, depth int, budget *int) (any, error) {
 		if v.IsInt64() {
 			return v.Int64(), nil
 		}
-		return bigKey(v.String()), nil
+		// Hexadecimal, which takes linear time (LONG4 may hold an int of
+		// millions of digits, whose decimal form is superlinear).
+		*budget -= v.BitLen() / 512
+		if *budget < 0 {
+			return nil, fmt.Errorf("hashing dict keys or set items takes more work than the input size allows")
+		}
+		return bigKey(v.Text(16)), nil
 	case []byte:
 		return "\x00bytes:" + string(v), nil
 	case Tuple:

@@ -5,6 +5,12 @@
 // The parser (lexer.go, parser.go) turns a source file into the syntax tree
 // below; the compiler (compile*.go) resolves names, calls and types against
 // the module objects from data.pkl and PyTorch's op schemas.
+//
+// The tree's depth is bounded by the parser for brackets, right operands
+// and blocks, but not along left-nested chains (BinOp.X, Attribute.X,
+// Call.Func, Subscript.X) or elif chains (If.Else), which are as deep as
+// they are long (up to a statement's token limit, or the file, for elif):
+// code that walks the tree follows those in loops (see limits.go).
 package tscode
 
 // Pos is a place in a source file: the archive entry and a 1-based line and

@@ -17,11 +17,9 @@ type kwVal struct {
 	v    *graph.Value
 }
 
-func (c *compiler) call(x *Call, e *env) (sv, error) {
-	fn, err := c.expr(x.Func, e)
-	if err != nil {
-		return nil, err
-	}
+// call compiles x given the value of x.Func.
+func (c *compiler) call(x *Call, fn sv, e *env) (sv, error) {
+	var err error
 	if b, ok := fn.(*builtinSV); ok && b.name == "annotate" {
 		if v, ok, err := c.tolist(x, e); ok || err != nil {
 			return v, err
@@ -773,9 +771,13 @@ func (c *compiler) apply(at Node, s *graph.Schema, plan []argPlan, extra []*grap
 			outs[i] = graph.Int
 		}
 	}
-	n := c.emit(s.Name, inputs, outs...)
+	// Folded before it is appended: taking a node out of a block is a
+	// search of the block, which long code would pay for at every fold.
+	n := c.newNode(s.Name, inputs, outs...)
 	if folded, ok := c.fold(n, s); ok {
 		n = folded
+	} else {
+		c.block.Append(n)
 	}
 	switch len(n.Outputs) {
 	case 0:
@@ -982,6 +984,8 @@ func parseFloat(s string) (float64, error) {
 // are scalars: branch conditions such as torch.ne(self.padding_mode,
 // "zeros") must be known to resolve the branch as freezing does. Tensors
 // and lists are left to ConstantPropagation, which knows about aliasing.
+// n is not yet in a block; when folded it is destroyed and the constant
+// appended.
 func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
 	if len(n.Outputs) != 1 || strings.HasPrefix(n.Kind, "prim::") && n.Kind != "prim::min" && n.Kind != "prim::max" && n.Kind != "prim::abs" && !tensorMetaOps[n.Kind] {
 		return nil, false

@@ -277,6 +277,11 @@ func (c *compiler) classConst(m *moduleSV, name string, at Node) (Expr, *classIn
 
 // emit appends a node of kind with inputs and outputs of the given types.
 func (c *compiler) emit(kind string, inputs []*graph.Value, outs ...*graph.Type) *graph.Node {
+	return c.block.Append(c.newNode(kind, inputs, outs...))
+}
+
+// newNode makes the node emit appends, without appending it.
+func (c *compiler) newNode(kind string, inputs []*graph.Value, outs ...*graph.Type) *graph.Node {
 	n := c.g.NewNode(kind, inputs, len(outs))
 	for i, t := range outs {
 		n.Outputs[i].Type = t
@@ -284,7 +289,6 @@ func (c *compiler) emit(kind string, inputs []*graph.Value, outs ...*graph.Type)
 	if c.pos.File != "" {
 		n.SourceRange = fmt.Sprintf("%s:%d:%d", c.pos.File, c.pos.Line, c.pos.Col)
 	}
-	c.block.Append(n)
 	return n
 }
 
@@ -756,42 +760,59 @@ func (c *compiler) condValue(at Node, s sv) (*graph.Value, error) {
 	return nil, c.errf(at, "condition of type %s is not a bool", v.Type)
 }
 
-// terminates reports whether a branch always raises.
+// terminates reports whether a branch always raises. An elif chain is
+// followed in a loop: its length is not nesting.
 func terminates(ss []Stmt) bool {
-	if len(ss) == 0 {
-		return false
-	}
-	switch s := ss[len(ss)-1].(type) {
-	case *Raise:
-		return true
-	case *ExprStmt:
-		if call, ok := s.X.(*Call); ok {
-			if name, ok := dotted(call.Func); ok && (name == "ops.prim.RaiseException" || name == "torch.prim.RaiseException") {
-				return true
+	for len(ss) > 0 {
+		switch s := ss[len(ss)-1].(type) {
+		case *Raise:
+			return true
+		case *ExprStmt:
+			if call, ok := s.X.(*Call); ok {
+				if name, ok := dotted(call.Func); ok && (name == "ops.prim.RaiseException" || name == "torch.prim.RaiseException") {
+					return true
+				}
 			}
+			return false
+		case *If:
+			if !terminates(s.Body) {
+				return false
+			}
+			ss = s.Else
+			continue
 		}
-	case *If:
-		return terminates(s.Body) && terminates(s.Else)
+		return false
 	}
 	return false
 }
 
 func (c *compiler) ifStmt(s *If, e *env) error {
-	cond, err := c.expr(s.Cond, e)
-	if err != nil {
-		return err
-	}
-	cv, err := c.condValue(s.Cond, cond)
-	if err != nil {
-		return err
-	}
-	if k, ok := constOf(cv); ok {
+	var cv *graph.Value
+	for {
+		cond, err := c.expr(s.Cond, e)
+		if err != nil {
+			return err
+		}
+		if cv, err = c.condValue(s.Cond, cond); err != nil {
+			return err
+		}
+		k, ok := constOf(cv)
+		if !ok {
+			break
+		}
 		// Resolved now, as freezing does: the other branch may touch what
 		// inference has no use for (training-only buffers, SetAttr).
 		if k.Bool() {
 			return c.stmts(s.Body, e)
 		}
-		return c.stmts(s.Else, e)
+		// An elif is an If alone in Else: a long chain of them is taken
+		// in this loop, not by recursion.
+		elif, ok := soleIf(s.Else)
+		if !ok {
+			return c.stmts(s.Else, e)
+		}
+		s = elif
+		c.pos = s.Pos
 	}
 	if err := c.checkNesting(s); err != nil {
 		return err
@@ -812,6 +833,15 @@ func (c *compiler) ifStmt(s *If, e *env) error {
 	}
 	c.block = saved
 	return c.merge(s, n, blocks, envs, [2]bool{terminates(s.Body), terminates(s.Else)}, e)
+}
+
+// soleIf returns the If that is the only statement of ss (an elif).
+func soleIf(ss []Stmt) (*If, bool) {
+	if len(ss) != 1 {
+		return nil, false
+	}
+	s, ok := ss[0].(*If)
+	return s, ok
 }
 
 // merge makes the variables assigned in an if's branches outputs of n.
@@ -909,7 +939,8 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// assigned lists the names a statement list assigns, recursively.
+// assigned lists the names a statement list assigns, recursively (elif
+// chains, whose length is not nesting, through a work list).
 func assigned(ss []Stmt, out map[string]bool) {
 	var target func(t Expr)
 	target = func(t Expr) {
@@ -926,24 +957,27 @@ func assigned(ss []Stmt, out map[string]bool) {
 			}
 		}
 	}
-	for _, s := range ss {
-		switch s := s.(type) {
-		case *Assign:
-			for _, t := range s.Targets {
-				target(t)
+	for work := [][]Stmt{ss}; len(work) > 0; {
+		ss := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range ss {
+			switch s := s.(type) {
+			case *Assign:
+				for _, t := range s.Targets {
+					target(t)
+				}
+			case *AnnAssign:
+				target(s.Target)
+			case *AugAssign:
+				target(s.Target)
+			case *If:
+				work = append(work, s.Body, s.Else)
+			case *For:
+				target(s.Target)
+				work = append(work, s.Body)
+			case *While:
+				work = append(work, s.Body)
 			}
-		case *AnnAssign:
-			target(s.Target)
-		case *AugAssign:
-			target(s.Target)
-		case *If:
-			assigned(s.Body, out)
-			assigned(s.Else, out)
-		case *For:
-			target(s.Target)
-			assigned(s.Body, out)
-		case *While:
-			assigned(s.Body, out)
 		}
 	}
 }

@@ -34,14 +34,75 @@ var emptyElem = &graph.Type{Kind: graph.AnyType}
 
 func (c *compiler) expr(x Expr, e *env) (sv, error) {
 	// Every nested expression passes here, inlined calls' included, so
-	// this bounds the compiler's recursion (a left-nested y + y + ... + y
-	// or a long x.relu().relu()... chain is as deep as it is long).
+	// this bounds the compiler's recursion.
 	c.exprDepth++
 	defer func() { c.exprDepth-- }()
 	if c.exprDepth > maxExprDepth {
 		return nil, c.errf(x, "expression nested more than %d levels deep (inlined calls included)", maxExprDepth)
 	}
-	return c.expr1(x, e)
+	// A chain of left operands (y + y + ... + y, x.relu().relu()...,
+	// a[0][0]..., f(a)(b)) is as deep as it is long and its length is not
+	// nesting: it is walked with a slice, leftmost operand first, so that
+	// generated code with long flat chains compiles in constant stack.
+	var buf [8]Expr
+	chain := buf[:0]
+	for {
+		l := leftOperand(x)
+		if l == nil {
+			break
+		}
+		chain = append(chain, x)
+		x = l
+	}
+	v, err := c.expr1(x, e)
+	for i := len(chain) - 1; i >= 0 && err == nil; i-- {
+		v, err = c.applyTo(chain[i], v, e)
+	}
+	return v, err
+}
+
+// leftOperand returns the operand of x that is evaluated first and that
+// a chain nests through (BinOp.X, Attribute.X, Call.Func, Subscript.X),
+// nil for other expressions.
+func leftOperand(x Expr) Expr {
+	switch x := x.(type) {
+	case *BinOp:
+		return x.X
+	case *Attribute:
+		return x.X
+	case *Call:
+		return x.Func
+	case *Subscript:
+		return x.X
+	}
+	return nil
+}
+
+// applyTo compiles x, one link of a chain, given its left operand's value.
+func (c *compiler) applyTo(x Expr, left sv, e *env) (sv, error) {
+	switch x := x.(type) {
+	case *BinOp:
+		op, ok := binOps[x.Op]
+		if !ok {
+			return nil, c.errf(x, "operator %s is not supported", x.Op)
+		}
+		a, err := c.value(x.X, left)
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.exprValue(x.Y, e)
+		if err != nil {
+			return nil, err
+		}
+		return c.callOp(x, op, []*graph.Value{a, b}, nil)
+	case *Attribute:
+		return c.attr(x, left, x.Attr)
+	case *Call:
+		return c.call(x, left, e)
+	case *Subscript:
+		return c.subscript(x, left, e)
+	}
+	return nil, c.errf(x, "expression %s is not supported", exprText(x))
 }
 
 func (c *compiler) expr1(x Expr, e *env) (sv, error) {
@@ -62,16 +123,6 @@ func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 		return nil, c.errf(x, "... is only supported in subscripts")
 	case *Name:
 		return c.name(x, e)
-	case *Attribute:
-		base, err := c.expr(x.X, e)
-		if err != nil {
-			return nil, err
-		}
-		return c.attr(x, base, x.Attr)
-	case *Call:
-		return c.call(x, e)
-	case *Subscript:
-		return c.subscript(x, e)
 	case *Tuple:
 		elems := make([]sv, len(x.Elts))
 		allValues := true
@@ -138,20 +189,6 @@ func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 			kt, vt = graph.Str, graph.Tensor
 		}
 		return c.emit("prim::DictConstruct", ins, graph.DictOf(kt, vt)).Outputs[0], nil
-	case *BinOp:
-		op, ok := binOps[x.Op]
-		if !ok {
-			return nil, c.errf(x, "operator %s is not supported", x.Op)
-		}
-		a, err := c.exprValue(x.X, e)
-		if err != nil {
-			return nil, err
-		}
-		b, err := c.exprValue(x.Y, e)
-		if err != nil {
-			return nil, err
-		}
-		return c.callOp(x, op, []*graph.Value{a, b}, nil)
 	case *UnaryOp:
 		a, err := c.exprValue(x.X, e)
 		if err != nil {
@@ -185,7 +222,7 @@ func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 		}
 		return nil, c.errf(x, "unary operator %s is not supported", x.Op)
 	case *BoolOp:
-		return c.boolOp(x, x.Values, e)
+		return c.boolOp(x, e)
 	case *Compare:
 		return c.compare(x, e)
 	case *IfExp:
@@ -251,31 +288,47 @@ func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, err
 	return n.AddOutput(t), nil
 }
 
-func (c *compiler) boolOp(x *BoolOp, vals []Expr, e *env) (sv, error) {
-	a, err := c.expr(vals[0], e)
-	if err != nil {
-		return nil, err
-	}
-	av, err := c.condValue(vals[0], a)
-	if err != nil {
-		return nil, err
-	}
-	if len(vals) == 1 {
-		return av, nil
-	}
-	rest := func() (sv, error) { return c.boolOp(x, vals[1:], e) }
+// boolOp compiles `a and b and c` left-nested, as PyTorch does
+// ((a and b) and c): each operand's prim::If takes the previous one's
+// output as its condition, so a long chain is a flat list of Ifs and a
+// loop here, not nested blocks and recursion.
+func (c *compiler) boolOp(x *BoolOp, e *env) (sv, error) {
 	isAnd := x.Op == "and"
-	if k, ok := constOf(av); ok {
-		if k.Bool() == isAnd {
-			return rest()
+	var acc *graph.Value
+	for _, operand := range x.Values {
+		operand := operand
+		next := func() (sv, error) {
+			s, err := c.expr(operand, e)
+			if err != nil {
+				return nil, err
+			}
+			return c.condValue(operand, s)
 		}
-		return av, nil
+		var s sv
+		var err error
+		if acc == nil {
+			s, err = next()
+		} else if k, ok := constOf(acc); ok {
+			if k.Bool() != isAnd {
+				return acc, nil // decided: the rest is not evaluated
+			}
+			s, err = next()
+		} else {
+			short := func() (sv, error) { return c.boolConst(!isAnd), nil }
+			if isAnd {
+				s, err = c.ifValue(x, acc, next, short)
+			} else {
+				s, err = c.ifValue(x, acc, short, next)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if acc, err = c.value(x, s); err != nil {
+			return nil, err
+		}
 	}
-	short := func() (sv, error) { return c.boolConst(!isAnd), nil }
-	if isAnd {
-		return c.ifValue(x, av, rest, short)
-	}
-	return c.ifValue(x, av, short, rest)
+	return acc, nil
 }
 
 func (c *compiler) compare(x *Compare, e *env) (sv, error) {
@@ -455,11 +508,8 @@ func (c *compiler) attr(at Node, base sv, name string) (sv, error) {
 	return &boundSV{self: v, name: name}, nil
 }
 
-func (c *compiler) subscript(x *Subscript, e *env) (sv, error) {
-	base, err := c.expr(x.X, e)
-	if err != nil {
-		return nil, err
-	}
+// subscript compiles x given the value of x.X.
+func (c *compiler) subscript(x *Subscript, base sv, e *env) (sv, error) {
 	constIndex := func() (int64, bool) {
 		if k, ok := x.Index.(*Const); ok && k.Kind == ConstInt {
 			return k.Int, true

@@ -18,6 +18,17 @@ func FuzzCompile(f *testing.F) {
 		"class M(Module):\n  def forward(self: __torch__.M, x: Tensor) -> Tuple[Tensor, int]:\n    a, b = (x, torch.dim(x))\n    l = annotate(List[int], [])\n    _0 = torch.append(l, b)\n    return (torch.view(a, [-1]), l[0])\n",
 		"class M(Module):\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n    if bool(torch.gt(torch.sum(x), 0)):\n      z = x\n    else:\n      ops.prim.RaiseException(\"no\", \"builtins.ValueError\")\n    return z\n",
 	}
+	// Long chains compile in loops (the constant ones fold); too deep
+	// nesting is an error.
+	const fwd = "class M(Module):\n  def forward(self: __torch__.M, x: Tensor) -> Tensor:\n"
+	seeds = append(seeds,
+		fwd+"    n = "+strings.TrimSuffix(strings.Repeat("1 + ", 5_000), " + ")+"\n    return torch.add(x, n)\n",
+		fwd+"    b = "+strings.TrimSuffix(strings.Repeat("True and ", 5_000), " and ")+"\n    return torch.mul(x, b)\n",
+		fwd+"    y = x\n    if False:\n      y = x\n"+strings.Repeat("    elif False:\n      y = x\n", 5000)+"    else:\n      y = torch.relu(x)\n    return y\n",
+		fwd+"    return "+strings.TrimSuffix(strings.Repeat("x + ", 300), " + ")+"\n",
+		fwd+"    return x"+strings.Repeat(".relu()", 300)+"\n",
+		fwd+"    return "+strings.Repeat("torch.relu(", 600)+"x"+strings.Repeat(")", 600)+"\n",
+	)
 	for _, s := range seeds {
 		f.Add(s)
 	}

@@ -27,6 +27,23 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Long and deep code (internal/hostile generates the bigger ones):
+	// flat chains parse, nesting beyond the limit is an error.
+	for _, s := range []string{
+		"y = " + strings.TrimSuffix(strings.Repeat("x + ", 20_000), " + ") + "\n",
+		"y = x" + strings.Repeat(".relu()", 20_000) + "\n",
+		"y = x" + strings.Repeat("[0]", 20_000) + "\n",
+		"y = " + strings.TrimSuffix(strings.Repeat("b and ", 20_000), " and ") + "\n",
+		"y = " + strings.TrimSuffix(strings.Repeat("a < ", 20_000), " < ") + "\n",
+		"y = " + strings.Repeat("f(", 600) + "x" + strings.Repeat(")", 600) + "\n",
+		"y = " + strings.Repeat("- ", 2000) + "x\n",
+		"y = " + strings.Repeat("(", 600) + "x" + strings.Repeat(")", 600) + "\n",
+		"y = " + strings.Repeat("[", 600) + strings.Repeat("]", 600) + "\n",
+		"if a:\n  pass\n" + strings.Repeat("elif a:\n  pass\n", 2000),
+		nestedIfs(600),
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, err := Parse("fuzz.py", src)
 		if err != nil {
@@ -46,4 +63,14 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = treeString(file)
 	})
+}
+
+// nestedIfs is n if statements nested in one another.
+func nestedIfs(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(strings.Repeat(" ", i) + "if a:\n")
+	}
+	b.WriteString(strings.Repeat(" ", n) + "pass\n")
+	return b.String()
 }

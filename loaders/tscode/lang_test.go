@@ -296,3 +296,36 @@ func TestCompileUncheckedCastOfNone(t *testing.T) {
 	assert.Contains(t, res.Graph.String(), "prim::unchecked_cast")
 	assert.Equal(t, []float64{-1, 2}, out[0].Tensor().Float64s())
 }
+
+// and/or chains compile left-nested ((a and b) and c, as PyTorch does):
+// values as Python's, and an operand after a decided one is not run.
+func TestCompileBoolChains(t *testing.T) {
+	root := &obj{class: "__torch__.m.M", attrs: map[string]ivalue.IValue{"training": ivalue.FromBool(false)}}
+	src := `
+		class M(Module):
+			training : bool
+			def forward(self: __torch__.m.M, a: bool, b: bool, c: bool, l: List[int]) -> Tuple[bool, bool, bool, bool, bool]:
+				inrange = torch.len(l) > 0 and l[0] > 0 and l[0] < 10
+				return (a and b and c, a or b or c, a and b or c, a or b and c, inrange)
+	`
+	res, err := Compile(root, nil, srcs(map[string]string{"code/__torch__/m.py": dd(src)}), "forward")
+	require.NoError(t, err)
+	sm, err := staticruntime.NewStaticModule(res.Graph, nil)
+	require.NoError(t, err)
+	rt := sm.NewRuntime()
+	for i, l := range [][]int64{nil, {5}, {20}, {-1}, {3}, {0}, {9}, {10}} {
+		a, b, c := i&4 != 0, i&2 != 0, i&1 != 0
+		items := make([]ivalue.IValue, len(l))
+		for j, v := range l {
+			items[j] = ivalue.FromInt(v)
+		}
+		out, err := rt.Run(ivalue.FromBool(a), ivalue.FromBool(b), ivalue.FromBool(c), ivalue.NewList(items...))
+		require.NoError(t, err, "a=%v b=%v c=%v l=%v", a, b, c, l)
+		require.Len(t, out, 1)
+		got := out[0].List().Items
+		want := []bool{a && b && c, a || b || c, a && b || c, a || b && c, len(l) > 0 && l[0] > 0 && l[0] < 10}
+		for k := range want {
+			assert.Equal(t, want[k], got[k].Bool(), "output %d for a=%v b=%v c=%v l=%v", k, a, b, c, l)
+		}
+	}
+}

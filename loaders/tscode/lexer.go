@@ -98,6 +98,7 @@ type lexer struct {
 	brackets   []token // open brackets, for matching and for "unclosed" errors
 	toks       []token
 	atLineHead bool // at the start of a logical line: indentation is measured
+	lineFirst  int  // index in toks of the current logical line's first token
 }
 
 func (lx *lexer) pos(off int) Pos {
@@ -110,6 +111,9 @@ func (lx *lexer) errf(off int, format string, args ...any) *Error {
 
 func (lx *lexer) emit(kind tokKind, off int, text string) {
 	lx.toks = append(lx.toks, token{kind: kind, pos: lx.pos(off), text: text})
+	if kind == tNewline {
+		lx.lineFirst = len(lx.toks)
+	}
 }
 
 func (lx *lexer) newline() {
@@ -120,7 +124,10 @@ func (lx *lexer) newline() {
 // lex tokenizes the whole file.
 func lex(name string, src []byte) ([]token, error) {
 	lx := &lexer{name: name, src: src, line: 1, indents: []int{0}, atLineHead: true}
-	lx.toks = make([]token, 0, len(src)/4+16) // about one token per 4 bytes in PythonPrint's code
+	// About one token per 4 bytes in PythonPrint's code; no more than
+	// maxStmtTokens up front, so that a huge file is not paid for before
+	// it is read.
+	lx.toks = make([]token, 0, min(len(src)/4+16, maxStmtTokens))
 	if err := lx.run(); err != nil {
 		return nil, err
 	}
@@ -133,6 +140,9 @@ func (lx *lexer) run() error {
 		lx.off, lx.lineStart = 3, 3
 	}
 	for {
+		if n := len(lx.toks) - lx.lineFirst; n > maxStmtTokens {
+			return &Error{Pos: lx.toks[lx.lineFirst].pos, Msg: fmt.Sprintf("statement longer than %d tokens", maxStmtTokens)}
+		}
 		if lx.atLineHead {
 			done, err := lx.indentation()
 			if err != nil {

@@ -12,7 +12,8 @@ import (
 )
 
 // Generated sources deeper than the compiler's limits are errors naming
-// the limit and the line, never a stack overflow.
+// the limit and the line, never a stack overflow (long chains:
+// hostile_test.go).
 func TestCompileLimits(t *testing.T) {
 	const head = "class M(Module):\n  training : bool\n  def forward(self: __torch__.m.M, x: Tensor) -> Tensor:\n"
 	nestedIfs := func(fn string, n int, tail string) string {
@@ -34,18 +35,12 @@ func TestCompileLimits(t *testing.T) {
 	for _, c := range []struct {
 		name, src, err string
 	}{
-		{"100k-term sum", head + "    return " + strings.TrimSuffix(strings.Repeat("x + ", 100000), " + ") + "\n",
-			"m.py:4:12: expression nested more than 4000 levels deep"},
-		{"100k-long method chain", head + "    return x" + strings.Repeat(".relu()", 100000) + "\n",
-			"m.py:4:12: expression nested more than 4000 levels deep"},
-		{"100k-long and", head + "    _0 = " + strings.TrimSuffix(strings.Repeat("bool(x) and ", 100000), " and ") + "\n    return x\n",
-			"if/loop blocks nested more than 200 levels deep"},
 		{"inlining 150 calls deep", head + "    return __torch__.m.f0(x)\n" + chain.String(),
 			"m.py:203:1: calls nested more than 100 deep inlining f99"},
 		{"blocks nested across inlined calls", head + "    return __torch__.m.a(x)\n" + nestedIfs("a", 150, "__torch__.m.b(y)") + nestedIfs("b", 150, "y"),
 			"if/loop blocks nested more than 200 levels deep"},
-		{"100k nested calls", head + "    return " + strings.Repeat("torch.relu(", 100000) + "x" + strings.Repeat(")", 100000) + "\n",
-			"nesting deeper than 1000 levels"},
+		{"2000 nested calls", head + "    return " + strings.Repeat("torch.relu(", 2000) + "x" + strings.Repeat(")", 2000) + "\n",
+			"m.py:4:5490: nesting deeper than 1000 levels"},
 		{"100k nested unary minus", head + "    return " + strings.Repeat("-", 100000) + "x\n",
 			"nesting deeper than 1000 levels"},
 		{"recursion", head + "    return __torch__.m.r(x)\ndef r(x: Tensor) -> Tensor:\n  return __torch__.m.r(torch.relu(x))\n",

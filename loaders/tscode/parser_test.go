@@ -190,85 +190,162 @@ func floatGolden(v float64) string {
 	return strconv.FormatFloat(v, 'e', -1, 64)
 }
 
+// exprSrc renders x; it writes into one builder, so that a long chain
+// (the fuzz seeds have 20k-term sums) takes time linear in its size.
 func exprSrc(x Expr) string {
+	var sb strings.Builder
+	writeExpr(&sb, x)
+	return sb.String()
+}
+
+func writeExprs(sb *strings.Builder, xs []Expr, sep string) {
+	for i, x := range xs {
+		if i > 0 {
+			sb.WriteString(sep)
+		}
+		writeExpr(sb, x)
+	}
+}
+
+func writeExpr(sb *strings.Builder, x Expr) {
+	w := sb.WriteString
 	switch x := x.(type) {
 	case *Name:
-		return x.ID
+		w(x.ID)
+		return
 	case *Const:
 		switch x.Kind {
 		case ConstNone:
-			return "None"
+			w("None")
 		case ConstBool:
 			if x.Bool {
-				return "True"
+				w("True")
+			} else {
+				w("False")
 			}
-			return "False"
 		case ConstInt:
-			return strconv.FormatInt(x.Int, 10)
+			w(strconv.FormatInt(x.Int, 10))
 		case ConstFloat:
-			return floatGolden(x.Float)
+			w(floatGolden(x.Float))
 		case ConstString:
-			return quoteGolden(x.Str)
+			w(quoteGolden(x.Str))
 		case ConstEllipsis:
-			return "..."
+			w("...")
+		default:
+			w(fmt.Sprintf("?%T", x))
 		}
+		return
 	case *Attribute:
-		return exprSrc(x.X) + "." + x.Attr
+		writeExpr(sb, x.X)
+		w("." + x.Attr)
+		return
 	case *Call:
-		args := []string{}
-		for _, a := range x.Args {
-			args = append(args, exprSrc(a))
+		writeExpr(sb, x.Func)
+		w("(")
+		writeExprs(sb, x.Args, ", ")
+		for i, k := range x.Keywords {
+			if i > 0 || len(x.Args) > 0 {
+				w(", ")
+			}
+			w(k.Name + "=")
+			writeExpr(sb, k.Value)
 		}
-		for _, k := range x.Keywords {
-			args = append(args, k.Name+"="+exprSrc(k.Value))
-		}
-		return exprSrc(x.Func) + "(" + strings.Join(args, ", ") + ")"
+		w(")")
+		return
 	case *Subscript:
-		return exprSrc(x.X) + "[" + exprSrc(x.Index) + "]"
+		writeExpr(sb, x.X)
+		w("[")
+		writeExpr(sb, x.Index)
+		w("]")
+		return
 	case *Slice:
-		t := optSrc(x.Lo) + ":" + optSrc(x.Hi)
+		if x.Lo != nil {
+			writeExpr(sb, x.Lo)
+		}
+		w(":")
+		if x.Hi != nil {
+			writeExpr(sb, x.Hi)
+		}
 		if x.Step != nil {
-			t += ":" + exprSrc(x.Step)
+			w(":")
+			writeExpr(sb, x.Step)
 		}
-		return t
+		return
 	case *Tuple:
+		w("(")
+		writeExprs(sb, x.Elts, ", ")
 		if len(x.Elts) == 1 {
-			return "(" + exprSrc(x.Elts[0]) + ",)"
+			w(",")
 		}
-		return "(" + exprList(x.Elts) + ")"
+		w(")")
+		return
 	case *List:
-		return "[" + exprList(x.Elts) + "]"
+		w("[")
+		writeExprs(sb, x.Elts, ", ")
+		w("]")
+		return
 	case *Dict:
-		var parts []string
+		w("{")
 		for i := range x.Keys {
-			parts = append(parts, exprSrc(x.Keys[i])+": "+exprSrc(x.Values[i]))
+			if i > 0 {
+				w(", ")
+			}
+			writeExpr(sb, x.Keys[i])
+			w(": ")
+			writeExpr(sb, x.Values[i])
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		w("}")
+		return
 	case *BinOp:
-		return "(" + exprSrc(x.X) + " " + x.Op + " " + exprSrc(x.Y) + ")"
+		w("(")
+		writeExpr(sb, x.X)
+		w(" " + x.Op + " ")
+		writeExpr(sb, x.Y)
+		w(")")
+		return
 	case *UnaryOp:
 		if x.Op == "not" {
-			return "(not " + exprSrc(x.X) + ")"
+			w("(not ")
+		} else {
+			w("(" + x.Op)
 		}
-		return "(" + x.Op + exprSrc(x.X) + ")"
+		writeExpr(sb, x.X)
+		w(")")
+		return
 	case *BoolOp:
-		var parts []string
-		for _, v := range x.Values {
-			parts = append(parts, exprSrc(v))
-		}
-		return "(" + strings.Join(parts, " "+x.Op+" ") + ")"
+		w("(")
+		writeExprs(sb, x.Values, " "+x.Op+" ")
+		w(")")
+		return
 	case *Compare:
-		t := "(" + exprSrc(x.X)
+		w("(")
+		writeExpr(sb, x.X)
 		for i, op := range x.Ops {
-			t += " " + op + " " + exprSrc(x.Ys[i])
+			w(" " + op + " ")
+			writeExpr(sb, x.Ys[i])
 		}
-		return t + ")"
+		w(")")
+		return
 	case *IfExp:
-		return "(" + exprSrc(x.Then) + " if " + exprSrc(x.Cond) + " else " + exprSrc(x.Else) + ")"
+		w("(")
+		writeExpr(sb, x.Then)
+		w(" if ")
+		writeExpr(sb, x.Cond)
+		w(" else ")
+		writeExpr(sb, x.Else)
+		w(")")
+		return
 	case *ListComp:
-		return "[" + exprSrc(x.Elt) + " for " + exprSrc(x.Target) + " in " + exprSrc(x.Iter) + "]"
+		w("[")
+		writeExpr(sb, x.Elt)
+		w(" for ")
+		writeExpr(sb, x.Target)
+		w(" in ")
+		writeExpr(sb, x.Iter)
+		w("]")
+		return
 	}
-	return fmt.Sprintf("?%T", x)
+	w(fmt.Sprintf("?%T", x))
 }
 
 func optSrc(x Expr) string {

@@ -6,7 +6,7 @@ Run from this directory with both interpreters:
     python3 -m unittest -v test_gosr_package            # no torch (nor numpy)
 
 The archives are made by make_test_packages.py with torch
-($GOSR_TORCH_PYTHON, default /usr/bin/python3) into a temporary directory,
+($GOSR_PYTHON, default /usr/bin/python3) into a temporary directory,
 or read from $GOSR_TEST_PACKAGES if set. expected.json holds what
 torch.package's own PackageImporter made of them.
 """
@@ -44,7 +44,7 @@ def setUpModule():
     if not PACKAGES:
         _TMP = tempfile.mkdtemp(prefix="gosr_package_test_")
         PACKAGES = _TMP
-        torch_python = os.environ.get("GOSR_TORCH_PYTHON", "/usr/bin/python3")
+        torch_python = os.environ.get("GOSR_PYTHON") or "/usr/bin/python3"
         if not os.path.exists(torch_python):
             raise unittest.SkipTest(f"{torch_python} (with torch) is needed to make the test packages")
         r = subprocess.run(

@@ -1,14 +1,8 @@
-// Package hostile generates inputs a hostile or careless caller may send
-// gosr: deep and long values, huge declared sizes, big graphs. The
-// generators are deterministic, so tests, benchmarks and fuzz seeds can
-// share them.
-package hostile
+package gen
 
 import (
 	"fmt"
 	"strings"
-
-	"github.com/gosr/gosr/ivalue"
 )
 
 // The graph generators below return TorchScript IR text (graph.Parse
@@ -170,8 +164,8 @@ func LoopChainIR(n int) string {
 
 // ConstChainIR is a chain of n aten::add, each adding its own tensor
 // constant (prim::Constant[value=<Tensor>]) to the value before: n tensor
-// constants, bound in order by ConstTensors(n) through
-// graph.ParseOptions.Tensors.
+// constants, to bind in order through graph.ParseOptions.Tensors (any
+// tensors that broadcast with %x).
 func ConstChainIR(n int) string {
 	var b strings.Builder
 	b.WriteString("graph(%x : Tensor):\n  %one : int = prim::Constant[value=1]()\n")
@@ -183,14 +177,4 @@ func ConstChainIR(n int) string {
 	}
 	fmt.Fprintf(&b, "  return (%s)\n", prev)
 	return b.String()
-}
-
-// ConstTensors returns the n tensors ConstChainIR's constants take: one
-// float32 element each, constant i holding i.
-func ConstTensors(n int) []*ivalue.Tensor {
-	ts := make([]*ivalue.Tensor, n)
-	for i := range ts {
-		ts[i] = ivalue.F32Tensor([]float32{float32(i)}, 1)
-	}
-	return ts
 }

@@ -1,4 +1,4 @@
-package hostile_test
+package gen_test
 
 import (
 	"fmt"
@@ -8,10 +8,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/internal/hostile"
+	"github.com/gosr/gosr/internal/hostile/gen"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
 )
+
+// constTensors binds ConstChainIR's constants: constant i holds i.
+func constTensors(n int) []*ivalue.Tensor {
+	ts := make([]*ivalue.Tensor, n)
+	for i := range ts {
+		ts[i] = ivalue.F32Tensor([]float32{float32(i)}, 1)
+	}
+	return ts
+}
 
 // TestGraphGenerators: each generated graph parses, verifies, prepares
 // and computes what it says, at sizes that hit every branch of its
@@ -41,21 +50,21 @@ func TestGraphGenerators(t *testing.T) {
 		extra  []ivalue.IValue // inputs after x
 		want   func(n int) []float32
 	}{
-		{"relu chain", hostile.ReluChainIR, nil, nil, func(n int) []float32 {
+		{"relu chain", gen.ReluChainIR, nil, nil, func(n int) []float32 {
 			if n == 0 {
 				return x
 			}
 			return relu
 		}},
-		{"in-place chain", hostile.InplaceChainIR, nil, nil, func(int) []float32 { return relu }},
-		{"wide", hostile.WideIR, nil, nil, func(n int) []float32 {
+		{"in-place chain", gen.InplaceChainIR, nil, nil, func(int) []float32 { return relu }},
+		{"wide", gen.WideIR, nil, nil, func(n int) []float32 {
 			if n == 0 {
 				return x
 			}
 			return scaled(relu, float32(n))
 		}},
-		{"wide dead", hostile.WideDeadIR, nil, nil, func(int) []float32 { return relu }},
-		{"view chain", hostile.ViewChainIR, nil, nil, func(n int) []float32 {
+		{"wide dead", gen.WideDeadIR, nil, nil, func(int) []float32 { return relu }},
+		{"view chain", gen.ViewChainIR, nil, nil, func(n int) []float32 {
 			ts := 0
 			for i := 0; i < n; i++ {
 				if i%4 == 0 || i%4 == 3 {
@@ -67,7 +76,7 @@ func TestGraphGenerators(t *testing.T) {
 			}
 			return relu
 		}},
-		{"list", hostile.ListIR, nil, nil, func(n int) []float32 {
+		{"list", gen.ListIR, nil, nil, func(n int) []float32 {
 			if n == 0 {
 				return x
 			}
@@ -77,22 +86,22 @@ func TestGraphGenerators(t *testing.T) {
 			}
 			return out
 		}},
-		{"if chain, true", hostile.IfChainIR, nil, []ivalue.IValue{ivalue.FromBool(true)}, func(n int) []float32 {
+		{"if chain, true", gen.IfChainIR, nil, []ivalue.IValue{ivalue.FromBool(true)}, func(n int) []float32 {
 			if n == 0 {
 				return x
 			}
 			return relu
 		}},
-		{"if chain, false", hostile.IfChainIR, nil, []ivalue.IValue{ivalue.FromBool(false)}, func(n int) []float32 {
+		{"if chain, false", gen.IfChainIR, nil, []ivalue.IValue{ivalue.FromBool(false)}, func(n int) []float32 {
 			if n%2 == 1 {
 				return scaled(x, -1)
 			}
 			return x
 		}},
-		{"loop chain", hostile.LoopChainIR, nil, []ivalue.IValue{ivalue.FromInt(3)}, func(n int) []float32 {
+		{"loop chain", gen.LoopChainIR, nil, []ivalue.IValue{ivalue.FromInt(3)}, func(n int) []float32 {
 			return plus(x, float32(3*n))
 		}},
-		{"constant chain", hostile.ConstChainIR, hostile.ConstTensors, nil, func(n int) []float32 {
+		{"constant chain", gen.ConstChainIR, constTensors, nil, func(n int) []float32 {
 			return plus(x, float32(n*(n-1)/2))
 		}},
 	}

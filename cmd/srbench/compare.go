@@ -1,0 +1,442 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gosr/gosr/builtin"
+	"github.com/gosr/gosr/internal/stats"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/memplan"
+)
+
+//go:embed pytorch_bench.py
+var pytorchBench string
+
+// compareFlags are compare's: gosr's side timed as run times it, PyTorch's
+// in a child python3.
+type compareFlags struct {
+	modelFlags
+	benchFlags
+	profileFlags
+	json bool
+	// verbose prints auto's choice per node.
+	verbose bool
+	// python is -python: python3 with torch ("": found on the machine).
+	python string
+	// ptTimeout is how long the PyTorch child may go without reporting
+	// progress before it is killed (0: the default).
+	ptTimeout time.Duration
+}
+
+func (f *compareFlags) register(fs *flag.FlagSet) {
+	f.modelFlags.register(fs)
+	f.benchFlags.register(fs)
+	f.profileFlags.register(fs)
+	fs.BoolVar(&f.json, "json", false, "print the rows as one JSON array")
+	fs.BoolVar(&f.verbose, "v", false, "with -backend auto, print each node's choice")
+	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
+	fs.DurationVar(&f.ptTimeout, "pt-timeout", defaultPTTimeout, "kill PyTorch's child process for a model once it has gone this long without progress (a timed repeat done), and go on")
+}
+
+func (f *compareFlags) validate() error {
+	if f.ptTimeout <= 0 {
+		return fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
+	}
+	return f.benchFlags.validate("compare")
+}
+
+// compareResult is one model through gosr and PyTorch.
+type compareResult struct {
+	Model string `json:"model"`
+	// Backend is gosr's kernels for this row (go, libtorch or auto);
+	// IntraOpThreads is -intra-op-threads (libtorch's and PyTorch's).
+	Backend        string `json:"backend"`
+	IntraOpThreads int    `json:"intra_op_threads"`
+	// Auto is what -backend auto chose, after gosr's timed runs.
+	Auto   *autoSummary `json:"auto,omitempty"`
+	GosrUs float64      `json:"gosr_us"`
+	// gosr's side with -threads: goroutines through one pool, their
+	// throughput and latency percentiles (PyTorch is timed on one thread).
+	Threads        int     `json:"threads"`
+	Interop        int     `json:"interop"`
+	GosrThroughput float64 `json:"gosr_throughput"`
+	GosrP50Us      float64 `json:"gosr_p50_us"`
+	GosrP90Us      float64 `json:"gosr_p90_us"`
+	GosrP99Us      float64 `json:"gosr_p99_us"`
+	// TorchTimedOut: the PyTorch child made no progress for -pt-timeout.
+	TorchTimedOut bool    `json:"pytorch_timed_out,omitempty"`
+	TorchSRUs     float64 `json:"pytorch_static_runtime_us,omitempty"`
+	// InterpUs is the TorchScript interpreter: timed inside a TorchScript
+	// loop for .pt models (InterpNoPython), in a Python loop for IR models.
+	InterpUs       float64 `json:"pytorch_interpreter_us,omitempty"`
+	InterpNoPython bool    `json:"interpreter_timed_without_python,omitempty"`
+	Speedup        float64 `json:"speedup_vs_static_runtime,omitempty"`
+	SpeedupInterp  float64 `json:"speedup_vs_interpreter,omitempty"`
+	GosrDiff       float64 `json:"gosr_max_abs_diff"`
+	TorchSRDiff    float64 `json:"pytorch_static_runtime_max_abs_diff,omitempty"`
+	// .pt models: gosr against PyTorch's Static Runtime on the same inputs.
+	GosrVsTorch float64 `json:"gosr_vs_pytorch_max_abs_diff,omitempty"`
+	Agree       bool    `json:"outputs_agree"`
+	HasAgree    bool    `json:"-"`
+	// Load and prepare: gosr's loaders.Load + NewStaticModule against
+	// torch.jit.load + freeze + PyTorch's StaticModule.
+	GosrPrepareMs  float64 `json:"gosr_load_prepare_ms,omitempty"`
+	TorchPrepareMs float64 `json:"pytorch_load_prepare_ms,omitempty"`
+	Torch          string  `json:"torch,omitempty"`
+	// TorchInterop and TorchIntraOp are the thread counts PyTorch's
+	// child reported (torch.get_num_interop_threads, get_num_threads).
+	TorchInterop int    `json:"pytorch_interop,omitempty"`
+	TorchIntraOp int    `json:"pytorch_intra_op_threads,omitempty"`
+	Note         string `json:"note,omitempty"`
+	// Memory: Planner timed gosr (its managed bytes and tensors);
+	// PlannerBytes are gosr's managed bytes with every planner, each
+	// prepared and run once; the lower bound is the planners'.
+	Planner         string           `json:"planner"`
+	ManagedBytes    int64            `json:"managed_bytes"`
+	ManagedTensors  int              `json:"managed_tensors"`
+	PlannerBytes    map[string]int64 `json:"managed_bytes_by_planner"`
+	LowerBoundBytes int64            `json:"lower_bound_bytes"`
+	// PyTorch Static Runtime's "Total memory managed" and "Total number
+	// of managed tensors" from its benchmark report; nil when not known.
+	TorchSRManagedBytes   *int64 `json:"pytorch_static_runtime_managed_bytes,omitempty"`
+	TorchSRManagedTensors *int   `json:"pytorch_static_runtime_managed_tensors,omitempty"`
+}
+
+// planMemory prepares m with every planner and runs it twice (the first
+// run learns the tensors' sizes, the plan is made at its end): the managed
+// bytes of each plan and the lower bound.
+func planMemory(m *model, f runtimeFlags, cr *compareResult) error {
+	cr.PlannerBytes = map[string]int64{}
+	for _, p := range memplan.Planners {
+		fp := f
+		fp.planner = p.Name()
+		sm, err := prepare(m, fp)
+		if err != nil {
+			return err
+		}
+		r := sm.NewRuntime()
+		for range 2 {
+			if _, err := r.Run(m.Inputs...); err != nil {
+				return fmt.Errorf("%s (planner %s): %w", m.Name, p.Name(), err)
+			}
+			r.ReleaseOutputs()
+		}
+		ms := r.MemoryStats()
+		cr.PlannerBytes[p.Name()] = ms.ManagedBytes
+		cr.LowerBoundBytes = max(cr.LowerBoundBytes, ms.LowerBound)
+	}
+	return nil
+}
+
+func findPython(explicit string) string {
+	cands := []string{explicit}
+	if explicit == "" {
+		cands = []string{"/usr/bin/python3", "python3"}
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if err := exec.Command(c, "-c", "import torch").Run(); err == nil {
+			return c
+		}
+	}
+	return ""
+}
+
+// run compares each model (one, all built-in ones, or a directory's
+// archives) with each backend: gosr's side (compareGosr), then PyTorch's
+// once per model, one row per (model, backend).
+func (f *compareFlags) run(w io.Writer) error {
+	// A backend that cannot load fails before any model is read.
+	if err := f.checkBackend(); err != nil {
+		return err
+	}
+	names := []string{f.model}
+	dir := false // a directory: a model gosr cannot run is a row, not the end
+	if f.model == "all" {
+		names = builtin.Names()
+	} else if st, err := os.Stat(f.model); err == nil && st.IsDir() {
+		// A directory of archives (as testdata/pt): every model in it.
+		dir = true
+		all, _ := filepath.Glob(filepath.Join(f.model, "*.pt"))
+		names = names[:0]
+		for _, p := range all {
+			if !isDataFile(p) {
+				names = append(names, p)
+			}
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("%s: no TorchScript archives (*.pt)", f.model)
+		}
+	}
+	backends := []string{f.backendName()}
+	if f.backend == backendAll {
+		backends = allBackends
+	}
+	py := findPython(f.python)
+	var results []compareResult
+	for _, name := range names {
+		m, err := loadModel(name, f.modelFlags)
+		if err != nil {
+			if !dir {
+				return err
+			}
+			results = append(results, compareResult{Model: strings.TrimSuffix(filepath.Base(name), ".pt"),
+				Backend: f.backendName(), Note: "gosr cannot load it: " + err.Error()})
+			continue
+		}
+		// PyTorch runs once per model; every backend's row shares it.
+		var ts *torchSide
+		var torchErr error
+		for _, be := range backends {
+			fb := *f
+			fb.backend = be
+			cr, res, err := compareGosr(m, fb)
+			if err != nil {
+				if len(backends) == 1 && !dir {
+					return err
+				}
+				// -backend all: the other backends' rows go on.
+				cr.Note = fmt.Sprintf("gosr failed (backend %s): %v", be, err)
+				results = append(results, cr)
+				continue
+			}
+			switch {
+			case py == "":
+				cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
+			case ts == nil && torchErr == nil:
+				if m.script != nil {
+					ts, torchErr = pytorchScript(py, m, fb, res)
+				} else {
+					ts, torchErr = pytorchIR(py, m, fb, res)
+				}
+			}
+			if py != "" {
+				if torchErr != nil {
+					cr.noteTorchError(torchErr)
+				} else {
+					ts.apply(&cr)
+					if m.script != nil {
+						if err := gosrAgainstTorch(m, fb.runtimeFlags, ts, &cr); err != nil {
+							cr.noteTorchError(err)
+						}
+					} else {
+						// IR fixtures: both match the expected outputs PyTorch wrote.
+						cr.Agree, cr.HasAgree = cr.TorchSRDiff <= 1e-4 && cr.GosrDiff <= 1e-4, true
+					}
+				}
+			}
+			results = append(results, cr)
+		}
+	}
+	if f.json {
+		return json.NewEncoder(w).Encode(results)
+	}
+	printCompareHeader(w, f.benchFlags, py != "")
+	mw := modelWidth(results)
+	fmt.Fprintf(w, "%-*s %-8s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "backend", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
+	for _, c := range results {
+		prep := ""
+		if c.TorchPrepareMs > 0 {
+			prep = fmt.Sprintf("%.1f/%.1f", c.GosrPrepareMs, c.TorchPrepareMs)
+		}
+		ag := "-"
+		if c.HasAgree {
+			ag = strconv.FormatBool(c.Agree)
+		}
+		fmt.Fprintf(w, "%-*s %-8s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
+	}
+	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
+	for _, c := range results {
+		printAuto(w, "", ", "+c.Model, c.Auto, f.verbose)
+	}
+	fmt.Fprintln(w)
+	printMemoryTable(w, results)
+	return nil
+}
+
+// compareGosr times gosr's side of one compare row with f's backend.
+func compareGosr(m *model, f compareFlags) (compareResult, *runResult, error) {
+	cr := compareResult{Model: m.Name, Backend: f.backendName(), IntraOpThreads: f.intraOpThreads()}
+	res, err := measure(m, f.benchFlags, "")
+	if err != nil {
+		return cr, nil, err
+	}
+	cr.GosrUs, cr.GosrDiff = res.UsPerIter, res.MaxAbsDiff
+	cr.Threads, cr.Interop, cr.GosrThroughput = res.Threads, res.Interop, res.Throughput
+	cr.GosrP50Us, cr.GosrP90Us, cr.GosrP99Us = res.P50Us, res.P90Us, res.P99Us
+	cr.Planner, cr.ManagedBytes, cr.ManagedTensors = res.Planner, res.ManagedBytes, res.ManagedTensors
+	cr.Auto = res.Auto
+	if err := planMemory(m, f.runtimeFlags, &cr); err != nil {
+		return cr, nil, err
+	}
+	return cr, res, nil
+}
+
+// noteTorchError records why PyTorch's side of a model is missing; the
+// comparison goes on with the next model.
+func (cr *compareResult) noteTorchError(err error) {
+	if errors.Is(err, errPTTimeout) {
+		cr.TorchTimedOut = true
+		cr.Note = err.Error()
+		return
+	}
+	cr.Note = "PyTorch failed: " + err.Error()
+}
+
+// printCompareHeader says how each side was run: gosr's goroutines, pool
+// and inter-op threads, PyTorch's threads.
+func printCompareHeader(w io.Writer, f benchFlags, torch bool) {
+	threads, interop := max(f.threads, 1), f.interopThreads()
+	fmt.Fprintf(w, "gosr: %d goroutine(s) through one pool of %d runtime(s), %d inter-op thread(s); backend %s\n", threads, threads, interop, f.backendLabel())
+	if !torch {
+		return
+	}
+	fmt.Fprintf(w, "PyTorch: one caller thread, %s, %d inter-op thread(s)", plural(f.intraOpThreads(), "intra-op thread"), interop)
+	if threads > 1 {
+		fmt.Fprintf(w, " (single-threaded: gosr's us below are per run on each of its %d goroutines, not comparable one to one; see -json gosr_throughput)", threads)
+	}
+	fmt.Fprintln(w)
+}
+
+// modelWidth is the width of the tables' model column: the longest name.
+func modelWidth(results []compareResult) int {
+	w := len("managed bytes")
+	for _, c := range results {
+		w = max(w, len(c.Model))
+	}
+	return w
+}
+
+func plannerLabel(results []compareResult) string {
+	if len(results) == 0 {
+		return "-"
+	}
+	return results[0].Planner
+}
+
+// printMemoryTable writes compare's memory table: gosr's managed bytes with
+// each planner and the lower bound, beside PyTorch Static Runtime's.
+func printMemoryTable(w io.Writer, results []compareResult) {
+	mw := modelWidth(results)
+	fmt.Fprintf(w, "%-*s", mw, "managed bytes")
+	for _, p := range memplan.Planners {
+		fmt.Fprintf(w, " %14s", p.Name())
+	}
+	fmt.Fprintf(w, " %12s %9s %14s %14s %14s %s\n", "lower bound", "greedy/lb", "PyTorch SR", "greedy/PyTorch", "tensors gosr/PT", "backend")
+	greedy := memplan.GreedyBySize{}.Name()
+	for _, c := range results {
+		fmt.Fprintf(w, "%-*s", mw, c.Model)
+		for _, p := range memplan.Planners {
+			fmt.Fprintf(w, " %14d", c.PlannerBytes[p.Name()])
+		}
+		g := c.PlannerBytes[greedy]
+		pt, vsPT, tensors := "-", "-", strconv.Itoa(c.ManagedTensors)+"/-"
+		if c.TorchSRManagedBytes != nil {
+			pt, vsPT = strconv.FormatInt(*c.TorchSRManagedBytes, 10), ratio(g, *c.TorchSRManagedBytes)
+		}
+		if c.TorchSRManagedTensors != nil {
+			tensors = fmt.Sprintf("%d/%d", c.ManagedTensors, *c.TorchSRManagedTensors)
+		}
+		fmt.Fprintf(w, " %12d %9s %14s %14s %14s %s\n", c.LowerBoundBytes, ratio(g, c.LowerBoundBytes), pt, vsPT, tensors, c.Backend)
+	}
+	fmt.Fprintln(w, "(bytes of the slab each planner plans for gosr's managed intermediate tensors; lower bound: the largest total of managed tensors alive at one node; PyTorch SR: its StaticModule.benchmark report's \"Total memory managed\"; tensors: managed tensors, gosr with the timed planner / PyTorch SR)")
+}
+
+// isDataFile tells the torch.save files beside archives in a directory
+// (NAME.inputs.pt, NAME.expected.pt, NAME.shapes.pt) from the archives.
+func isDataFile(p string) bool {
+	for _, suf := range []string{".inputs.pt", ".expected.pt", ".shapes.pt"} {
+		if strings.HasSuffix(p, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// torchSide is PyTorch's side of one model in compare: run once, shared
+// by the rows of every backend (-backend all).
+type torchSide struct {
+	srUs, interpUs float64
+	interpNoPython bool
+	// srDiff (IR fixtures): PyTorch SR against the expected outputs.
+	srDiff           float64
+	version          string
+	interop, intraOp int
+	prepareMs        float64
+	managedBytes     *int64
+	managedTensors   *int
+	// disagree (archives): PyTorch's interpreter and SR disagree.
+	disagree bool
+	// srOut (archives): PyTorch SR's outputs, for gosrAgainstTorch; nil
+	// when the script wrote none.
+	srOut []*ivalue.Tensor
+}
+
+// apply fills cr's PyTorch columns and the speedups over cr's gosr time.
+func (t *torchSide) apply(cr *compareResult) {
+	cr.TorchSRUs, cr.InterpUs, cr.InterpNoPython = t.srUs, t.interpUs, t.interpNoPython
+	cr.TorchSRDiff = t.srDiff
+	cr.Torch, cr.TorchInterop, cr.TorchIntraOp = t.version, t.interop, t.intraOp
+	cr.TorchPrepareMs = t.prepareMs
+	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = t.managedBytes, t.managedTensors
+	if t.disagree {
+		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
+	}
+	if cr.GosrUs > 0 {
+		cr.Speedup = cr.TorchSRUs / cr.GosrUs
+		if cr.InterpUs > 0 {
+			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
+		}
+	}
+}
+
+// pytorchIR times an IR fixture with PyTorch's Static Runtime and
+// interpreter in a child python3 (pytorch_bench.py).
+func pytorchIR(py string, m *model, f compareFlags, res *runResult) (*torchSide, error) {
+	ir, st, cleanup, err := m.files()
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	script, err := os.CreateTemp("", "pytorch_bench*.py")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(script.Name())
+	script.WriteString(pytorchBench)
+	script.Close()
+	args := append([]string{script.Name(), ir, st}, ptArgs(f.timingFlags, res.UsPerIter)...)
+	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
+	if err != nil {
+		return nil, err
+	}
+	var tail struct {
+		Torch          string  `json:"torch"`
+		Interop        int     `json:"interop_threads"`
+		IntraOp        int     `json:"intraop_threads"`
+		Interp         float64 `json:"interp_us_python_loop"`
+		Diff           float64 `json:"sr_max_abs_diff"`
+		ManagedBytes   *int64  `json:"sr_managed_bytes"`
+		ManagedTensors *int    `json:"sr_managed_tensors"`
+	}
+	srs, err := readChild(out, &tail)
+	if err != nil {
+		return nil, err
+	}
+	return &torchSide{srUs: stats.Median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
+		version: tail.Torch, interop: tail.Interop, intraOp: tail.IntraOp,
+		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors}, nil
+}

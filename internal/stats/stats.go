@@ -1,0 +1,22 @@
+// Package stats holds the summary statistics gosr's benchmarks and
+// srbench report: one definition of the median for all of them.
+package stats
+
+import "slices"
+
+// Median is the middle value of xs, or the mean of the two middle values
+// when len(xs) is even; 0 for no values. xs is not reordered. NaNs sort
+// first (slices.Sort's order), so a few of them shift the median down
+// rather than poisoning it.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
