@@ -1,6 +1,9 @@
 package memplan
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 )
@@ -54,6 +57,13 @@ type LifetimeOptions struct {
 //     in PyTorch, block outputs are not managed);
 //   - is or may alias a graph output, unless ManageOutputs.
 func Lifetimes(g *graph.Graph, db *alias.DB, opt LifetimeOptions) ([]Lifetime, int) {
+	lts, steps, _ := LifetimesContext(context.Background(), g, db, opt)
+	return lts, steps
+}
+
+// LifetimesContext is Lifetimes, stopping with ctx's error when ctx is
+// done (checked every thousand values or so).
+func LifetimesContext(ctx context.Context, g *graph.Graph, db *alias.DB, opt LifetimeOptions) ([]Lifetime, int, error) {
 	top := g.Block
 	steps := len(top.Nodes)
 	stepOf := make(map[*graph.Node]int, steps)
@@ -75,12 +85,34 @@ func Lifetimes(g *graph.Graph, db *alias.DB, opt LifetimeOptions) ([]Lifetime, i
 	for _, v := range g.Outputs() {
 		isOutput[v] = true
 	}
+	// A tensor lives until the last use of anything that may alias it:
+	// the largest last use over its aliases, per location, computed once
+	// for all values (alias.Index.MaxOver).
+	lastUse := db.Values().MaxOver(func(a *graph.Value) int {
+		end := -1
+		for _, u := range a.Uses {
+			end = max(end, topStep(u.User))
+		}
+		return end
+	}, -1)
+	lc := &lifetimeCtx{db: db, opt: opt, isOutput: isOutput, topStep: topStep, lastUse: lastUse, steps: steps,
+		returns: map[*graph.Block]*alias.Index{}}
 	var out []Lifetime
+	var err error
+	tick := 0
 	var walk func(b *graph.Block)
 	walk = func(b *graph.Block) {
 		for _, n := range b.Nodes {
+			if err != nil {
+				return
+			}
+			if tick++; tick&1023 == 0 {
+				if err = ctx.Err(); err != nil {
+					return
+				}
+			}
 			for _, v := range n.Outputs {
-				if lt, ok := lifetime(v, db, opt, isOutput, topStep, steps); ok {
+				if lt, ok := lc.lifetime(v); ok {
 					out = append(out, lt)
 				}
 			}
@@ -90,19 +122,25 @@ func Lifetimes(g *graph.Graph, db *alias.DB, opt LifetimeOptions) ([]Lifetime, i
 		}
 	}
 	walk(top)
+	if err != nil {
+		return nil, 0, fmt.Errorf("memplan: lifetimes: %w", err)
+	}
 	if opt.InPlace != nil {
 		linkInPlace(out, db, opt, stepOf)
 	}
-	return out, steps
+	return out, steps, nil
 }
 
 // linkInPlace sets Follows where an output may be written over a dead
 // input (see LifetimeOptions.InPlace).
 func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*graph.Node]int) {
 	index := make(map[*graph.Value]int, len(lts))
+	vals := make([]*graph.Value, len(lts))
 	for i, lt := range lts {
 		index[lt.Value] = i
+		vals[i] = lt.Value
 	}
+	var managedIdx *alias.Index
 	for i := range lts {
 		b := &lts[i]
 		n := b.Value.Node
@@ -121,15 +159,12 @@ func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*
 			// result of an in-place op such as relu_, or a view): link to
 			// that tensor if it is the only managed one x may alias. The
 			// runtime checks that x really begins where it begins.
+			if managedIdx == nil {
+				managedIdx = db.NewIndex(vals)
+			}
 			j = -1
-			for _, a := range db.Aliases(x) {
-				if i, ok := index[a]; ok {
-					if j >= 0 {
-						j = -2
-						break
-					}
-					j = i
-				}
+			if as := managedIdx.Aliases(x, 2); len(as) == 1 {
+				j = index[as[0]]
 			}
 			managed = j >= 0
 		}
@@ -149,47 +184,56 @@ func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*
 	}
 }
 
-func lifetime(v *graph.Value, db *alias.DB, opt LifetimeOptions, isOutput map[*graph.Value]bool,
-	topStep func(*graph.Node) int, steps int) (Lifetime, bool) {
+// lifetimeCtx is what lifetime needs, made once per graph.
+type lifetimeCtx struct {
+	db       *alias.DB
+	opt      LifetimeOptions
+	isOutput map[*graph.Value]bool
+	topStep  func(*graph.Node) int
+	lastUse  func(*graph.Value) int
+	steps    int
+	returns  map[*graph.Block]*alias.Index // per sub-block: its returns
+}
+
+func (lc *lifetimeCtx) lifetime(v *graph.Value) (Lifetime, bool) {
+	db, opt := lc.db, lc.opt
 	if v.Type.Kind != graph.TensorType || v.Node == nil || v.Node.Kind == "prim::Constant" {
 		return Lifetime{}, false
 	}
 	if opt.Candidate != nil && !opt.Candidate(v) {
 		return Lifetime{}, false
 	}
-	if db.MayAliasGraphInput(v) || db.EscapesToContainer(v) || escapesBlock(v, db) {
+	if db.MayAliasGraphInput(v) || db.EscapesToContainer(v) || lc.escapesBlock(v) {
 		return Lifetime{}, false
 	}
-	output := isOutput[v] || db.MayAliasGraphOutput(v)
+	output := lc.isOutput[v] || db.MayAliasGraphOutput(v)
 	if output && !opt.ManageOutputs {
 		return Lifetime{}, false
 	}
-	lt := Lifetime{Value: v, Start: topStep(v.Node), Output: output}
-	lt.End = lt.Start
-	for _, a := range append(db.Aliases(v), v) {
-		for _, u := range a.Uses {
-			lt.End = max(lt.End, topStep(u.User))
-		}
+	lt := Lifetime{Value: v, Start: lc.topStep(v.Node), Output: output}
+	lt.End = max(lt.Start, lc.lastUse(v))
+	for _, u := range v.Uses { // v itself, if the analysis never saw it
+		lt.End = max(lt.End, lc.topStep(u.User))
 	}
 	if output {
-		lt.End = steps
+		lt.End = lc.steps
 	}
 	return lt, true
 }
 
 // escapesBlock reports whether v, made inside a sub-block, may alias a
 // value that block returns.
-func escapesBlock(v *graph.Value, db *alias.DB) bool {
+func (lc *lifetimeCtx) escapesBlock(v *graph.Value) bool {
 	b := v.Node.Owner
 	if b == nil || b.Owner == nil {
 		return false
 	}
-	for _, r := range b.Outputs() {
-		if r == v || db.MayAlias(r, v) {
-			return true
-		}
+	idx, ok := lc.returns[b]
+	if !ok {
+		idx = lc.db.NewIndex(b.Outputs())
+		lc.returns[b] = idx
 	}
-	return false
+	return len(idx.Aliases(v, 1)) > 0
 }
 
 // Requests turns lifetimes and the byte size of each tensor into a

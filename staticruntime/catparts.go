@@ -62,7 +62,7 @@ func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*node
 			w := writer[x]
 			wi, top := index[x.Node]
 			if w == nil || !top || seen[x] || len(x.Uses) != 1 || isOutput[x] ||
-				db.MayAliasGraphInput(x) || db.MayAliasGraphOutput(x) || db.EscapesToContainer(x) || len(db.Aliases(x)) != 1 {
+				db.MayAliasGraphInput(x) || db.MayAliasGraphOutput(x) || db.EscapesToContainer(x) || len(db.Values().Aliases(x, 2)) != 1 {
 				g.parts = nil
 				break
 			}

@@ -1,6 +1,7 @@
 package staticruntime
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -134,7 +135,18 @@ type managedInfo struct {
 // error naming the op and its signature. The module retains g.Backing
 // (the archive its weights view) until Close; a backing already gone is
 // an error.
-func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error) {
+func NewStaticModule(g *graph.Graph, opts *Options) (*StaticModule, error) {
+	return NewStaticModuleContext(context.Background(), g, opts)
+}
+
+// NewStaticModuleContext is NewStaticModule, giving up with ctx's error
+// (wrapped with the step it stopped in: errors.Is finds
+// context.Canceled or context.DeadlineExceeded) when ctx is done before
+// the module is ready. It looks at ctx between passes and every thousand
+// nodes or so within them, so it returns soon after ctx is done even on
+// a very large graph. After such an error g is partly transformed:
+// discard it.
+func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) (m *StaticModule, err error) {
 	var hold backingHold // the memory the constants view (lifetime.go)
 	defer func() {
 		if r := recover(); r != nil {
@@ -142,6 +154,9 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 		}
 		hold.settle(m)
 	}()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("staticruntime: preparing graph: %w", err)
+	}
 	if err := hold.retain(g); err != nil {
 		return nil, fmt.Errorf("staticruntime: %w", err)
 	}
@@ -168,7 +183,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			return nil, fmt.Errorf("staticruntime: %w", err)
 		}
 	}
-	if err := runPasses(g, o, dev); err != nil {
+	if err := runPassesContext(ctx, g, o, dev); err != nil {
 		return nil, err
 	}
 	m = &StaticModule{graph: g, opts: o, planner: o.Planner, device: dev}
@@ -206,6 +221,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 		m.auto = &ops.AutoTable{}
 		sel.AutoTable = m.auto
 	}
+	tick := 0
 	var prepare func(b *graph.Block, inLoop bool, step int) (*blockInfo, error)
 	prepare = func(b *graph.Block, inLoop bool, step int) (*blockInfo, error) {
 		bi := &blockInfo{block: b}
@@ -213,6 +229,11 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			bi.inputs = append(bi.inputs, slotOf(v))
 		}
 		for _, n := range b.Nodes {
+			if tick++; tick&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, fmt.Errorf("staticruntime: selecting kernels: %w", err)
+				}
+			}
 			if b.Owner == nil {
 				step = m.steps
 				m.steps++
@@ -247,7 +268,7 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 			// variant's.
 			ni.fresh = kind == ops.Fallback && !ops.IsPythonCall(n)
 			if n.Kind == "prim::fork" {
-				sub, err := prepareFork(n, o)
+				sub, err := prepareFork(ctx, n, o)
 				if err != nil {
 					return nil, err
 				}
@@ -281,7 +302,9 @@ func NewStaticModule(g *graph.Graph, opts *Options) (m *StaticModule, err error)
 	}
 	m.top = top
 	m.outputs = top.outputs
-	m.analyze()
+	if err := m.analyze(ctx); err != nil {
+		return nil, err
+	}
 	if !dev.IsHost() {
 		// The weights move to the device once, for every runtime.
 		for i := range m.consts {
@@ -333,6 +356,11 @@ func toDevice(v ivalue.IValue, d ivalue.Device) (ivalue.IValue, error) {
 
 // runPasses runs gosr's pass pipeline on g as o asks (none with SkipPasses).
 func runPasses(g *graph.Graph, o Options, dev ivalue.Device) error {
+	return runPassesContext(context.Background(), g, o, dev)
+}
+
+// runPassesContext is runPasses under ctx.
+func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue.Device) error {
 	if o.SkipPasses {
 		return nil
 	}
@@ -351,7 +379,7 @@ func runPasses(g *graph.Graph, o Options, dev ivalue.Device) error {
 		}
 		pc.Disable[name] = true
 	}
-	if err := passes.Run(g, pc); err != nil {
+	if err := passes.RunContext(ctx, g, pc); err != nil {
 		return fmt.Errorf("staticruntime: %w", err)
 	}
 	return nil
@@ -360,7 +388,7 @@ func runPasses(g *graph.Graph, o Options, dev ivalue.Device) error {
 // prepareFork prepares the subgraph of a prim::fork node as a module of
 // its own (Static Runtime's fork handling): its outputs are read by the
 // forking run after aten::wait, so they are never managed.
-func prepareFork(n *graph.Node, o Options) (*StaticModule, error) {
+func prepareFork(ctx context.Context, n *graph.Node, o Options) (*StaticModule, error) {
 	sg := graph.Subgraph(n)
 	if sg == nil {
 		return nil, fmt.Errorf("staticruntime: %s has no subgraph", describe(n))
@@ -371,7 +399,7 @@ func prepareFork(n *graph.Node, o Options) (*StaticModule, error) {
 	}
 	so := o
 	so.ManageOutputTensors = false
-	sub, err := NewStaticModule(sg, &so)
+	sub, err := NewStaticModuleContext(ctx, sg, &so)
 	if err != nil {
 		return nil, fmt.Errorf("staticruntime: the subgraph of %s: %w", describe(n), err)
 	}
@@ -380,8 +408,11 @@ func prepareFork(n *graph.Node, o Options) (*StaticModule, error) {
 
 // analyze marks loop nodes whose outputs outlive an iteration and
 // chooses the tensors the memory planner manages, from the alias analysis.
-func (m *StaticModule) analyze() {
-	db := alias.Analyze(m.graph)
+func (m *StaticModule) analyze(ctx context.Context) error {
+	db, err := alias.AnalyzeContext(ctx, m.graph)
+	if err != nil {
+		return fmt.Errorf("staticruntime: %w", err)
+	}
 	outs := map[*graph.Value]bool{}
 	for _, v := range m.graph.Outputs() {
 		outs[v] = true
@@ -417,6 +448,7 @@ func (m *StaticModule) analyze() {
 	// safe with the ping-pong of ProcessedNode.OutTensor; a container is
 	// not (OutList has no spare, and rebuilding last iteration's list in
 	// place changes it while the next iteration still reads it).
+	returns := map[*graph.Block]*alias.Index{} // per loop body: its returns
 	for _, ni := range m.nodes {
 		if !ni.inLoop {
 			continue
@@ -424,7 +456,7 @@ func (m *StaticModule) analyze() {
 		for _, v := range ni.node.Outputs {
 			// A list's elements too: a view list (split, unbind) rebuilds
 			// its tensor objects in place, under an element kept elsewhere.
-			if db.EscapesToContainer(v) || aliasesLoopReturn(db, ni.node, v, isContainer(v.Type)) ||
+			if db.EscapesToContainer(v) || aliasesLoopReturn(db, returns, ni.node, v, isContainer(v.Type)) ||
 				isContainer(v.Type) && db.ElementsEscape(v) {
 				ni.fresh = true
 			}
@@ -432,7 +464,7 @@ func (m *StaticModule) analyze() {
 	}
 
 	if !m.opts.EnableOutVariant || !m.opts.OptimizeMemory {
-		return
+		return nil
 	}
 	// The planner manages what out-variant nodes outside loops write; the
 	// lifetimes and what may be managed at all come from memplan.
@@ -461,11 +493,14 @@ func (m *StaticModule) analyze() {
 	if goOnly && !m.opts.DisableInPlace && m.device.IsHost() {
 		m.findCatGroups(db, writer, slotOf)
 	}
-	lts, _ := memplan.Lifetimes(m.graph, db, memplan.LifetimeOptions{
+	lts, _, err := memplan.LifetimesContext(ctx, m.graph, db, memplan.LifetimeOptions{
 		Candidate:     func(v *graph.Value) bool { return writer[v] != nil && !m.catPart[v] },
 		ManageOutputs: m.opts.ManageOutputTensors,
 		InPlace:       inPlace,
 	})
+	if err != nil {
+		return fmt.Errorf("staticruntime: %w", err)
+	}
 	// Lifetimes indexes the whole list; the regions index their own.
 	at := make([]int, len(lts))
 	for i, lt := range lts {
@@ -496,17 +531,26 @@ func (m *StaticModule) analyze() {
 		}
 		m.managed = append(m.managed, mi)
 	}
+	return nil
 }
 
 // aliasesLoopReturn reports whether v may alias a return of an enclosing
-// loop body: other than v itself, or v too when direct is set.
-func aliasesLoopReturn(db *alias.DB, n *graph.Node, v *graph.Value, direct bool) bool {
+// loop body: other than v itself, or v too when direct is set. returns
+// caches an index of each body's returns.
+func aliasesLoopReturn(db *alias.DB, returns map[*graph.Block]*alias.Index, n *graph.Node, v *graph.Value, direct bool) bool {
 	for b := n.Owner; b != nil && b.Owner != nil; b = b.Owner.Owner {
 		if b.Owner.Kind != "prim::Loop" {
 			continue
 		}
-		for _, r := range b.Outputs() {
-			if (direct || r != v) && db.MayAlias(r, v) {
+		idx, ok := returns[b]
+		if !ok {
+			idx = db.NewIndex(b.Outputs())
+			returns[b] = idx
+		}
+		// v itself comes first when it is a return: two answers are
+		// enough to see another.
+		for _, r := range idx.Aliases(v, 2) {
+			if direct || r != v {
 				return true
 			}
 		}

@@ -262,17 +262,23 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 // parts (catparts.go). refreshHooks installs them.
 func (r *StaticRuntime) setHooks() {
 	m := r.m
+	// Steps count the top block's nodes as the graph has them; the
+	// runner's list may leave some out (constants). The runner's indices
+	// by step, found once: a scan of the list per link cost links × nodes.
+	var byStep map[int][]int
 	for i, mi := range m.managed {
 		if mi.follows == 0 {
 			continue
 		}
-		// Steps count the top block's nodes as the graph has them; the
-		// runner's list may leave some out (constants).
-		for k, ni := range m.top.nodes {
-			if ni.step == mi.node {
-				r.linkHooks = append(r.linkHooks, linkHook{node: k, tensor: i,
-					f: func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) }})
+		if byStep == nil {
+			byStep = map[int][]int{}
+			for k, ni := range m.top.nodes {
+				byStep[ni.step] = append(byStep[ni.step], k)
 			}
+		}
+		for _, k := range byStep[mi.node] {
+			r.linkHooks = append(r.linkHooks, linkHook{node: k, tensor: i,
+				f: func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) }})
 		}
 	}
 	r.cats = make([]catState, len(m.cats))

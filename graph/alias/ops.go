@@ -18,18 +18,36 @@ type opAlias struct {
 	escapes []int   // arguments stored into the wildcard set (a -> *)
 }
 
-var parsed sync.Map // schema text -> *graph.Schema (nil when unparsable)
+// parsedKinds caches, per op kind, its annotated overloads with their
+// schemas parsed (nil where graph.ParseSchema rejects one): one lookup
+// per node instead of one per overload.
+var parsedKinds sync.Map // kind -> []parsedOverload
 
-func (o *opAlias) parsed() *graph.Schema {
-	if s, ok := parsed.Load(o.schema); ok {
-		return s.(*graph.Schema)
+type parsedOverload struct {
+	alias  *opAlias
+	schema *graph.Schema
+}
+
+func parsedOverloads(kind string) ([]parsedOverload, bool) {
+	if ps, ok := parsedKinds.Load(kind); ok {
+		return ps.([]parsedOverload), true
 	}
-	s, err := graph.ParseSchema(o.schema)
-	if err != nil {
-		s = nil // matched by no node: overloads falls back on the others
+	all, ok := annotatedSchemas[kind]
+	if !ok {
+		return nil, false
 	}
-	parsed.Store(o.schema, s)
-	return s
+	ps := make([]parsedOverload, len(all))
+	for i := range all {
+		// An unparsable schema is matched by no node: overloads falls
+		// back on the others.
+		s, err := graph.ParseSchema(all[i].schema)
+		if err != nil {
+			s = nil
+		}
+		ps[i] = parsedOverload{&all[i], s}
+	}
+	parsedKinds.Store(kind, ps)
+	return ps, true
 }
 
 // overloads returns the annotated overloads n may be a call of: those
@@ -37,28 +55,28 @@ func (o *opAlias) parsed() *graph.Schema {
 // (the union of several is the conservative answer). ok is false when the
 // op has no annotated overload.
 func overloads(n *graph.Node) (ms []*opAlias, ok bool) {
-	all, ok := annotatedSchemas[n.Kind]
+	all, ok := parsedOverloads(n.Kind)
 	if !ok {
 		return nil, false
 	}
-	for i := range all {
-		if s := all[i].parsed(); s != nil && s.Matches(n) {
-			ms = append(ms, &all[i])
+	for _, p := range all {
+		if s := p.schema; s != nil && s.Matches(n) {
+			ms = append(ms, p.alias)
 		}
 	}
 	if len(ms) > 0 {
 		return ms, true
 	}
-	for i := range all {
-		if s := all[i].parsed(); s != nil && (len(s.Arguments) == len(n.Inputs) || s.VarArgs && len(s.Arguments) <= len(n.Inputs)) {
-			ms = append(ms, &all[i])
+	for _, p := range all {
+		if s := p.schema; s != nil && (len(s.Arguments) == len(n.Inputs) || s.VarArgs && len(s.Arguments) <= len(n.Inputs)) {
+			ms = append(ms, p.alias)
 		}
 	}
 	if len(ms) > 0 {
 		return ms, true
 	}
-	for i := range all {
-		ms = append(ms, &all[i])
+	for _, p := range all {
+		ms = append(ms, p.alias)
 	}
 	return ms, true
 }

@@ -6,13 +6,13 @@ import (
 	"github.com/gosr/gosr/graph"
 )
 
-// transfer adds what node n implies to the points-to sets.
-func (d *DB) transfer(n *graph.Node) {
+// transfer adds what node n (d.nodes[ni]) implies to the points-to sets.
+func (d *DB) transfer(ni int, n *graph.Node) {
 	in := func(i int) locSet {
 		if i < len(n.Inputs) {
 			return d.ptsOf(n.Inputs[i])
 		}
-		return locSet{}
+		return nil
 	}
 	switch n.Kind {
 	case "prim::fork":
@@ -39,7 +39,7 @@ func (d *DB) transfer(n *graph.Node) {
 			break
 		}
 		l := d.freshLoc(n.Outputs[0])
-		d.addContents(locSet{l: {}}, d.setOf(n.Inputs...))
+		d.addContents(single(l), d.setOf(n.Inputs...))
 		return
 	case "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex", "prim::DictIndex",
 		"static_runtime::VarTupleUnpack", "static_runtime::dict_unpack":
@@ -67,12 +67,9 @@ func (d *DB) transfer(n *graph.Node) {
 		elems := d.contentsOf(in(0))
 		if n.Kind == "aten::items" {
 			// A list of (key, value) tuples: model each tuple as the dict.
-			elems = locSet{}
-			for e := range in(0) {
-				elems[e] = struct{}{}
-			}
+			elems = in(0)
 		}
-		d.addContents(locSet{l: {}}, elems)
+		d.addContents(single(l), elems)
 		return
 	case "aten::__getitem__", "aten::get", "aten::pop", "aten::setdefault", "aten::popitem":
 		if len(n.Inputs) == 0 || !isContainer(n.Inputs[0].Type) {
@@ -88,9 +85,7 @@ func (d *DB) transfer(n *graph.Node) {
 		}
 		elems := d.contentsOf(c)
 		if n.Kind == "aten::get" && len(n.Inputs) > 2 {
-			for l := range in(2) {
-				elems[l] = struct{}{}
-			}
+			elems = union(elems, in(2))
 		}
 		for _, o := range n.Outputs {
 			if n.Kind == "aten::popitem" {
@@ -151,14 +146,9 @@ func (d *DB) transfer(n *graph.Node) {
 		// Carried value i: node input i+2, block param i+1, block return
 		// i+1, node output i.
 		for i := 0; i+2 < len(n.Inputs); i++ {
-			s := locSet{}
-			for l := range in(i + 2) {
-				s[l] = struct{}{}
-			}
+			s := in(i + 2)
 			if i+1 < len(b.Outputs()) {
-				for l := range d.ptsOf(b.Outputs()[i+1]) {
-					s[l] = struct{}{}
-				}
+				s = union(s, d.ptsOf(b.Outputs()[i+1]))
 			}
 			if i+1 < len(b.Inputs()) {
 				d.pointSet(b.Inputs()[i+1], s)
@@ -191,7 +181,7 @@ func (d *DB) transfer(n *graph.Node) {
 			d.freshOutputs(n)
 			return
 		}
-		if ms, ok := d.overloads(n); ok {
+		if ms, ok := d.overloads(ni, n); ok {
 			d.applySchemas(n, ms)
 			return
 		}
@@ -248,15 +238,13 @@ func holdsMutable(t *graph.Type) bool {
 }
 
 func (d *DB) inputsAndContents(n *graph.Node) locSet {
-	s := locSet{}
+	var s locSet
 	for _, v := range n.Inputs {
 		p := d.ptsOf(v)
 		if isContainer(v.Type) {
 			p = d.contentsOf(p)
 		}
-		for l := range p {
-			s[l] = struct{}{}
-		}
+		s = union(s, p)
 	}
 	return s
 }
@@ -289,7 +277,7 @@ func (d *DB) applySchemas(n *graph.Node, ms []*opAlias) {
 				l := d.freshLoc(o)
 				for _, i := range m.elems[r] {
 					if i < len(n.Inputs) {
-						d.addContents(locSet{l: {}}, d.ptsOf(n.Inputs[i]))
+						d.addContents(single(l), d.ptsOf(n.Inputs[i]))
 					}
 				}
 				aliased[r] = true
@@ -328,17 +316,19 @@ func (d *DB) unknown(n *graph.Node) {
 	}
 }
 
-// overloads caches the schema matching of n across fixpoint sweeps.
-func (d *DB) overloads(n *graph.Node) ([]*opAlias, bool) {
-	if c, ok := d.ovl[n]; ok {
-		return c.ms, c.ok
+// overloads caches the schema matching of n (d.nodes[ni]) across
+// fixpoint sweeps.
+func (d *DB) overloads(ni int, n *graph.Node) ([]*opAlias, bool) {
+	c := &d.ovl[ni]
+	if !c.done {
+		c.ms, c.ok = overloads(n)
+		c.done = true
 	}
-	ms, ok := overloads(n)
-	d.ovl[n] = ovlEntry{ms, ok}
-	return ms, ok
+	return c.ms, c.ok
 }
 
 type ovlEntry struct {
-	ms []*opAlias
-	ok bool
+	ms   []*opAlias
+	ok   bool
+	done bool
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
@@ -16,12 +17,22 @@ import (
 // constant tuples and lists. A node that cannot be evaluated (no kernel,
 // an error) is left as it is.
 func ConstantPropagation(g *graph.Graph, c *Context) error {
-	cp := &constProp{g: g, c: c, db: alias.Analyze(g), orig: map[*graph.Value]*graph.Value{}}
+	var db *alias.DB
+	if mayFold(g) {
+		var err error
+		if db, err = c.analyze(g); err != nil {
+			return err
+		}
+	}
+	cp := &constProp{g: g, c: c, db: db, orig: map[*graph.Value]*graph.Value{}}
 	cp.eval = c.Eval
 	if cp.eval == nil {
 		cp.eval = DefaultEval
 	}
-	if err := cp.block(g.Block); err != nil {
+	err := cp.block(g.Block)
+	// The folded nodes' uses of their (constant) inputs go in one batch.
+	cp.dead.apply()
+	if err != nil {
 		return err
 	}
 	removeDeadConstants(g.Block)
@@ -31,12 +42,16 @@ func ConstantPropagation(g *graph.Graph, c *Context) error {
 // removeDeadConstants drops unused prim::Constant nodes (folding leaves
 // its inputs behind), as PyTorch's pass ends with dead code elimination.
 func removeDeadConstants(b *graph.Block) {
-	for i := len(b.Nodes) - 1; i >= 0; i-- {
-		n := b.Nodes[i]
+	// Constants read nothing, so dropping one frees no other.
+	b.Nodes = slices.DeleteFunc(b.Nodes, func(n *graph.Node) bool {
 		if n.Kind == "prim::Constant" && unused(n) {
-			n.Destroy()
-			continue
+			n.RemoveAllInputs()
+			n.Owner = nil
+			return true
 		}
+		return false
+	})
+	for _, n := range b.Nodes {
 		for _, sb := range n.Blocks {
 			removeDeadConstants(sb)
 		}
@@ -51,6 +66,9 @@ type constProp struct {
 	// orig maps a constant made by the pass to the value it replaced, for
 	// alias queries (the analysis predates the new value).
 	orig map[*graph.Value]*graph.Value
+	// dead are the nodes folded away, out of their blocks' lists already;
+	// their uses are dropped at the end.
+	dead edits
 }
 
 func (cp *constProp) analysed(v *graph.Value) *graph.Value {
@@ -60,67 +78,103 @@ func (cp *constProp) analysed(v *graph.Value) *graph.Value {
 	return v
 }
 
+// block folds what it can in b, building b's new node list as it goes:
+// a folded node gives way to its constants, an If with a constant
+// condition to the nodes of its taken block, which are visited next.
 func (cp *constProp) block(b *graph.Block) error {
-	for i := 0; i < len(b.Nodes); i++ {
-		n := b.Nodes[i]
+	out := make([]*graph.Node, 0, len(b.Nodes))
+	work := [][]*graph.Node{b.Nodes}
+	defer func() {
+		// On an error too: the list must hold what is left.
+		for i := len(work) - 1; i >= 0; i-- {
+			out = append(out, work[i]...)
+		}
+		b.Nodes = out
+	}()
+	for len(work) > 0 {
+		top := len(work) - 1
+		if len(work[top]) == 0 {
+			work = work[:top]
+			continue
+		}
+		n := work[top][0]
+		work[top] = work[top][1:]
+		if err := cp.c.poll(); err != nil {
+			out = append(out, n)
+			return err
+		}
 		if n.Kind == "prim::If" {
-			inlined, err := cp.foldIf(n)
+			taken, err := cp.foldIf(n)
 			if err != nil {
+				out = append(out, n)
 				return err
 			}
-			if inlined {
-				i-- // the inlined nodes now start at i: visit them next
+			if taken != nil {
+				for _, m := range taken {
+					m.Owner = b
+				}
+				work = append(work, taken)
 				continue
 			}
 		}
 		for _, sb := range n.Blocks {
 			if err := cp.block(sb); err != nil {
+				out = append(out, n)
 				return err
 			}
 		}
 		if cp.foldable(n) {
-			folded, err := cp.fold(n)
+			consts, err := cp.fold(n)
 			if err != nil {
+				out = append(out, n)
 				return err
 			}
-			if folded {
-				i--
+			if consts != nil {
+				out = append(out, consts...)
+				continue
 			}
 		}
+		out = append(out, n)
 	}
 	return nil
 }
 
-// foldIf inlines the taken block of an If whose condition is constant.
-func (cp *constProp) foldIf(n *graph.Node) (bool, error) {
+// foldIf inlines the taken block of an If whose condition is constant:
+// it returns the taken block's nodes, which take the If's place (nil
+// when the condition is not constant).
+func (cp *constProp) foldIf(n *graph.Node) ([]*graph.Node, error) {
 	if len(n.Inputs) != 1 || len(n.Blocks) != 2 {
-		return false, fmt.Errorf("prim::If with %d inputs and %d blocks, expected 1 and 2", len(n.Inputs), len(n.Blocks))
+		return nil, fmt.Errorf("prim::If with %d inputs and %d blocks, expected 1 and 2", len(n.Inputs), len(n.Blocks))
 	}
 	cond, ok := graph.ConstantValue(n.Inputs[0])
 	if !ok || cond.Kind() != ivalue.KindBool {
-		return false, nil
+		return nil, nil
 	}
 	taken := n.Blocks[1]
 	if cond.Bool() {
 		taken = n.Blocks[0]
 	}
 	if len(taken.Outputs()) != len(n.Outputs) {
-		return false, fmt.Errorf("prim::If block returns %d values for %d outputs", len(taken.Outputs()), len(n.Outputs))
+		return nil, fmt.Errorf("prim::If block returns %d values for %d outputs", len(taken.Outputs()), len(n.Outputs))
 	}
-	for _, m := range taken.Nodes {
-		m.InsertBefore(n)
-	}
+	nodes := taken.Nodes
 	taken.Nodes = nil
 	for i, o := range n.Outputs {
 		o.ReplaceAllUsesWith(taken.Outputs()[i])
 	}
-	n.Destroy()
-	return true, nil
+	cp.gone(n)
+	if nodes == nil {
+		nodes = []*graph.Node{}
+	}
+	return nodes, nil
 }
+
+// gone destroys n, which its block's new list (block) leaves out.
+func (cp *constProp) gone(n *graph.Node) { cp.dead.destroyLater(n) }
 
 // foldable reports whether n may be evaluated at preparation time.
 func (cp *constProp) foldable(n *graph.Node) bool {
-	if n.Kind == "prim::Constant" || len(n.Outputs) == 0 || len(n.Blocks) > 0 {
+	if n.Kind == "prim::Constant" || len(n.Outputs) == 0 || len(n.Blocks) > 0 || !constantInputs(n) {
 		return false
 	}
 	if hasSideEffects(n) || alias.IsNondeterministic(n) || alias.IsMutating(n) {
@@ -135,21 +189,54 @@ func (cp *constProp) foldable(n *graph.Node) bool {
 			return false
 		}
 	}
+	db := cp.analysis()
 	for _, in := range n.Inputs {
-		if _, ok := graph.ConstantValue(in); !ok {
-			return false
-		}
 		// A constant container that is written somewhere is not constant.
-		if alias.Mutable(in.Type) && cp.db.HasWriters(cp.analysed(in)) {
+		if alias.Mutable(in.Type) && db.HasWriters(cp.analysed(in)) {
 			return false
 		}
 	}
 	for _, o := range n.Outputs {
-		if alias.Mutable(o.Type) && cp.db.HasWriters(o) {
+		if alias.Mutable(o.Type) && db.HasWriters(o) {
 			return false
 		}
 	}
 	return true
+}
+
+// constantInputs reports whether every input of n is a constant.
+func constantInputs(n *graph.Node) bool {
+	for _, in := range n.Inputs {
+		if in.Node == nil || in.Node.Kind != "prim::Constant" {
+			return false
+		}
+	}
+	return true
+}
+
+// mayFold reports whether ConstantPropagation may change g: some node
+// has only constant inputs, or an If a constant condition. When none
+// does, none will (folding and inlining are what make more constants),
+// and the pass needs no alias analysis.
+func mayFold(g *graph.Graph) bool {
+	found := false
+	g.Walk(func(n *graph.Node) {
+		if !found && n.Kind != "prim::Constant" && constantInputs(n) { // an If's only input is its condition
+			found = true
+		}
+	})
+	return found
+}
+
+// analysis is the analysis of the graph as the pass found it.
+func (cp *constProp) analysis() *alias.DB {
+	if cp.db == nil {
+		// mayFold said nothing would fold: an error in that reasoning
+		// costs time here (the graph may have changed), not correctness
+		// of what was folded before.
+		cp.db = alias.Analyze(cp.g)
+	}
+	return cp.db
 }
 
 func allNoneOrScalar(n *graph.Node) bool {
@@ -162,7 +249,9 @@ func allNoneOrScalar(n *graph.Node) bool {
 	return true
 }
 
-func (cp *constProp) fold(n *graph.Node) (bool, error) {
+// fold evaluates n and returns the constants that replace it (nil when
+// it cannot be folded).
+func (cp *constProp) fold(n *graph.Node) ([]*graph.Node, error) {
 	ins := make([]ivalue.IValue, len(n.Inputs))
 	for i, in := range n.Inputs {
 		ins[i], _ = graph.ConstantValue(in)
@@ -172,28 +261,32 @@ func (cp *constProp) fold(n *graph.Node) (bool, error) {
 		var err error
 		outs, err = cp.eval(n, ins)
 		if err != nil {
-			return false, nil // not foldable here; the runtime will report real errors
+			return nil, nil // not foldable here; the runtime will report real errors
 		}
 	}
 	if len(outs) != len(n.Outputs) {
-		return false, nil
+		return nil, nil
 	}
 	for i, o := range n.Outputs {
 		if outs[i].IsNone() && !graph.None.IsSubtypeOf(o.Type) {
 			// unchecked_cast(None) to Tensor on a path that never runs: a
 			// constant None cannot have that type
-			return false, nil
+			return nil, nil
 		}
 	}
+	consts := make([]*graph.Node, 0, len(n.Outputs))
 	for i, o := range n.Outputs {
 		v := outs[i].Clone() // detach from the inputs' and the kernel's memory
-		cv := cp.g.Constant(v, o.Type, n)
+		k := newConstant(cp.g, v, o.Type)
+		k.Owner = n.Owner
+		cv := k.Outputs[0]
 		cv.Name = o.Name
 		cp.orig[cv] = cp.analysed(o)
 		o.ReplaceAllUsesWith(cv)
+		consts = append(consts, k)
 	}
-	n.Destroy()
-	return true, nil
+	cp.gone(n)
+	return consts, nil
 }
 
 // evalStructural evaluates the container prims directly.

@@ -27,9 +27,13 @@ func FoldConvBatchNorm(g *graph.Graph, _ *Context) error {
 			bns = append(bns, n)
 		}
 	})
+	// The node lists change at the end: one at a time, inserting and
+	// removing cost a pass over the block each.
+	var e edits
 	for _, bn := range bns {
-		foldOne(g, bn)
+		foldOne(g, &e, bn)
 	}
+	e.apply()
 	return nil
 }
 
@@ -39,14 +43,14 @@ const bnSchema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, T
 // pass can fold into, with weight at input 1 and bias at input 2.
 func foldableConv(conv *graph.Node) bool {
 	switch {
-	case conv.Matches("aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor"),
-		conv.Matches(`aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor`),
-		conv.Matches("aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor"),
-		conv.Matches(`aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], str padding="valid", int[1] dilation=[1], int groups=1) -> Tensor`):
+	case matches(conv, "aten::conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor"),
+		matches(conv, `aten::conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor`),
+		matches(conv, "aten::conv1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] dilation=[1], int groups=1) -> Tensor"),
+		matches(conv, `aten::conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], str padding="valid", int[1] dilation=[1], int groups=1) -> Tensor`):
 		return true
-	case conv.Matches("aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"),
-		conv.Matches("aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"),
-		conv.Matches("aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"):
+	case matches(conv, "aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"),
+		matches(conv, "aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"),
+		matches(conv, "aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"):
 		tr, ok := graph.ConstantValue(conv.Inputs[6])
 		return ok && tr.Kind() == ivalue.KindBool && !tr.Bool()
 	}
@@ -70,8 +74,8 @@ func constTensor(v *graph.Value, allowNone bool) (*ivalue.Tensor, bool) {
 	return t, true
 }
 
-func foldOne(g *graph.Graph, bn *graph.Node) {
-	if !bn.Matches(bnSchema) {
+func foldOne(g *graph.Graph, e *edits, bn *graph.Node) {
+	if !matches(bn, bnSchema) {
 		return
 	}
 	conv := bn.Inputs[0].Node
@@ -133,10 +137,10 @@ func foldOne(g *graph.Graph, bn *graph.Node) {
 	if b != nil {
 		bt = conv.Inputs[2].Type
 	}
-	conv.ReplaceInput(1, g.Constant(ivalue.FromTensor(nw), wt, conv))
-	conv.ReplaceInput(2, g.Constant(ivalue.FromTensor(nb), bt, conv))
+	conv.ReplaceInput(1, e.constant(g, ivalue.FromTensor(nw), wt, conv))
+	conv.ReplaceInput(2, e.constant(g, ivalue.FromTensor(nb), bt, conv))
 	bn.Outputs[0].ReplaceAllUsesWith(conv.Outputs[0])
-	bn.Destroy()
+	e.destroy(bn) // its uses go now: the next batch norm counts them
 }
 
 func setFloat(t *ivalue.Tensor, i int, v float64) {

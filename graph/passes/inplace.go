@@ -29,7 +29,11 @@ var inplaceOf = map[string]string{
 //   - read by this node only, and aliased by nothing (no view, no
 //     container, no graph input or output): then writing it is invisible.
 func UseInplaceActivations(g *graph.Graph, c *Context) error {
-	db := alias.Analyze(g)
+	db, err := c.analyze(g)
+	if err != nil {
+		return err
+	}
+	var e edits
 	var visit func(b *graph.Block)
 	visit = func(b *graph.Block) {
 		for _, n := range append([]*graph.Node(nil), b.Nodes...) {
@@ -42,10 +46,11 @@ func UseInplaceActivations(g *graph.Graph, c *Context) error {
 			}
 			// The schemas match argument for argument (relu(Tensor self),
 			// hardtanh(Tensor self, Scalar min_val, Scalar max_val)).
-			replaceNode(g, n, kind, n.Inputs)
+			replaceNode(g, &e, n, kind, n.Inputs)
 		}
 	}
 	visit(g.Block)
+	e.apply()
 	return nil
 }
 
@@ -65,7 +70,7 @@ func inplaceSafe(db *alias.DB, n *graph.Node) bool {
 	if len(x.Uses) != 1 {
 		return false
 	}
-	for _, a := range db.Aliases(x) {
+	for _, a := range db.Values().Aliases(x, 2) {
 		if a != x {
 			return false
 		}

@@ -5,9 +5,11 @@
 package passes
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/graph/alias"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
 )
@@ -44,6 +46,12 @@ type Context struct {
 	Disable map[string]bool
 	// Trace, if set, is called with each pass's name and the graph after it.
 	Trace func(pass string, g *graph.Graph)
+
+	// ctx is RunPassesContext's; nil means context.Background.
+	ctx   context.Context
+	ticks uint
+	// ops is the set of registered ops, read once per run (hasOp).
+	ops map[string]bool
 }
 
 // Pipeline is the default pass order.
@@ -66,17 +74,35 @@ func Run(g *graph.Graph, c *Context) error {
 	return RunPasses(g, c, Pipeline)
 }
 
+// RunContext is Run, stopping with ctx's error (wrapped with the pass it
+// stopped in) when ctx is done: between passes and, every thousand nodes
+// or so, inside them. The graph is then partly transformed: discard it.
+func RunContext(ctx context.Context, g *graph.Graph, c *Context) error {
+	return RunPassesContext(ctx, g, c, Pipeline)
+}
+
 // RunPasses applies the given passes in order.
 func RunPasses(g *graph.Graph, c *Context, ps []Pass) error {
+	return RunPassesContext(context.Background(), g, c, ps)
+}
+
+// RunPassesContext is RunPasses honouring ctx as RunContext does.
+func RunPassesContext(ctx context.Context, g *graph.Graph, c *Context, ps []Pass) error {
 	if g == nil {
 		return fmt.Errorf("passes: nil graph")
 	}
 	if c == nil {
 		c = &Context{}
 	}
+	cc := *c // the caller's Context is not changed
+	c = &cc
+	c.ctx = ctx
 	for _, p := range ps {
 		if !p.Required && c.Disable[p.Name] {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("before pass %s: %w", p.Name, err)
 		}
 		if err := runOne(g, c, p); err != nil {
 			return fmt.Errorf("pass %s: %w", p.Name, err)
@@ -108,13 +134,35 @@ func (c *Context) hasOp(kind string) bool {
 	if c.HasOp != nil {
 		return c.HasOp(kind)
 	}
-	mu := ops.Registered()
-	for _, k := range mu {
-		if k == kind {
-			return true
+	if c.ops == nil {
+		c.ops = map[string]bool{}
+		for _, k := range ops.Registered() {
+			c.ops[k] = true
 		}
 	}
-	return false
+	return c.ops[kind]
+}
+
+// context is the run's context.
+func (c *Context) context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
+}
+
+// poll returns the context's error on every 1024th call: cheap enough to
+// call once per node.
+func (c *Context) poll() error {
+	if c.ticks++; c.ticks&1023 != 0 || c.ctx == nil {
+		return nil
+	}
+	return c.ctx.Err()
+}
+
+// analyze runs the alias analysis under the run's context.
+func (c *Context) analyze(g *graph.Graph) (*alias.DB, error) {
+	return alias.AnalyzeContext(c.context(), g)
 }
 
 // Verify checks g with graph.Verify and checks that use lists match the

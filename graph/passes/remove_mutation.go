@@ -25,28 +25,78 @@ import (
 //
 // aten::zero_ and aten::fill_ become zeros_like and full_like. Rewriting
 // one op can free the next (x.add_(y).relu_()), so the pass repeats until
-// nothing changes.
+// nothing changes, or for maxMutationRounds: each round analyses the
+// whole graph and frees one more op of such a chain, so a chain of n
+// in-place ops would cost n analyses; the ops left keep working in place.
 func RemoveMutation(g *graph.Graph, c *Context) error {
-	for {
-		db := alias.Analyze(g)
+	// No in-place op with a functional form: nothing to analyse.
+	found := false
+	g.Walk(func(n *graph.Node) { found = found || functionalKind(n, c) != "" })
+	if !found {
+		return nil
+	}
+	for round := 0; round < maxMutationRounds; round++ {
+		db, err := c.analyze(g)
+		if err != nil {
+			return err
+		}
+		rm := &mutRemover{g: g, db: db, pos: map[*graph.Node]int{}}
+		// Positions, not graph.Block.Index: that is a search of the block.
+		// Originals at even numbers, nodes put before one at the number
+		// below it.
+		g.Walk(func(n *graph.Node) { rm.pos[n] = 2 * len(rm.pos) })
 		changed := false
 		var visit func(b *graph.Block)
 		visit = func(b *graph.Block) {
-			for _, n := range append([]*graph.Node(nil), b.Nodes...) {
+			for _, n := range b.Nodes {
+				if err != nil {
+					return
+				}
+				if err = c.poll(); err != nil {
+					return
+				}
 				for _, sb := range n.Blocks {
 					visit(sb)
 				}
-				if kind := functionalKind(n, c); kind != "" && mutationRemovable(db, n) {
-					rewriteFunctional(g, n, kind)
+				if kind := functionalKind(n, c); kind != "" && rm.removable(n) {
+					rm.rewrite(n, kind)
 					changed = true
 				}
 			}
 		}
 		visit(g.Block)
+		rm.e.apply()
+		if err != nil {
+			return err
+		}
 		if !changed {
 			return nil
 		}
 	}
+	return nil
+}
+
+// maxMutationRounds bounds RemoveMutation's rounds: models need two or
+// three (a round that changes something, one that finds nothing more).
+const maxMutationRounds = 16
+
+// mutRemover holds one round of RemoveMutation: the analysis, the
+// positions of the nodes, and the node lists' changes, applied at the
+// end of the round.
+type mutRemover struct {
+	g   *graph.Graph
+	db  *alias.DB
+	pos map[*graph.Node]int
+	e   edits
+}
+
+// index is n's position in its block, as graph.Block.Index compares: -1
+// for a node not in a block's list (a Param, a Return).
+func (rm *mutRemover) index(n *graph.Node) int {
+	if p, ok := rm.pos[n]; ok {
+		return p
+	}
+	return -1
 }
 
 // functionalKind returns the op computing n's result without mutation,
@@ -57,9 +107,9 @@ func functionalKind(n *graph.Node, c *Context) string {
 	}
 	fn := ops.FunctionalOf(n.Kind)
 	switch {
-	case n.Matches("aten::zero_(Tensor self) -> Tensor"):
+	case matches(n, "aten::zero_(Tensor self) -> Tensor"):
 		fn = "aten::zeros_like"
-	case n.Matches("aten::fill_.Scalar(Tensor self, Scalar value) -> Tensor"):
+	case matches(n, "aten::fill_.Scalar(Tensor self, Scalar value) -> Tensor"):
 		fn = "aten::full_like"
 	}
 	if fn == "" || !c.hasOp(fn) {
@@ -68,9 +118,10 @@ func functionalKind(n *graph.Node, c *Context) string {
 	return fn
 }
 
-// mutationRemovable checks that nothing but the uses after n can see the
-// memory n writes (see RemoveMutation).
-func mutationRemovable(db *alias.DB, n *graph.Node) bool {
+// removable checks that nothing but the uses after n can see the memory n
+// writes (see RemoveMutation).
+func (rm *mutRemover) removable(n *graph.Node) bool {
+	db := rm.db
 	x := n.Inputs[0]
 	p := x.Node
 	b := n.Owner
@@ -92,13 +143,13 @@ func mutationRemovable(db *alias.DB, n *graph.Node) bool {
 	// Other aliases (views, later in-place results) must all be made
 	// after n, from uses of x that the rewrite redirects: one made before
 	// n would keep seeing the old memory.
-	at := b.Index(n)
+	at := rm.index(n)
 	for _, a := range aliases {
 		if a == x || a == n.Outputs[0] {
 			continue
 		}
 		top := ancestorIn(a.Node, b)
-		if top == nil || b.Index(top) <= at {
+		if top == nil || rm.index(top) <= at {
 			return false
 		}
 	}
@@ -117,12 +168,17 @@ func ancestorIn(n *graph.Node, b *graph.Block) *graph.Node {
 	return n
 }
 
-// rewriteFunctional replaces in-place n by kind(ins...): uses of the
-// mutated value after n, and of n's output, read the new result.
-func rewriteFunctional(g *graph.Graph, n *graph.Node, kind string) {
+// rewrite replaces in-place n by kind(ins...): uses of the mutated value
+// after n, and of n's output, read the new result.
+func (rm *mutRemover) rewrite(n *graph.Node, kind string) {
+	g := rm.g
 	x := n.Inputs[0]
 	ins := n.Inputs
-	none := func() *graph.Value { return g.Constant(ivalue.None(), graph.None, n) }
+	none := func() *graph.Value {
+		c := rm.e.constant(g, ivalue.None(), graph.None, n)
+		rm.pos[c.Node] = rm.pos[n] - 1
+		return c
+	}
 	switch kind {
 	case "aten::zeros_like": // dtype, layout, device, pin_memory, memory_format
 		ins = []*graph.Value{x, none(), none(), none(), none(), none()}
@@ -133,22 +189,23 @@ func rewriteFunctional(g *graph.Graph, n *graph.Node, kind string) {
 	m.Outputs[0].Type = n.Outputs[0].Type
 	m.Outputs[0].Name = n.Outputs[0].Name
 	m.SourceRange = n.SourceRange
-	m.InsertBefore(n)
-	replaceUsesAfter(x, n, m.Outputs[0])
+	rm.e.insertBefore(m, n)
+	rm.pos[m] = rm.pos[n] - 1
+	rm.replaceUsesAfter(x, n, m.Outputs[0])
 	n.Outputs[0].ReplaceAllUsesWith(m.Outputs[0])
-	n.Destroy()
+	rm.e.destroy(n)
 }
 
 // replaceUsesAfter redirects the uses of v by nodes after pos in pos's
 // block (at any depth inside them) and by the block's return, as PyTorch's
 // replaceAllUsesAfterNodeWith.
-func replaceUsesAfter(v *graph.Value, pos *graph.Node, w *graph.Value) {
+func (rm *mutRemover) replaceUsesAfter(v *graph.Value, pos *graph.Node, w *graph.Value) {
 	b := pos.Owner
-	at := b.Index(pos)
+	at := rm.index(pos)
 	var kept []graph.Use
 	for _, u := range v.Uses {
 		top := ancestorIn(u.User, b)
-		if top != nil && (top == b.Return || b.Index(top) > at) {
+		if top != nil && (top == b.Return || rm.index(top) > at) {
 			u.User.Inputs[u.Index] = w
 			w.Uses = append(w.Uses, u)
 			continue

@@ -1,6 +1,14 @@
 package passes
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/internal/hostile/gen"
+)
 
 func TestRemoveMutation(t *testing.T) {
 	runCases(t, RemoveMutation, []passCase{
@@ -215,4 +223,22 @@ graph(%x : Tensor):
   return (%l, %s, %q)`,
 		},
 	})
+}
+
+// TestRemoveMutationRounds: each round frees one more op of a chain of
+// in-place ops; a short chain becomes functional, a long one stops after
+// maxMutationRounds rounds with the rest still in place (and the graph
+// valid), instead of analysing the graph once per op.
+func TestRemoveMutationRounds(t *testing.T) {
+	for _, n := range []int{3, maxMutationRounds - 1, 40} {
+		g, err := graph.Parse(gen.InplaceChainIR(n), nil)
+		require.NoError(t, err)
+		require.NoError(t, RemoveMutation(g, &Context{}))
+		require.NoError(t, Verify(g))
+		kinds := map[string]int{}
+		g.Walk(func(n *graph.Node) { kinds[n.Kind]++ })
+		freed := min(n, maxMutationRounds)
+		assert.Equal(t, 1+freed, kinds["aten::relu"], "chain of %d", n)
+		assert.Equal(t, n-freed, kinds["aten::relu_"], "chain of %d", n)
+	}
 }

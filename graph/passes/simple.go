@@ -42,9 +42,7 @@ func EliminateNoOps(g *graph.Graph, c *Context) error {
 			dead = append(dead, n)
 		}
 	})
-	for _, n := range dead {
-		n.Destroy()
-	}
+	removeNodes(dead)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"slices"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 )
@@ -11,16 +13,17 @@ import (
 // are then the ListConstruct's inputs); a ListConstruct left without uses
 // is removed.
 func UseVariadicCat(g *graph.Graph, c *Context) error {
-	return useVariadic(g, "aten::cat", "prim::VarConcat")
+	return useVariadic(g, c, "aten::cat", "prim::VarConcat")
 }
 
 // UseVariadicStack does the same for aten::stack -> prim::VarStack.
 func UseVariadicStack(g *graph.Graph, c *Context) error {
-	return useVariadic(g, "aten::stack", "prim::VarStack")
+	return useVariadic(g, c, "aten::stack", "prim::VarStack")
 }
 
-func useVariadic(g *graph.Graph, op, variadic string) error {
+func useVariadic(g *graph.Graph, c *Context, op, variadic string) error {
 	var db *alias.DB
+	var err error
 	var todo []*graph.Node
 	g.Walk(func(n *graph.Node) {
 		if n.Kind != op || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
@@ -33,22 +36,40 @@ func useVariadic(g *graph.Graph, op, variadic string) error {
 		if dim.Type == nil || dim.Type.Kind != graph.IntType {
 			return // the Dimname overload
 		}
+		if err != nil {
+			return
+		}
 		if db == nil {
-			db = alias.Analyze(g)
+			if db, err = c.analyze(g); err != nil {
+				return
+			}
 		}
 		if db.HasWriters(list) {
 			return
 		}
 		todo = append(todo, n)
 	})
+	if err != nil {
+		return err
+	}
+	var e edits
+	var lists []*graph.Value
 	for _, n := range todo {
 		list := n.Inputs[0]
 		ins := append(append([]*graph.Value(nil), list.Node.Inputs...), n.Inputs[1])
-		replaceNode(g, n, variadic, ins)
-		if len(list.Uses) == 0 {
-			list.Node.Destroy()
+		replaceNode(g, &e, n, variadic, ins)
+		lists = append(lists, list)
+	}
+	e.apply()
+	var dead []*graph.Node
+	done := map[*graph.Node]bool{}
+	for _, list := range lists {
+		if len(list.Uses) == 0 && !done[list.Node] {
+			done[list.Node] = true
+			dead = append(dead, list.Node)
 		}
 	}
+	removeNodes(dead)
 	return nil
 }
 
@@ -75,7 +96,6 @@ func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 	if !c.EnableOutVariant {
 		return nil
 	}
-	db := alias.Analyze(g)
 	type repl struct {
 		n  *graph.Node
 		op string
@@ -86,24 +106,31 @@ func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 			return
 		}
 		for _, cv := range copyVariants {
-			if !n.Matches(cv.schema) {
+			if !matches(n, cv.schema) {
 				continue
 			}
-			if !c.hasOp(cv.copyOp) {
-				return
+			if c.hasOp(cv.copyOp) {
+				todo = append(todo, repl{n, cv.copyOp})
 			}
-			if db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) {
-				return
-			}
-			if !c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0]) {
-				return
-			}
-			todo = append(todo, repl{n, cv.copyOp})
 			return
 		}
 	})
-	for _, r := range todo {
-		replaceNode(g, r.n, r.op, append([]*graph.Value(nil), r.n.Inputs...))
+	if len(todo) == 0 {
+		return nil
 	}
+	db, err := c.analyze(g)
+	if err != nil {
+		return err
+	}
+	todo = slices.DeleteFunc(todo, func(r repl) bool {
+		n := r.n
+		return db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) ||
+			!c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0])
+	})
+	var e edits
+	for _, r := range todo {
+		replaceNode(g, &e, r.n, r.op, append([]*graph.Value(nil), r.n.Inputs...))
+	}
+	e.apply()
 	return nil
 }

@@ -1,0 +1,123 @@
+package staticruntime_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph/passes"
+	"github.com/gosr/gosr/internal/hostile/gen"
+	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// countdownCtx is a context whose Err turns to Canceled at its n-th call:
+// preparation stopped at each place it looks at its context in turn,
+// whatever the machine's speed.
+type countdownCtx struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func (c *countdownCtx) Done() <-chan struct{} { return nil }
+
+func TestNewStaticModuleContextCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g := parseBig(t, gen.ReluChainIR(10), nil)
+	m, err := staticruntime.NewStaticModuleContext(ctx, g, nil)
+	assert.Nil(t, m)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "preparing graph")
+}
+
+// TestNewStaticModuleContextStopsEverywhere cancels preparation at each
+// of the places it checks its context, in turn, on graphs of each big
+// shape: every stop is an error wrapping context.Canceled that says
+// where it stopped, never a panic or a module; a context that never ends
+// prepares the module.
+func TestNewStaticModuleContextStopsEverywhere(t *testing.T) {
+	const n = 1100 // a check or so inside each long loop (every 1024 nodes)
+	for _, s := range bigShapes {
+		t.Run(s.name, func(t *testing.T) {
+			ir := s.ir(n)
+			var consts []*ivalue.Tensor
+			if s.consts != nil {
+				consts = s.consts(n)
+			}
+			checks := 0
+			for stop := int64(0); ; stop++ {
+				ctx := &countdownCtx{Context: context.Background()}
+				ctx.left.Store(stop)
+				m, err := staticruntime.NewStaticModuleContext(ctx, parseBig(t, ir, consts), nil)
+				if err == nil {
+					require.NotNil(t, m)
+					checks = int(stop)
+					break
+				}
+				require.ErrorIs(t, err, context.Canceled, "stopped at check %d", stop)
+				require.NotContains(t, err.Error(), "internal error", "stopped at check %d", stop)
+				assert.Nil(t, m)
+				require.Less(t, stop, int64(10000), "preparation looks at its context too often")
+			}
+			// Before and between passes at least.
+			assert.Greater(t, checks, len(passes.Pipeline))
+		})
+	}
+}
+
+// TestNewStaticModuleContextDeadline: a deadline that passes while a
+// large graph is being prepared ends preparation soon after.
+func TestNewStaticModuleContextDeadline(t *testing.T) {
+	if testing.Short() || raceflag.Enabled {
+		t.Skip("prepares a 100,000-node graph in part; the bound is for a normal build")
+	}
+	g := parseBig(t, gen.ReluChainIR(100000), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := staticruntime.NewStaticModuleContext(ctx, g, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	// Checks come every thousand nodes or so: far less than the whole
+	// preparation (seconds on a busy machine), whatever the load.
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// TestPrepareGrowsLinearly: preparing a chain of 20,000 relus takes well
+// under a generous bound of processor time, and four times the nodes
+// cost about four times as much, not sixteen (preparation once grew with
+// the square of the graph: 32 s for 10,000 nodes). Processor time, not
+// wall time, so that a busy machine does not fail it.
+func TestPrepareGrowsLinearly(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector slows preparation by an unknown factor")
+	}
+	cpu := func(n int) time.Duration {
+		g := parseBig(t, gen.ReluChainIR(n), nil)
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := processCPU()
+			_, err := staticruntime.NewStaticModule(g, nil)
+			require.NoError(t, err)
+			best = min(best, processCPU()-start)
+			g = parseBig(t, gen.ReluChainIR(n), nil)
+		}
+		return best
+	}
+	small, large := cpu(5000), cpu(20000)
+	t.Logf("5k: %v, 20k: %v", small, large)
+	assert.Less(t, large, 2*time.Second, "20,000-node chain")
+	assert.Less(t, large, 10*max(small, time.Millisecond), "4x the nodes")
+}
