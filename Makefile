@@ -46,6 +46,7 @@ bench:
 # (internal/hostile's TestMakeFuzzListsEveryFuzzer keeps the list whole).
 FUZZERS := \
 	./graph:FuzzParse \
+	./graph:FuzzParseSchema \
 	./loaders:FuzzLoadBytes \
 	./loaders:FuzzParseSafetensors \
 	./loaders:FuzzReadTorchSave \

@@ -358,7 +358,10 @@ func badArchiveCases() []Case {
 			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenSize, 1<<30) })
 		}),
 		c("stored-size-4GiB", mustReject, func() []byte {
-			return gen.EditCentral(good(), "constants/0", func(rec []byte) { gen.PutU32(rec, gen.CenSize, 0xfffffffe); gen.PutU32(rec, gen.CenCompSize, 0xfffffffe) })
+			return gen.EditCentral(good(), "constants/0", func(rec []byte) {
+				gen.PutU32(rec, gen.CenSize, 0xfffffffe)
+				gen.PutU32(rec, gen.CenCompSize, 0xfffffffe)
+			})
 		}),
 		c("method-bzip2", mustReject, func() []byte {
 			return gen.EditCentral(good(), "data.pkl", func(rec []byte) { gen.PutU16(rec, 10, 12) })
