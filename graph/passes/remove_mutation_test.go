@@ -233,7 +233,7 @@ func TestRemoveMutationRounds(t *testing.T) {
 	for _, n := range []int{3, maxMutationRounds - 1, 40} {
 		g, err := graph.Parse(gen.InplaceChainIR(n), nil)
 		require.NoError(t, err)
-		require.NoError(t, RemoveMutation(g, &Context{}))
+		require.NoError(t, RemoveMutation(g, fakeOps()))
 		require.NoError(t, Verify(g))
 		kinds := map[string]int{}
 		g.Walk(func(n *graph.Node) { kinds[n.Kind]++ })
