@@ -166,6 +166,7 @@ func Run(g *graph.Graph, c *Context) error {
 func RunContext(ctx context.Context, g *graph.Graph, c *Context) error {
 	return RunPassesContext(ctx, g, c, pipeline)
 }
+
 // RunPasses applies the given passes in order.
 func RunPasses(g *graph.Graph, c *Context, ps []Pass) error {
 	return RunPassesContext(context.Background(), g, c, ps)

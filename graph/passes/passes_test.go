@@ -45,3 +45,52 @@ graph(%x : Tensor):
 	}
 	require.Error(t, Run(nil, nil))
 }
+
+// checkOrder, which init runs on the pipeline, catches repeated names,
+// constraints naming missing passes, and broken orderings.
+func TestCheckOrder(t *testing.T) {
+	nop := func(*graph.Graph, *Context) error { return nil }
+	abc := []Pass{{Name: "A", Fn: nop}, {Name: "B", Fn: nop}, {Name: "C", Fn: nop}}
+	tests := []struct {
+		name  string
+		ps    []Pass
+		order []constraint
+		want  string // "" for no error
+	}{
+		{"the pipeline keeps passOrder", pipeline, passOrder, ""},
+		{"kept", abc, []constraint{{"A", "B"}, {"A", "C"}, {"B", "C"}}, ""},
+		{"broken", abc, []constraint{{"A", "B"}, {"C", "B"}}, "C must run before B"},
+		{"a pass before itself", abc, []constraint{{"B", "B"}}, "B must run before B"},
+		{"unknown first", abc, []constraint{{"X", "B"}}, "order constraint names X, which is not in the pipeline"},
+		{"unknown second", abc, []constraint{{"A", "Y"}}, "order constraint names Y, which is not in the pipeline"},
+		{"repeated name", []Pass{{Name: "A", Fn: nop}, {Name: "B", Fn: nop}, {Name: "A", Fn: nop}}, nil, "passes 0 and 2 are both named A"},
+		{"no name", []Pass{{Fn: nop}}, nil, "pass 0 has no name or no function"},
+		{"no function", []Pass{{Name: "A"}}, nil, "pass 0 has no name or no function"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkOrder(tt.ps, tt.order)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+// Names lists the pipeline in order, each pass once (Disable and
+// staticruntime's DisablePasses name passes by it).
+func TestNames(t *testing.T) {
+	names := Names()
+	require.Len(t, names, len(pipeline))
+	seen := map[string]bool{}
+	for i, n := range names {
+		assert.Equal(t, pipeline[i].Name, n)
+		assert.False(t, seen[n], "%s twice", n)
+		seen[n] = true
+	}
+	assert.True(t, seen["DeadCodeElimination"] && seen["LateDeadCodeElimination"])
+	names[0] = "changed"
+	assert.NotEqual(t, "changed", pipeline[0].Name, "Names returns a copy")
+}

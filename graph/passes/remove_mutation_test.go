@@ -132,6 +132,45 @@ graph(%x : Tensor):
   return (%z, %f)`,
 		},
 		{
+			name: "without HasOp no functional op is known: all kept",
+			ctx:  &Context{FunctionalOf: func(k string) string { return fakeFunctional[k] }},
+			before: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %z : Tensor = aten::zero_(%r)
+  return (%z)`,
+			after: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %z : Tensor = aten::zero_(%r)
+  return (%z)`,
+		},
+		{
+			name: "without FunctionalOf only zero_ and fill_ go",
+			ctx:  &Context{HasOp: func(string) bool { return true }},
+			before: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %d : Tensor = aten::neg(%x)
+  %z : Tensor = aten::zero_(%d)
+  return (%r, %z)`,
+			after: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %d : Tensor = aten::neg(%x)
+  %n1 : NoneType = prim::Constant()
+  %n2 : NoneType = prim::Constant()
+  %n3 : NoneType = prim::Constant()
+  %n4 : NoneType = prim::Constant()
+  %n5 : NoneType = prim::Constant()
+  %z : Tensor = aten::zeros_like(%d, %n1, %n2, %n3, %n4, %n5)
+  return (%r, %z)`,
+		},
+		{
 			name: "a graph input is mutated in place: kept",
 			before: `
 graph(%x : Tensor):
