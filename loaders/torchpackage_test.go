@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
 	"github.com/gosr/gosr/loaders/tscode"
+	"github.com/gosr/gosr/ops"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -239,9 +241,16 @@ func TestPackageFallbackGraph(t *testing.T) {
 		}
 	}
 	// The pass pipeline keeps both calls (unknown ops have side effects and
-	// are never folded) and leaves a valid graph.
+	// are never folded, even with gosr's kernels to fold with) and leaves a
+	// valid graph.
 	g := m.Graph
-	require.NoError(t, passes.Run(g, &passes.Context{EnableOutVariant: true, Verify: true}))
+	registered := ops.Registered()
+	require.NoError(t, passes.Run(g, &passes.Context{
+		EnableOutVariant: true, Verify: true,
+		Eval:         ops.EvalNode,
+		HasOp:        func(kind string) bool { return slices.Contains(registered, kind) },
+		FunctionalOf: ops.FunctionalOf,
+	}))
 	check(g)
 }
 

@@ -364,14 +364,15 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	if o.SkipPasses {
 		return nil
 	}
-	pc := &passes.Context{EnableOutVariant: o.EnableOutVariant, Verify: o.VerifyPasses}
+	pc := passContext()
+	pc.EnableOutVariant, pc.Verify = o.EnableOutVariant, o.VerifyPasses
 	if !dev.IsHost() {
 		// These passes bring in gosr's own ops (prim::VarCat,
 		// static_runtime::*_copy), which ATen does not have.
 		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
 	}
 	for _, name := range o.DisablePasses {
-		if !slices.ContainsFunc(passes.Pipeline, func(p passes.Pass) bool { return p.Name == name }) {
+		if !slices.Contains(passes.Names(), name) {
 			return fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
 		}
 		if pc.Disable == nil {
@@ -383,6 +384,21 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 		return fmt.Errorf("staticruntime: %w", err)
 	}
 	return nil
+}
+
+// passContext gives the passes what they need of the op set: the
+// registered kernels (read once per preparation), constant folding by
+// running them, and the functional forms of in-place ops.
+func passContext() *passes.Context {
+	known := map[string]bool{}
+	for _, k := range ops.Registered() {
+		known[k] = true
+	}
+	return &passes.Context{
+		Eval:         ops.EvalNode,
+		HasOp:        func(kind string) bool { return known[kind] },
+		FunctionalOf: ops.FunctionalOf,
+	}
 }
 
 // prepareFork prepares the subgraph of a prim::fork node as a module of

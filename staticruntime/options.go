@@ -41,8 +41,8 @@ type Options struct {
 	DisableInPlace bool
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool
-	// DisablePasses names passes of passes.Pipeline to skip (for
-	// example UseInplaceActivations, to measure what it saves).
+	// DisablePasses names passes of the pipeline (passes.Names) to skip
+	// (for example UseInplaceActivations, to measure what it saves).
 	DisablePasses []string
 	// VerifyPasses checks the graph after every pass (slower preparation).
 	VerifyPasses bool

@@ -14,8 +14,9 @@ import (
 // prim::Constant nodes; inlines the taken branch of a prim::If with a
 // constant condition; folds list and tuple construction from constants
 // (when the container is never written) and the unpacking and indexing of
-// constant tuples and lists. A node that cannot be evaluated (no kernel,
-// an error) is left as it is.
+// constant tuples and lists. Other nodes are evaluated with Context.Eval
+// (none without it); a node that cannot be evaluated (no kernel, an
+// error) is left as it is.
 func ConstantPropagation(g *graph.Graph, c *Context) error {
 	var db *alias.DB
 	if mayFold(g) {
@@ -24,11 +25,7 @@ func ConstantPropagation(g *graph.Graph, c *Context) error {
 			return err
 		}
 	}
-	cp := &constProp{g: g, c: c, db: db, orig: map[*graph.Value]*graph.Value{}}
-	cp.eval = c.Eval
-	if cp.eval == nil {
-		cp.eval = DefaultEval
-	}
+	cp := &constProp{g: g, c: c, db: db, eval: c.Eval, orig: map[*graph.Value]*graph.Value{}}
 	err := cp.block(g.Block)
 	// The folded nodes' uses of their (constant) inputs go in one batch.
 	cp.dead.apply()
@@ -258,6 +255,9 @@ func (cp *constProp) fold(n *graph.Node) ([]*graph.Node, error) {
 	}
 	outs, ok := evalStructural(n, ins)
 	if !ok {
+		if cp.eval == nil {
+			return nil, nil // no evaluator: only structural folds
+		}
 		var err error
 		outs, err = cp.eval(n, ins)
 		if err != nil {

@@ -175,31 +175,28 @@ graph(%x : Tensor):
 	})
 }
 
-// The default evaluator runs the registered kernels: tensor results become
-// tensor constants.
-func TestConstantPropagationDefaultEval(t *testing.T) {
-	g, err := graph.Parse(`graph(%x : Tensor):
-  %a : Tensor = prim::Constant[value=<Tensor>]()
-  %b : Tensor = prim::Constant[value=<Tensor>]()
-  %one : int = prim::Constant[value=1]()
-  %c : Tensor = aten::add(%a, %b, %one)
-  %d : Tensor = aten::relu(%c)
-  %y : Tensor = aten::mul(%x, %d)
-  return (%y)
-`, &graph.ParseOptions{Named: map[string]*ivalue.Tensor{
-		"a": ivalue.F32Tensor([]float32{1, -5, 3}, 3),
-		"b": ivalue.F32Tensor([]float32{1, 1, 1}, 3),
-	}})
-	require.NoError(t, err)
+// Without an evaluator only the folds that need no kernel happen: a
+// constant condition still picks its branch, an add of constants stays.
+func TestConstantPropagationWithoutEval(t *testing.T) {
+	g := parse(t, `
+graph(%x : Tensor):
+  %a : int = prim::Constant[value=2]()
+  %t : bool = prim::Constant[value=1]()
+  %s : int = aten::add(%a, %a)
+  %y : Tensor = prim::If(%t)
+    block0():
+      %r : Tensor = aten::relu(%x)
+      -> (%r)
+    block1():
+      -> (%x)
+  %z : Tensor = aten::mul(%y, %s)
+  return (%z)`)
 	require.NoError(t, ConstantPropagation(g, &Context{}))
 	require.NoError(t, Verify(g))
-	mul := g.Outputs()[0].Node
-	require.Equal(t, "aten::mul", mul.Kind)
-	v, ok := graph.ConstantValue(mul.Inputs[1])
-	require.True(t, ok, "relu(add(a, b)) should be a constant, got %s", mul.Inputs[1].Node.Kind)
-	require.True(t, v.IsTensor())
-	assert.Equal(t, []float32{2, 0, 4}, v.Tensor().Contiguous().F32Contig())
-	assert.Equal(t, []int{3}, v.Tensor().Sizes())
+	text := g.String()
+	assert.NotContains(t, text, "prim::If")
+	assert.Contains(t, text, "aten::relu")
+	assert.Contains(t, text, "aten::add")
 }
 
 // unchecked_cast(None) to Tensor sits on paths that never run; folding it

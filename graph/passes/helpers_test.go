@@ -49,7 +49,7 @@ func runCases(t *testing.T, pass func(*graph.Graph, *Context) error, cases []pas
 			g := parse(t, tc.before)
 			c := tc.ctx
 			if c == nil {
-				c = &Context{}
+				c = fakeOps()
 			}
 			require.NoError(t, pass(g, c))
 			require.NoError(t, Verify(g))
@@ -57,4 +57,21 @@ func runCases(t *testing.T, pass func(*graph.Graph, *Context) error, cases []pas
 			require.Equal(t, canon(want.String()), canon(g.String()))
 		})
 	}
+}
+
+// fakeOps stands in for the runtime's op set (the package knows no
+// kernels): every op has a kernel, and the in-place ops the tests use have
+// the functional forms ops gives them (pipeline_test checks that).
+func fakeOps() *Context {
+	return &Context{
+		HasOp:        func(string) bool { return true },
+		FunctionalOf: func(kind string) string { return fakeFunctional[kind] },
+	}
+}
+
+var fakeFunctional = map[string]string{
+	"aten::add_":      "aten::add",
+	"aten::mul_":      "aten::mul",
+	"aten::relu_":     "aten::relu",
+	"aten::hardtanh_": "aten::hardtanh",
 }

@@ -1,7 +1,12 @@
 // Package passes holds the graph passes run before a graph is prepared
 // for the static runtime, as a pass table in the style of the Go
-// compiler's cmd/compile/internal/ssa/compile.go: Run applies Pipeline in
-// order, optionally verifying the graph after every pass.
+// compiler's cmd/compile/internal/ssa/compile.go: Run applies the
+// pipeline in order, optionally verifying the graph after every pass, and
+// passOrder states the orderings the pipeline must keep, checked at init.
+//
+// The package knows no kernels: what a pass needs from the op set
+// (evaluating a node, whether an op can run, an in-place op's functional
+// form) comes through Context, which the runtime fills from its ops.
 package passes
 
 import (
@@ -11,38 +16,41 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 	"github.com/gosr/gosr/ivalue"
-	"github.com/gosr/gosr/ops"
 )
 
 // Pass is one graph transformation.
 type Pass struct {
 	Name string
 	Fn   func(g *graph.Graph, c *Context) error
-	// Required passes run even when named in Context.Disable.
-	Required bool
 }
 
 // EvalFunc computes the outputs of node n from its (constant) inputs,
 // for constant propagation.
 type EvalFunc func(n *graph.Node, inputs []ivalue.IValue) ([]ivalue.IValue, error)
 
-// Context carries the options of a pipeline run.
+// Context carries the options of a pipeline run and what the passes need
+// to know of the op set. A nil op-set field makes the passes that use it
+// conservative: they never assume an op they cannot check.
 type Context struct {
 	// EnableOutVariant enables the passes that only pay off with out
 	// variants (ReplaceWithCopy), as StaticModuleOptions.enable_out_variant.
 	EnableOutVariant bool
-	// OutputsAreImmutable lets ReplaceWithCopy replace views whose result
-	// may be (part of) a graph output: the caller promises not to mutate
-	// outputs in place, so a copy instead of a view is not observable.
-	OutputsAreImmutable bool
 	// Verify checks the graph (g.Verify and the use lists) after every pass.
 	Verify bool
-	// Eval evaluates nodes for ConstantPropagation; nil means DefaultEval.
+	// Eval evaluates nodes for ConstantPropagation; nil folds only what
+	// needs no kernel (control flow, tuples, lists of constants).
 	Eval EvalFunc
 	// HasOp reports whether a kernel exists for an op kind, so passes only
-	// introduce ops the runtime can run; nil means the ops registry.
+	// introduce ops the runtime can run; nil means no op is known, so
+	// RemoveMutation, ReplaceWithCopy and UseInplaceActivations change
+	// nothing.
 	HasOp func(kind string) bool
-	// Disable names passes to skip (unless Required).
+	// FunctionalOf returns the functional op computing what an in-place
+	// op writes into its self (aten::add for aten::add_), or "" when there
+	// is none; nil means none for every op, so RemoveMutation rewrites only
+	// the in-place ops it knows itself (aten::zero_, aten::fill_).
+	FunctionalOf func(kind string) string
+	// Disable names passes to skip.
 	Disable map[string]bool
 	// Trace, if set, is called with each pass's name and the graph after it.
 	Trace func(pass string, g *graph.Graph)
@@ -50,12 +58,11 @@ type Context struct {
 	// ctx is RunPassesContext's; nil means context.Background.
 	ctx   context.Context
 	ticks uint
-	// ops is the set of registered ops, read once per run (hasOp).
-	ops map[string]bool
 }
 
-// Pipeline is the default pass order.
-var Pipeline = []Pass{
+// pipeline is the default pass order. Names are unique (Disable and Trace
+// name passes by them); passOrder states why the order is what it is.
+var pipeline = []Pass{
 	{Name: "RemoveSelfInput", Fn: RemoveSelfInput},
 	{Name: "EliminateNoOps", Fn: EliminateNoOps},
 	{Name: "FoldConvBatchNorm", Fn: FoldConvBatchNorm},
@@ -65,20 +72,99 @@ var Pipeline = []Pass{
 	{Name: "UseVariadicCat", Fn: UseVariadicCat},
 	{Name: "UseVariadicStack", Fn: UseVariadicStack},
 	{Name: "ReplaceWithCopy", Fn: ReplaceWithCopy},
-	{Name: "DeadCodeElimination", Fn: DeadCodeElimination},
+	{Name: "LateDeadCodeElimination", Fn: DeadCodeElimination},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
-// Run applies Pipeline to g. c may be nil (defaults).
+// constraint says pass a must run before pass b.
+type constraint struct {
+	a, b string
+}
+
+// passOrder lists the orderings the pipeline relies on, as the Go
+// compiler's passOrder: init checks them, so a reordering that breaks one
+// fails at once rather than as a worse plan or a wrong result.
+var passOrder = []constraint{
+	// A no-op node (aten::detach, a profiling node) between a convolution
+	// and its batch norm hides the pair from the fold.
+	{"EliminateNoOps", "FoldConvBatchNorm"},
+	// Only pure ops fold: RemoveMutation makes in-place ops functional.
+	{"RemoveMutation", "ConstantPropagation"},
+	// Folding leaves dead the nodes that fed only folded ones.
+	{"ConstantPropagation", "DeadCodeElimination"},
+	// A dead writer of a view's input still counts as a writer and would
+	// keep the view from becoming a copy.
+	{"DeadCodeElimination", "ReplaceWithCopy"},
+	// The late sweep gives UseInplaceActivations a graph without dead
+	// readers: it follows every other rewrite.
+	{"UseVariadicCat", "LateDeadCodeElimination"},
+	{"UseVariadicStack", "LateDeadCodeElimination"},
+	{"ReplaceWithCopy", "LateDeadCodeElimination"},
+	// An activation runs in place only if nothing else reads its input:
+	// dead readers must be gone first.
+	{"LateDeadCodeElimination", "UseInplaceActivations"},
+	// RemoveMutation turns in-place ops back into functional ones.
+	{"RemoveMutation", "UseInplaceActivations"},
+	// A view of the input keeps an activation from running in place, and
+	// a write keeps a view from becoming a copy: copies first.
+	{"ReplaceWithCopy", "UseInplaceActivations"},
+}
+
+func init() {
+	if err := checkOrder(pipeline, passOrder); err != nil {
+		panic("passes: " + err.Error())
+	}
+}
+
+// checkOrder reports a repeated or empty name in ps, a constraint naming
+// a pass ps lacks, or one ps breaks.
+func checkOrder(ps []Pass, order []constraint) error {
+	at := make(map[string]int, len(ps))
+	for i, p := range ps {
+		if p.Name == "" || p.Fn == nil {
+			return fmt.Errorf("pass %d has no name or no function", i)
+		}
+		if j, dup := at[p.Name]; dup {
+			return fmt.Errorf("passes %d and %d are both named %s", j, i, p.Name)
+		}
+		at[p.Name] = i
+	}
+	for _, c := range order {
+		i, ok := at[c.a]
+		if !ok {
+			return fmt.Errorf("order constraint names %s, which is not in the pipeline", c.a)
+		}
+		j, ok := at[c.b]
+		if !ok {
+			return fmt.Errorf("order constraint names %s, which is not in the pipeline", c.b)
+		}
+		if i >= j {
+			return fmt.Errorf("%s must run before %s", c.a, c.b)
+		}
+	}
+	return nil
+}
+
+// Names returns the names of the pipeline's passes in order (for
+// validating Context.Disable).
+func Names() []string {
+	names := make([]string, len(pipeline))
+	for i, p := range pipeline {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Run applies the pipeline to g. c may be nil (defaults).
 func Run(g *graph.Graph, c *Context) error {
-	return RunPasses(g, c, Pipeline)
+	return RunPasses(g, c, pipeline)
 }
 
 // RunContext is Run, stopping with ctx's error (wrapped with the pass it
 // stopped in) when ctx is done: between passes and, every thousand nodes
 // or so, inside them. The graph is then partly transformed: discard it.
 func RunContext(ctx context.Context, g *graph.Graph, c *Context) error {
-	return RunPassesContext(ctx, g, c, Pipeline)
+	return RunPassesContext(ctx, g, c, pipeline)
 }
 
 // RunPasses applies the given passes in order.
@@ -98,7 +184,7 @@ func RunPassesContext(ctx context.Context, g *graph.Graph, c *Context, ps []Pass
 	c = &cc
 	c.ctx = ctx
 	for _, p := range ps {
-		if !p.Required && c.Disable[p.Name] {
+		if c.Disable[p.Name] {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -131,16 +217,14 @@ func runOne(g *graph.Graph, c *Context, p Pass) (err error) {
 }
 
 func (c *Context) hasOp(kind string) bool {
-	if c.HasOp != nil {
-		return c.HasOp(kind)
+	return c.HasOp != nil && c.HasOp(kind)
+}
+
+func (c *Context) functionalOf(kind string) string {
+	if c.FunctionalOf == nil {
+		return ""
 	}
-	if c.ops == nil {
-		c.ops = map[string]bool{}
-		for _, k := range ops.Registered() {
-			c.ops[k] = true
-		}
-	}
-	return c.ops[kind]
+	return c.FunctionalOf(kind)
 }
 
 // context is the run's context.

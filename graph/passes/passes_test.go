@@ -2,8 +2,6 @@ package passes
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,50 +11,6 @@ import (
 	"github.com/gosr/gosr/graph"
 )
 
-// The whole pipeline runs on every IR sample PyTorch printed, keeping the
-// graph valid after each pass and printable/parsable at the end.
-func TestPipelineOnSamples(t *testing.T) {
-	files, err := filepath.Glob("../testdata/*.ir")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			require.NoError(t, err)
-			opts := &graph.ParseOptions{AllowUnboundTensors: true}
-			g, err := graph.Parse(string(src), opts)
-			require.NoError(t, err)
-			var trace []string
-			c := &Context{EnableOutVariant: true, Verify: true, Trace: func(p string, _ *graph.Graph) { trace = append(trace, p) }}
-			require.NoError(t, Run(g, c))
-			require.Len(t, trace, len(Pipeline))
-			_, err = graph.Parse(g.String(), opts)
-			require.NoError(t, err, "printed graph after the pipeline:\n%s", g)
-			if ins := g.Inputs(); len(ins) > 0 && ins[0].Type.Kind == graph.ClassType {
-				assert.NotEmpty(t, ins[0].Uses, "unused self should be gone")
-			}
-			g.Walk(func(n *graph.Node) {
-				assert.NotEqual(t, "aten::detach", n.Kind)
-			})
-		})
-	}
-}
-
-func TestPipelineAttention(t *testing.T) {
-	src, err := os.ReadFile("../testdata/attn_frozen.ir")
-	require.NoError(t, err)
-	g, err := graph.Parse(string(src), &graph.ParseOptions{AllowUnboundTensors: true})
-	require.NoError(t, err)
-	require.NoError(t, Run(g, &Context{EnableOutVariant: true, Verify: true}))
-	require.Len(t, g.Inputs(), 2, "self removed")
-	text := g.String()
-	// The transpose feeding matmul stays a view (no copy variant); the
-	// optional-mask branch keeps its unchecked_cast.
-	assert.Contains(t, text, "aten::transpose")
-	assert.Contains(t, text, "prim::unchecked_cast")
-	assert.Contains(t, text, "aten::layer_norm")
-}
-
 func TestRunErrors(t *testing.T) {
 	g := parse(t, `
 graph(%x : Tensor):
@@ -65,9 +19,9 @@ graph(%x : Tensor):
 	ran := map[string]bool{}
 	ps := []Pass{
 		{Name: "Skipped", Fn: func(*graph.Graph, *Context) error { ran["Skipped"] = true; return nil }},
-		{Name: "Kept", Required: true, Fn: func(*graph.Graph, *Context) error { ran["Kept"] = true; return nil }},
+		{Name: "Kept", Fn: func(*graph.Graph, *Context) error { ran["Kept"] = true; return nil }},
 	}
-	require.NoError(t, RunPasses(g, &Context{Disable: map[string]bool{"Skipped": true, "Kept": true}}, ps))
+	require.NoError(t, RunPasses(g, &Context{Disable: map[string]bool{"Skipped": true}}, ps))
 	assert.Equal(t, map[string]bool{"Kept": true}, ran)
 
 	tests := []struct {
@@ -90,4 +44,53 @@ graph(%x : Tensor):
 		})
 	}
 	require.Error(t, Run(nil, nil))
+}
+
+// checkOrder, which init runs on the pipeline, catches repeated names,
+// constraints naming missing passes, and broken orderings.
+func TestCheckOrder(t *testing.T) {
+	nop := func(*graph.Graph, *Context) error { return nil }
+	abc := []Pass{{Name: "A", Fn: nop}, {Name: "B", Fn: nop}, {Name: "C", Fn: nop}}
+	tests := []struct {
+		name  string
+		ps    []Pass
+		order []constraint
+		want  string // "" for no error
+	}{
+		{"the pipeline keeps passOrder", pipeline, passOrder, ""},
+		{"kept", abc, []constraint{{"A", "B"}, {"A", "C"}, {"B", "C"}}, ""},
+		{"broken", abc, []constraint{{"A", "B"}, {"C", "B"}}, "C must run before B"},
+		{"a pass before itself", abc, []constraint{{"B", "B"}}, "B must run before B"},
+		{"unknown first", abc, []constraint{{"X", "B"}}, "order constraint names X, which is not in the pipeline"},
+		{"unknown second", abc, []constraint{{"A", "Y"}}, "order constraint names Y, which is not in the pipeline"},
+		{"repeated name", []Pass{{Name: "A", Fn: nop}, {Name: "B", Fn: nop}, {Name: "A", Fn: nop}}, nil, "passes 0 and 2 are both named A"},
+		{"no name", []Pass{{Fn: nop}}, nil, "pass 0 has no name or no function"},
+		{"no function", []Pass{{Name: "A"}}, nil, "pass 0 has no name or no function"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkOrder(tt.ps, tt.order)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.want)
+		})
+	}
+}
+
+// Names lists the pipeline in order, each pass once (Disable and
+// staticruntime's DisablePasses name passes by it).
+func TestNames(t *testing.T) {
+	names := Names()
+	require.Len(t, names, len(pipeline))
+	seen := map[string]bool{}
+	for i, n := range names {
+		assert.Equal(t, pipeline[i].Name, n)
+		assert.False(t, seen[n], "%s twice", n)
+		seen[n] = true
+	}
+	assert.True(t, seen["DeadCodeElimination"] && seen["LateDeadCodeElimination"])
+	names[0] = "changed"
+	assert.NotEqual(t, "changed", pipeline[0].Name, "Names returns a copy")
 }

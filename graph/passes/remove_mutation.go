@@ -4,7 +4,6 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/graph/alias"
 	"github.com/gosr/gosr/ivalue"
-	"github.com/gosr/gosr/ops"
 )
 
 // RemoveMutation turns in-place ops into their functional forms where
@@ -105,7 +104,7 @@ func functionalKind(n *graph.Node, c *Context) string {
 	if len(n.Inputs) == 0 || len(n.Outputs) != 1 || n.Inputs[0].Type.Kind != graph.TensorType {
 		return ""
 	}
-	fn := ops.FunctionalOf(n.Kind)
+	fn := c.functionalOf(n.Kind)
 	switch {
 	case matches(n, "aten::zero_(Tensor self) -> Tensor"):
 		fn = "aten::zeros_like"

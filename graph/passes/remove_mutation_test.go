@@ -132,6 +132,45 @@ graph(%x : Tensor):
   return (%z, %f)`,
 		},
 		{
+			name: "without HasOp no functional op is known: all kept",
+			ctx:  &Context{FunctionalOf: func(k string) string { return fakeFunctional[k] }},
+			before: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %z : Tensor = aten::zero_(%r)
+  return (%z)`,
+			after: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %z : Tensor = aten::zero_(%r)
+  return (%z)`,
+		},
+		{
+			name: "without FunctionalOf only zero_ and fill_ go",
+			ctx:  &Context{HasOp: func(string) bool { return true }},
+			before: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %d : Tensor = aten::neg(%x)
+  %z : Tensor = aten::zero_(%d)
+  return (%r, %z)`,
+			after: `
+graph(%x : Tensor):
+  %c : Tensor = aten::neg(%x)
+  %r : Tensor = aten::relu_(%c)
+  %d : Tensor = aten::neg(%x)
+  %n1 : NoneType = prim::Constant()
+  %n2 : NoneType = prim::Constant()
+  %n3 : NoneType = prim::Constant()
+  %n4 : NoneType = prim::Constant()
+  %n5 : NoneType = prim::Constant()
+  %z : Tensor = aten::zeros_like(%d, %n1, %n2, %n3, %n4, %n5)
+  return (%r, %z)`,
+		},
+		{
 			name: "a graph input is mutated in place: kept",
 			before: `
 graph(%x : Tensor):
@@ -233,7 +272,7 @@ func TestRemoveMutationRounds(t *testing.T) {
 	for _, n := range []int{3, maxMutationRounds - 1, 40} {
 		g, err := graph.Parse(gen.InplaceChainIR(n), nil)
 		require.NoError(t, err)
-		require.NoError(t, RemoveMutation(g, &Context{}))
+		require.NoError(t, RemoveMutation(g, fakeOps()))
 		require.NoError(t, Verify(g))
 		kinds := map[string]int{}
 		g.Walk(func(n *graph.Node) { kinds[n.Kind]++ })

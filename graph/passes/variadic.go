@@ -89,8 +89,8 @@ var copyVariants = []struct {
 // by copying versions whose outputs the memory planner can manage, as
 // PyTorch's ReplaceWithCopy. Only with out variants enabled, and only
 // where a copy is indistinguishable from a view: neither the input nor
-// the output (nor anything aliasing them) is ever written, and, unless
-// Context.OutputsAreImmutable, the output is not (part of) a graph output.
+// the output (nor anything aliasing them) is ever written, and the output
+// is not (part of) a graph output.
 // A copy op without a registered kernel is not introduced.
 func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 	if !c.EnableOutVariant {
@@ -125,7 +125,7 @@ func ReplaceWithCopy(g *graph.Graph, c *Context) error {
 	todo = slices.DeleteFunc(todo, func(r repl) bool {
 		n := r.n
 		return db.HasWriters(n.Inputs[0]) || db.HasWriters(n.Outputs[0]) ||
-			!c.OutputsAreImmutable && db.MayAliasGraphOutput(n.Outputs[0])
+			db.MayAliasGraphOutput(n.Outputs[0])
 	})
 	var e edits
 	for _, r := range todo {

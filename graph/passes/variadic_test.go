@@ -180,18 +180,20 @@ graph(%x : Tensor):
   return (%t, %w2)`,
 		},
 		{
-			name: "returned views become copies when outputs are immutable",
-			ctx:  &Context{EnableOutVariant: true, OutputsAreImmutable: true, HasOp: func(string) bool { return true }},
+			name: "nothing without HasOp: no copy kernel is known",
+			ctx:  &Context{EnableOutVariant: true},
 			before: `
 graph(%x : Tensor):
   %s : int[] = prim::Constant[value=[-1]]()
   %r : Tensor = aten::reshape(%x, %s)
-  return (%r)`,
+  %y : Tensor = aten::relu(%r)
+  return (%y)`,
 			after: `
 graph(%x : Tensor):
   %s : int[] = prim::Constant[value=[-1]]()
-  %r : Tensor = static_runtime::reshape_copy(%x, %s)
-  return (%r)`,
+  %r : Tensor = aten::reshape(%x, %s)
+  %y : Tensor = aten::relu(%r)
+  return (%y)`,
 		},
 		{
 			name: "nothing without out variants or without the copy kernel",

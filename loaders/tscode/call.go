@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/graph/passes"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops"
 )
 
 // kwVal is a keyword argument.
@@ -1021,7 +1021,7 @@ func (c *compiler) fold(n *graph.Node, s *graph.Schema) (*graph.Node, bool) {
 		}
 		ins[i] = k
 	}
-	outs, err := passes.DefaultEval(n, ins)
+	outs, err := ops.EvalNode(n, ins)
 	if err != nil || len(outs) != 1 {
 		return nil, false
 	}

@@ -1,26 +1,26 @@
-package passes
+package ops
 
 import (
 	"fmt"
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
-	"github.com/gosr/gosr/ops"
 )
 
-// DefaultEval runs n's kernel (chosen with ops.Select) once on inputs,
-// through a throwaway ProcessedNode, and returns its outputs.
-func DefaultEval(n *graph.Node, inputs []ivalue.IValue) (outs []ivalue.IValue, err error) {
+// EvalNode runs n's kernel (chosen with Select) once on inputs, through a
+// throwaway ProcessedNode, and returns its outputs: constant folding's
+// evaluator (passes.Context.Eval). A kernel's panic becomes an error.
+func EvalNode(n *graph.Node, inputs []ivalue.IValue) (outs []ivalue.IValue, err error) {
 	if len(inputs) != len(n.Inputs) {
 		return nil, fmt.Errorf("eval %s: %d input values for %d inputs", n.Kind, len(inputs), len(n.Inputs))
 	}
-	k, kind, err := ops.Select(n, ops.Options{})
+	k, kind, err := Select(n, Options{})
 	if err != nil {
 		return nil, err
 	}
 	vals := make([]ivalue.IValue, len(inputs)+len(n.Outputs))
 	copy(vals, inputs)
-	p := &ops.ProcessedNode{Node: n, Kind: kind, Kernel: k, Values: vals, Fresh: true}
+	p := &ProcessedNode{Node: n, Kind: kind, Kernel: k, Values: vals, Fresh: true}
 	for i := range inputs {
 		p.In = append(p.In, int32(i))
 	}
