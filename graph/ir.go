@@ -62,7 +62,7 @@ type Attr struct {
 
 // Node is one operation.
 type Node struct {
-	Kind    string // qualified op name: "aten::add", "prim::Constant"
+	Kind    string // qualified op name: "aten::add", KindConstant
 	Inputs  []*Value
 	Outputs []*Value
 	Blocks  []*Block
@@ -209,8 +209,8 @@ type Block struct {
 
 func newBlock(g *Graph, owner *Node) *Block {
 	b := &Block{Graph: g, Owner: owner}
-	b.Param = &Node{Kind: "prim::Param", Owner: b, g: g}
-	b.Return = &Node{Kind: "prim::Return", Owner: b, g: g}
+	b.Param = &Node{Kind: KindParam, Owner: b, g: g}
+	b.Return = &Node{Kind: KindReturn, Owner: b, g: g}
 	return b
 }
 
@@ -330,7 +330,7 @@ func (g *Graph) AddOutput(v *Value) { g.Block.AddOutput(v) }
 // Constant appends (to b, before pos if pos is non-nil) a prim::Constant
 // holding v, typed t, and returns its output.
 func (g *Graph) Constant(v ivalue.IValue, t *Type, pos *Node) *Value {
-	n := g.NewNode("prim::Constant", nil, 1)
+	n := g.NewNode(KindConstant, nil, 1)
 	n.Outputs[0].Type = t
 	if !v.IsNone() {
 		n.Attrs = []Attr{{Name: "value", Value: v}}
@@ -361,7 +361,7 @@ func (g *Graph) Walk(f func(*Node)) { g.Block.Walk(f) }
 // ConstantValue returns the value of a prim::Constant's output and true,
 // or false if v is not a constant.
 func ConstantValue(v *Value) (ivalue.IValue, bool) {
-	if v.Node == nil || v.Node.Kind != "prim::Constant" {
+	if v.Node == nil || v.Node.Kind != KindConstant {
 		return ivalue.IValue{}, false
 	}
 	c, _ := v.Node.Attr("value")

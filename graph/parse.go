@@ -547,7 +547,7 @@ func (p *parser) parseAttrs(gs *graphState, n *Node) error {
 		}
 		var v ivalue.IValue
 		var err error
-		if n.Kind == "prim::Constant" && name == "value" && len(n.Outputs) == 1 {
+		if n.Kind == KindConstant && name == "value" && len(n.Outputs) == 1 {
 			v, err = p.constValue(gs, n, n.Outputs[0].Type)
 		} else {
 			v, err = p.literal()
@@ -1307,7 +1307,7 @@ func TensorConstantNodes(g *Graph) []*Node {
 	var out []*Node
 	var subs []*Graph
 	g.Walk(func(n *Node) {
-		if n.Kind == "prim::Constant" {
+		if n.Kind == KindConstant {
 			if v, ok := n.Attr("value"); ok && v.IsTensor() {
 				out = append(out, n)
 			}

@@ -100,7 +100,7 @@ func (pr *printer) node(n *Node, level int) {
 				b.WriteString(", ")
 			}
 			b.WriteString(a.Name + "=")
-			if n.Kind == "prim::Constant" && a.Name == "value" {
+			if n.Kind == KindConstant && a.Name == "value" {
 				var t *Type
 				if len(n.Outputs) == 1 {
 					t = n.Outputs[0].Type

@@ -181,7 +181,7 @@ func isKind(t *Type, k TypeKind) bool { return t != nil && t.Kind == k }
 // node checks the op-specific structure of control flow and constants.
 func (v *verifier) node(n *Node) error {
 	switch n.Kind {
-	case "prim::If":
+	case KindIf:
 		if len(n.Inputs) != 1 || !isKind(n.Inputs[0].Type, BoolType) {
 			return fmt.Errorf("%s: expected one bool condition input, got %d inputs", describe(n), len(n.Inputs))
 		}
@@ -196,7 +196,7 @@ func (v *verifier) node(n *Node) error {
 				return fmt.Errorf("%s: block%d returns %d values, expected %d (one per output)", describe(n), i, len(b.Outputs()), len(n.Outputs))
 			}
 		}
-	case "prim::Loop":
+	case KindLoop:
 		if len(n.Inputs) < 2 || !isKind(n.Inputs[0].Type, IntType) || !isKind(n.Inputs[1].Type, BoolType) {
 			return fmt.Errorf("%s: expected inputs (int max trip count, bool condition, carried...)", describe(n))
 		}
@@ -214,7 +214,7 @@ func (v *verifier) node(n *Node) error {
 		if len(n.Outputs) != carried {
 			return fmt.Errorf("%s: %d outputs, expected %d (one per carried value)", describe(n), len(n.Outputs), carried)
 		}
-	case "prim::Constant":
+	case KindConstant:
 		if len(n.Inputs) != 0 {
 			return fmt.Errorf("%s: expected no inputs, got %d", describe(n), len(n.Inputs))
 		}

@@ -197,7 +197,7 @@ type lifetimeCtx struct {
 
 func (lc *lifetimeCtx) lifetime(v *graph.Value) (Lifetime, bool) {
 	db, opt := lc.db, lc.opt
-	if v.Type.Kind != graph.TensorType || v.Node == nil || v.Node.Kind == "prim::Constant" {
+	if v.Type.Kind != graph.TensorType || v.Node == nil || v.Node.Kind == graph.KindConstant {
 		return Lifetime{}, false
 	}
 	if opt.Candidate != nil && !opt.Candidate(v) {

@@ -131,7 +131,7 @@ func selectOnDevice(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr err
 
 // movesValues are ops whose Go kernels pass tensors along without
 // reading them.
-var movesValues = map[string]bool{"prim::fork": true, "aten::wait": true}
+var movesValues = map[string]bool{graph.KindFork: true, graph.KindWait: true}
 
 func takesTensors(n *graph.Node) bool {
 	for _, v := range n.Inputs {

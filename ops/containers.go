@@ -87,7 +87,7 @@ func sliceCount(s, e, step int) int {
 }
 
 func init() {
-	RegisterNative("prim::ListConstruct", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindListConstruct, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			l := p.OutList(0, p.NumInputs(), false)
 			for i := range l.Items {
@@ -96,7 +96,7 @@ func init() {
 			return nil
 		}
 	})
-	RegisterNative("prim::TupleConstruct", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindTupleConstruct, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			l := p.OutList(0, p.NumInputs(), true)
 			for i := range l.Items {
@@ -123,8 +123,8 @@ func init() {
 			return nil
 		}
 	}
-	RegisterNative("prim::ListUnpack", unpack)
-	RegisterNative("prim::TupleUnpack", unpack)
+	RegisterNative(graph.KindListUnpack, unpack)
+	RegisterNative(graph.KindTupleUnpack, unpack)
 	RegisterNative("prim::TupleIndex", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 {
 			return nil
@@ -249,7 +249,7 @@ func init() {
 			return nil
 		}
 	})
-	RegisterNative("prim::DictConstruct", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindDictConstruct, func(n *graph.Node) Kernel {
 		if len(n.Inputs)%2 != 0 {
 			return nil
 		}
@@ -391,14 +391,14 @@ func init() {
 			}
 		})
 	}
-	RegisterNative("prim::Uninitialized", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindUninitialized, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			p.SetOutput(0, ivalue.None())
 			return nil
 		}
 	})
 	RegisterNative("prim::unchecked_cast", func(n *graph.Node) Kernel { return ewIdentity })
-	RegisterNative("prim::RaiseException", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindRaiseException, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			cls := "Exception"
 			if p.NumInputs() > 1 && !p.IsNone(1) && p.Input(1).Str() != "" {

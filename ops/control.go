@@ -9,13 +9,13 @@ import (
 // attaches to the node; they share the runtime's values array, so
 // passing values in and out is a slot copy.
 func init() {
-	RegisterNative("prim::If", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindIf, func(n *graph.Node) Kernel {
 		if len(n.Blocks) != 2 || len(n.Inputs) != 1 {
 			return nil
 		}
 		return ifKernel
 	})
-	RegisterNative("prim::Loop", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindLoop, func(n *graph.Node) Kernel {
 		if len(n.Blocks) != 1 || len(n.Inputs) < 2 {
 			return nil
 		}

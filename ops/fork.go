@@ -16,7 +16,7 @@ type Forker interface {
 func init() {
 	// prim::fork: start the subgraph's task on the run's launcher and
 	// return its future at once.
-	RegisterNative("prim::fork", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindFork, func(n *graph.Node) Kernel {
 		if graph.Subgraph(n) == nil || len(n.Outputs) != 1 {
 			return nil
 		}
@@ -35,7 +35,7 @@ func init() {
 	})
 	// aten::wait(Future(t) self) -> t: block until the task is done and
 	// re-raise its error.
-	RegisterNative("aten::wait", func(n *graph.Node) Kernel {
+	RegisterNative(graph.KindWait, func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 || len(n.Outputs) != 1 {
 			return nil
 		}

@@ -140,7 +140,7 @@ func rnnConstTensors(v *graph.Value) []*ivalue.Tensor {
 		}
 		return ts
 	}
-	if v.Node == nil || v.Node.Kind != "prim::ListConstruct" {
+	if v.Node == nil || v.Node.Kind != graph.KindListConstruct {
 		return nil
 	}
 	for _, in := range v.Node.Inputs {

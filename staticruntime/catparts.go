@@ -49,7 +49,7 @@ func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*node
 		}
 		y := n.Outputs[0]
 		dimV := n.Inputs[len(n.Inputs)-1]
-		if !(isOutput[y] || db.MayAliasGraphOutput(y)) || dimV.Node == nil || dimV.Node.Kind != "prim::Constant" {
+		if !(isOutput[y] || db.MayAliasGraphOutput(y)) || dimV.Node == nil || dimV.Node.Kind != graph.KindConstant {
 			continue
 		}
 		dv, ok := dimV.Node.Attr("value")

@@ -54,7 +54,7 @@ func Check(g *graph.Graph, opts *Options) (gaps []Gap, err error) {
 			return fmt.Errorf("staticruntime: blocks and forked subgraphs nested deeper than %d levels", maxCheckDepth)
 		}
 		for _, n := range b.Nodes {
-			if n.Kind == "prim::Constant" {
+			if n.Kind == graph.KindConstant {
 				continue
 			}
 			if _, _, err := ops.Select(n, sel); err != nil {
@@ -79,7 +79,7 @@ func Check(g *graph.Graph, opts *Options) (gaps []Gap, err error) {
 					return err
 				}
 			}
-			if n.Kind == "prim::fork" {
+			if n.Kind == graph.KindFork {
 				if sg := graph.Subgraph(n); sg != nil {
 					if err := runPasses(sg, o, ivalue.Device{}); err != nil {
 						return fmt.Errorf("staticruntime: the subgraph of %s: %w", describe(n), err)

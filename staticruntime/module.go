@@ -238,7 +238,7 @@ func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) 
 				step = m.steps
 				m.steps++
 			}
-			if n.Kind == "prim::Constant" {
+			if n.Kind == graph.KindConstant {
 				cv, _ := n.Attr("value")
 				if n.Outputs[0].Type.Kind == graph.TensorType && (cv.Tensor() == nil || graph.IsUnboundTensor(cv.Tensor())) {
 					return nil, fmt.Errorf("staticruntime: tensor constant %s has no tensor bound", n.Outputs[0])
@@ -267,7 +267,7 @@ func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) 
 			// node makes itself (pyfallback), safe to reuse as an out
 			// variant's.
 			ni.fresh = kind == ops.Fallback && !ops.IsPythonCall(n)
-			if n.Kind == "prim::fork" {
+			if n.Kind == graph.KindFork {
 				sub, err := prepareFork(ctx, n, o)
 				if err != nil {
 					return nil, err
@@ -278,7 +278,7 @@ func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) 
 				}
 			}
 			for _, sb := range n.Blocks {
-				sbi, err := prepare(sb, inLoop || n.Kind == "prim::Loop", step)
+				sbi, err := prepare(sb, inLoop || n.Kind == graph.KindLoop, step)
 				if err != nil {
 					return nil, err
 				}
@@ -453,7 +453,7 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 	index(m.top)
 
 	for _, ni := range m.nodes {
-		if ni.node.Kind == "aten::wait" && db.MayAliasGraphOutput(ni.node.Outputs[0]) {
+		if ni.node.Kind == graph.KindWait && db.MayAliasGraphOutput(ni.node.Outputs[0]) {
 			m.forkResultsEscape = true
 		}
 	}
@@ -540,7 +540,7 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 				switch {
 				case in.Type.Kind == graph.TensorType:
 					mi.memo = append(mi.memo, k)
-				case in.Node == nil || in.Node.Kind != "prim::Constant":
+				case in.Node == nil || in.Node.Kind != graph.KindConstant:
 					mi.memoOK = false
 				}
 			}
@@ -555,7 +555,7 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 // caches an index of each body's returns.
 func aliasesLoopReturn(db *alias.DB, returns map[*graph.Block]*alias.Index, n *graph.Node, v *graph.Value, direct bool) bool {
 	for b := n.Owner; b != nil && b.Owner != nil; b = b.Owner.Owner {
-		if b.Owner.Kind != "prim::Loop" {
+		if b.Owner.Kind != graph.KindLoop {
 			continue
 		}
 		idx, ok := returns[b]

@@ -487,7 +487,7 @@ func (r *StaticRuntime) newBlockRunner(bi *blockInfo, guard []int32) *BlockRunne
 		}
 		for _, sb := range ni.blocks {
 			g := guard
-			if ni.node.Kind == "prim::Loop" {
+			if ni.node.Kind == graph.KindLoop {
 				g = append(append([]int32(nil), guard...), sb.inputs...)
 			}
 			p.Blocks = append(p.Blocks, r.newBlockRunner(sb, g))

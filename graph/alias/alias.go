@@ -104,7 +104,7 @@ func AnalyzeContext(ctx context.Context, g *graph.Graph) (*DB, error) {
 	for _, n := range d.nodes {
 		for _, sb := range n.Blocks {
 			for _, p := range sb.Inputs() {
-				if n.Kind != "prim::Loop" {
+				if n.Kind != graph.KindLoop {
 					// Closures and unknown block owners: parameters come from anywhere.
 					d.point(p, wildcard)
 				}

@@ -15,12 +15,12 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 		return nil
 	}
 	switch n.Kind {
-	case "prim::fork":
+	case graph.KindFork:
 		// The task reads (and may write) its inputs until it is waited
 		// on, on another goroutine: they escape, as into an unknown op.
 		d.unknown(n)
 		return
-	case "aten::wait":
+	case graph.KindWait:
 		// The result may be any input of the fork, anything they hold,
 		// or new memory of the task's runtime.
 		for _, o := range n.Outputs {
@@ -29,19 +29,19 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 			d.point(o, wildcard)
 		}
 		return
-	case "prim::Constant", "prim::Uninitialized":
+	case graph.KindConstant, graph.KindUninitialized:
 		for _, o := range n.Outputs {
 			d.freshLoc(o)
 		}
 		return
-	case "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct":
+	case graph.KindListConstruct, graph.KindTupleConstruct, graph.KindDictConstruct:
 		if len(n.Outputs) != 1 {
 			break
 		}
 		l := d.freshLoc(n.Outputs[0])
 		d.addContents(single(l), d.setOf(n.Inputs...))
 		return
-	case "prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex", "prim::DictIndex",
+	case graph.KindListUnpack, graph.KindTupleUnpack, "prim::TupleIndex", "prim::DictIndex",
 		"static_runtime::VarTupleUnpack", "static_runtime::dict_unpack":
 		if len(n.Inputs) == 0 {
 			break
@@ -118,7 +118,7 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 			d.pointSet(o, c)
 		}
 		return
-	case "prim::GetAttr":
+	case graph.KindGetAttr:
 		for _, o := range n.Outputs {
 			d.point(o, wildcard)
 		}
@@ -129,7 +129,7 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 			d.markWild(d.closure(in(1)))
 		}
 		return
-	case "prim::If":
+	case graph.KindIf:
 		for i, o := range n.Outputs {
 			for _, b := range n.Blocks {
 				if i < len(b.Outputs()) {
@@ -138,7 +138,7 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 			}
 		}
 		return
-	case "prim::Loop":
+	case graph.KindLoop:
 		if len(n.Blocks) != 1 {
 			break
 		}

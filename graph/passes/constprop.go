@@ -41,7 +41,7 @@ func ConstantPropagation(g *graph.Graph, c *Context) error {
 func removeDeadConstants(b *graph.Block) {
 	// Constants read nothing, so dropping one frees no other.
 	b.Nodes = slices.DeleteFunc(b.Nodes, func(n *graph.Node) bool {
-		if n.Kind == "prim::Constant" && unused(n) {
+		if n.Kind == graph.KindConstant && unused(n) {
 			n.RemoveAllInputs()
 			n.Owner = nil
 			return true
@@ -100,7 +100,7 @@ func (cp *constProp) block(b *graph.Block) error {
 			out = append(out, n)
 			return err
 		}
-		if n.Kind == "prim::If" {
+		if n.Kind == graph.KindIf {
 			taken, err := cp.foldIf(n)
 			if err != nil {
 				out = append(out, n)
@@ -171,14 +171,14 @@ func (cp *constProp) gone(n *graph.Node) { cp.dead.destroyLater(n) }
 
 // foldable reports whether n may be evaluated at preparation time.
 func (cp *constProp) foldable(n *graph.Node) bool {
-	if n.Kind == "prim::Constant" || len(n.Outputs) == 0 || len(n.Blocks) > 0 || !constantInputs(n) {
+	if n.Kind == graph.KindConstant || len(n.Outputs) == 0 || len(n.Blocks) > 0 || !constantInputs(n) {
 		return false
 	}
 	if hasSideEffects(n) || alias.IsNondeterministic(n) || alias.IsMutating(n) {
 		return false
 	}
 	switch n.Kind {
-	case "prim::Uninitialized", "prim::GetAttr":
+	case graph.KindUninitialized, graph.KindGetAttr:
 		return false
 	case "aten::__is__", "aten::__isnot__":
 		// They compare identity, which folding containers would change.
@@ -204,7 +204,7 @@ func (cp *constProp) foldable(n *graph.Node) bool {
 // constantInputs reports whether every input of n is a constant.
 func constantInputs(n *graph.Node) bool {
 	for _, in := range n.Inputs {
-		if in.Node == nil || in.Node.Kind != "prim::Constant" {
+		if in.Node == nil || in.Node.Kind != graph.KindConstant {
 			return false
 		}
 	}
@@ -218,7 +218,7 @@ func constantInputs(n *graph.Node) bool {
 func mayFold(g *graph.Graph) bool {
 	found := false
 	g.Walk(func(n *graph.Node) {
-		if !found && n.Kind != "prim::Constant" && constantInputs(n) { // an If's only input is its condition
+		if !found && n.Kind != graph.KindConstant && constantInputs(n) { // an If's only input is its condition
 			found = true
 		}
 	})
@@ -292,11 +292,11 @@ func (cp *constProp) fold(n *graph.Node) ([]*graph.Node, error) {
 // evalStructural evaluates the container prims directly.
 func evalStructural(n *graph.Node, ins []ivalue.IValue) ([]ivalue.IValue, bool) {
 	switch n.Kind {
-	case "prim::ListConstruct":
+	case graph.KindListConstruct:
 		return []ivalue.IValue{ivalue.NewList(append([]ivalue.IValue(nil), ins...)...)}, len(n.Outputs) == 1
-	case "prim::TupleConstruct":
+	case graph.KindTupleConstruct:
 		return []ivalue.IValue{ivalue.NewTuple(append([]ivalue.IValue(nil), ins...)...)}, len(n.Outputs) == 1
-	case "prim::TupleUnpack", "prim::ListUnpack":
+	case graph.KindTupleUnpack, graph.KindListUnpack:
 		if len(ins) != 1 || ins[0].List() == nil || len(ins[0].List().Items) != len(n.Outputs) {
 			return nil, false
 		}

@@ -28,7 +28,7 @@ func DeadCodeElimination(g *graph.Graph, c *Context) error {
 func pruneIfOutputs(b *graph.Block) bool {
 	changed := false
 	for _, n := range b.Nodes {
-		if n.Kind == "prim::If" && len(n.Blocks) == 2 {
+		if n.Kind == graph.KindIf && len(n.Blocks) == 2 {
 			limit := min(len(n.Outputs), len(n.Blocks[0].Outputs()), len(n.Blocks[1].Outputs()))
 			drop := make([]bool, len(n.Outputs))
 			some := false
@@ -194,7 +194,7 @@ func keepAlone(n *graph.Node, db *alias.DB, reach *alias.Reach, mark func(*graph
 	if len(n.Blocks) == 0 && hasSideEffects(n) {
 		return true
 	}
-	if n.Kind == "prim::Loop" || n.Kind == "prim::If" {
+	if n.Kind == graph.KindLoop || n.Kind == graph.KindIf {
 		return false // kept through their contents or outputs
 	}
 	if len(n.Blocks) > 0 && !knownOp(n.Kind) {

@@ -8,28 +8,28 @@ import (
 // sideEffectOps are kept even when their outputs are unused, and never
 // folded.
 var sideEffectOps = map[string]bool{
-	"prim::Print":          true,
-	"prim::RaiseException": true,
-	"aten::warn":           true,
-	"prim::SetAttr":        true,
-	"prim::Enter":          true,
-	"prim::Exit":           true,
-	"prim::AddStatValue":   true,
-	"prim::TimePoint":      true,
-	"prim::CallFunction":   true,
-	"prim::CallMethod":     true,
-	"prim::fork":           true,
-	"aten::wait":           true,
-	"prim::rpc_async":      true,
-	"aten::manual_seed":    true,
-	"aten::save":           true,
-	"prim::RecordFunction": true,
-	"prim::profile":        true,
-	"prim::profile_ivalue": true,
-	"prim::Guard":          true,
-	"prim::BailOut":        true,
-	"prim::Return":         true,
-	"prim::Param":          true,
+	"prim::Print":            true,
+	graph.KindRaiseException: true,
+	"aten::warn":             true,
+	"prim::SetAttr":          true,
+	"prim::Enter":            true,
+	"prim::Exit":             true,
+	"prim::AddStatValue":     true,
+	"prim::TimePoint":        true,
+	graph.KindCallFunction:   true,
+	graph.KindCallMethod:     true,
+	graph.KindFork:           true,
+	graph.KindWait:           true,
+	"prim::rpc_async":        true,
+	"aten::manual_seed":      true,
+	"aten::save":             true,
+	"prim::RecordFunction":   true,
+	"prim::profile":          true,
+	"prim::profile_ivalue":   true,
+	"prim::Guard":            true,
+	"prim::BailOut":          true,
+	graph.KindReturn:         true,
+	graph.KindParam:          true,
 }
 
 // hasSideEffects reports whether n must run even if nothing uses its
@@ -45,9 +45,9 @@ func hasSideEffects(n *graph.Node) bool {
 // gosr's own ops or the IR's structural prims).
 func knownOp(kind string) bool {
 	switch kind {
-	case "prim::Constant", "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct",
-		"prim::ListUnpack", "prim::TupleUnpack", "prim::TupleIndex", "prim::DictIndex",
-		"prim::If", "prim::Loop", "prim::GetAttr", "prim::Uninitialized", "prim::TupleSlice",
+	case graph.KindConstant, graph.KindListConstruct, graph.KindTupleConstruct, graph.KindDictConstruct,
+		graph.KindListUnpack, graph.KindTupleUnpack, "prim::TupleIndex", "prim::DictIndex",
+		graph.KindIf, graph.KindLoop, graph.KindGetAttr, graph.KindUninitialized, "prim::TupleSlice",
 		"prim::VarConcat", "prim::VarStack", "static_runtime::VarTupleUnpack", "static_runtime::dict_unpack":
 		return true
 	}

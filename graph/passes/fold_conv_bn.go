@@ -79,7 +79,7 @@ func foldOne(g *graph.Graph, e *edits, bn *graph.Node) {
 		return
 	}
 	conv := bn.Inputs[0].Node
-	if conv == nil || conv.Kind == "prim::Param" || !foldableConv(conv) || len(conv.Outputs[0].Uses) != 1 {
+	if conv == nil || conv.Kind == graph.KindParam || !foldableConv(conv) || len(conv.Outputs[0].Uses) != 1 {
 		return
 	}
 	if tr, ok := graph.ConstantValue(bn.Inputs[5]); !ok || tr.Kind() != ivalue.KindBool || tr.Bool() {

@@ -64,7 +64,7 @@ func inplaceSafe(db *alias.DB, n *graph.Node) bool {
 		return false
 	}
 	switch {
-	case p.Kind == "prim::Param", p.Kind == "prim::Constant", len(p.Blocks) > 0, hasSideEffects(p):
+	case p.Kind == graph.KindParam, p.Kind == graph.KindConstant, len(p.Blocks) > 0, hasSideEffects(p):
 		return false
 	}
 	if len(x.Uses) != 1 {

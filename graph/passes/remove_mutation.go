@@ -124,7 +124,7 @@ func (rm *mutRemover) removable(n *graph.Node) bool {
 	x := n.Inputs[0]
 	p := x.Node
 	b := n.Owner
-	if p == nil || p.Owner != b || p.Kind == "prim::Param" || p.Kind == "prim::Constant" {
+	if p == nil || p.Owner != b || p.Kind == graph.KindParam || p.Kind == graph.KindConstant {
 		return false
 	}
 	if len(p.Blocks) > 0 || hasSideEffects(p) || alias.IsMutating(p) {
@@ -221,7 +221,7 @@ func mayCapture(vs []*graph.Value) bool {
 	for _, v := range vs {
 		for _, u := range v.Uses {
 			n := u.User
-			if n.Kind == "prim::Return" || n.Kind == "prim::If" || n.Kind == "prim::Loop" {
+			if n.Kind == graph.KindReturn || n.Kind == graph.KindIf || n.Kind == graph.KindLoop {
 				continue // block returns and carried values are aliases the caller checks
 			}
 			if !knownOp(n.Kind) || alias.IsMutating(n) && n.Inputs[0].Type.Kind != graph.TensorType {

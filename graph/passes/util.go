@@ -112,7 +112,7 @@ func (e *edits) constant(g *graph.Graph, v ivalue.IValue, t *graph.Type, pos *gr
 
 // newConstant is the node graph.Graph.Constant makes, not yet in a block.
 func newConstant(g *graph.Graph, v ivalue.IValue, t *graph.Type) *graph.Node {
-	n := g.NewNode("prim::Constant", nil, 1)
+	n := g.NewNode(graph.KindConstant, nil, 1)
 	n.Outputs[0].Type = t
 	if !v.IsNone() {
 		n.Attrs = []graph.Attr{{Name: "value", Value: v}}

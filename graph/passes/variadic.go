@@ -30,7 +30,7 @@ func useVariadic(g *graph.Graph, c *Context, op, variadic string) error {
 			return
 		}
 		list, dim := n.Inputs[0], n.Inputs[1]
-		if list.Node == nil || list.Node.Kind != "prim::ListConstruct" || len(list.Node.Inputs) == 0 {
+		if list.Node == nil || list.Node.Kind != graph.KindListConstruct || len(list.Node.Inputs) == 0 {
 			return
 		}
 		if dim.Type == nil || dim.Type.Kind != graph.IntType {

@@ -263,7 +263,7 @@ func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
 		if !ok || f.Type.Kind != graph.FutureType {
 			return nil, c.errf(x, "wait takes a future from fork")
 		}
-		return c.emit("aten::wait", []*graph.Value{f}, f.Type.Elem()).Outputs[0], nil
+		return c.emit(graph.KindWait, []*graph.Value{f}, f.Type.Elem()).Outputs[0], nil
 	}
 	sg := graph.New()
 	g, block := c.g, c.block
@@ -275,7 +275,7 @@ func (c *compiler) forkWait(x *Call, name string, args []sv, kws []struct {
 	}
 	sg.AddOutput(out)
 	ins := liftFree(sg)
-	n := c.emit("prim::fork", ins, graph.FutureOf(out.Type))
+	n := c.emit(graph.KindFork, ins, graph.FutureOf(out.Type))
 	n.Attrs = append(n.Attrs, graph.Attr{Name: "Subgraph", Value: ivalue.Object(sg)})
 	return n.Outputs[0], nil
 }
@@ -329,7 +329,7 @@ func liftFree(sg *graph.Graph) []*graph.Value {
 			return w
 		}
 		var w *graph.Value
-		if cv, ok := graph.ConstantValue(v); ok && v.Node.Kind == "prim::Constant" {
+		if cv, ok := graph.ConstantValue(v); ok && v.Node.Kind == graph.KindConstant {
 			w = sg.Constant(cv, v.Type, nil)
 			w.Name = v.Name
 		} else {
@@ -384,7 +384,7 @@ func (c *compiler) builtin(x *Call, name string, args []sv, e *env) (sv, error) 
 			return nil, err
 		}
 		if name == "uninitialized" {
-			return c.emit("prim::Uninitialized", nil, t).Outputs[0], nil
+			return c.emit(graph.KindUninitialized, nil, t).Outputs[0], nil
 		}
 		if _, ok := args[1].(*graph.Value); !ok {
 			return args[1], nil // a module or tuple: already precise
@@ -698,7 +698,7 @@ func (c *compiler) callOp(at Node, op string, args []*graph.Value, kws []kwVal) 
 	if op == "aten::__is__" || op == "aten::__isnot__" {
 		if len(args) == 2 {
 			if s, err := c.is(at, args[0], args[1], op == "aten::__is__"); err == nil {
-				if v, ok := s.(*graph.Value); ok && v.Node.Kind == "prim::Constant" {
+				if v, ok := s.(*graph.Value); ok && v.Node.Kind == graph.KindConstant {
 					return v, nil
 				}
 			}
@@ -818,8 +818,8 @@ func (c *compiler) convert(at Node, v *graph.Value, k convKind, want *graph.Type
 	case convStrToDevice:
 		return one("aten::device")
 	case convTupleToList:
-		if p := v.Node; p != nil && p.Kind == "prim::TupleConstruct" {
-			return c.emit("prim::ListConstruct", p.Inputs, listType(want)).Outputs[0], nil
+		if p := v.Node; p != nil && p.Kind == graph.KindTupleConstruct {
+			return c.emit(graph.KindListConstruct, p.Inputs, listType(want)).Outputs[0], nil
 		}
 		return nil, c.errf(at, "cannot pass a tuple value of type %s as a list", v.Type)
 	case convBroadcast:
@@ -834,14 +834,14 @@ func (c *compiler) convert(at Node, v *graph.Value, k convKind, want *graph.Type
 			}
 			return c.constant(ivalue.NewList(items...), listType(want)), nil
 		}
-		return c.emit("prim::ListConstruct", ins, listType(want)).Outputs[0], nil
+		return c.emit(graph.KindListConstruct, ins, listType(want)).Outputs[0], nil
 	case convRetype:
 		t := listType(want)
-		if len(v.Uses) == 0 && v.Node != nil && v.Node.Kind == "prim::ListConstruct" {
+		if len(v.Uses) == 0 && v.Node != nil && v.Node.Kind == graph.KindListConstruct {
 			v.Type = t
 			return v, nil
 		}
-		return c.emit("prim::ListConstruct", nil, t).Outputs[0], nil
+		return c.emit(graph.KindListConstruct, nil, t).Outputs[0], nil
 	}
 	return v, nil
 }

@@ -294,7 +294,7 @@ func (c *compiler) newNode(kind string, inputs []*graph.Value, outs ...*graph.Ty
 
 // constant appends a prim::Constant.
 func (c *compiler) constant(v ivalue.IValue, t *graph.Type) *graph.Value {
-	n := c.emit("prim::Constant", nil, t)
+	n := c.emit(graph.KindConstant, nil, t)
 	if !v.IsNone() {
 		n.Attrs = []graph.Attr{{Name: "value", Value: v}}
 	}
@@ -366,7 +366,7 @@ func (c *compiler) ivalueConstN(v ivalue.IValue, at Node, depth int) (sv, error)
 		if et == nil {
 			et = graph.Tensor
 		}
-		return c.emit("prim::ListConstruct", vals, graph.ListOf(et)).Outputs[0], nil
+		return c.emit(graph.KindListConstruct, vals, graph.ListOf(et)).Outputs[0], nil
 	}
 	return nil, c.errf(at, "module attribute of kind %s is not supported", v.Kind())
 }
@@ -430,7 +430,7 @@ func (c *compiler) value(at Node, s sv) (*graph.Value, error) {
 			}
 			vals[i], types[i] = v, v.Type
 		}
-		return c.emit("prim::TupleConstruct", vals, graph.TupleOf(types...)).Outputs[0], nil
+		return c.emit(graph.KindTupleConstruct, vals, graph.TupleOf(types...)).Outputs[0], nil
 	case nil:
 		return c.noneConst(), nil
 	case *objectSV:
@@ -556,7 +556,7 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 				}
 			}
 		}
-		c.emit("prim::RaiseException", []*graph.Value{c.constant(ivalue.FromString(msg), graph.Str), c.noneConst()})
+		c.emit(graph.KindRaiseException, []*graph.Value{c.constant(ivalue.FromString(msg), graph.Str), c.noneConst()})
 		return nil
 	case *Assert:
 		cond, err := c.expr(s.Cond, e)
@@ -573,7 +573,7 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 		if err := c.checkNesting(s); err != nil {
 			return err
 		}
-		n := c.emit("prim::If", []*graph.Value{cv})
+		n := c.emit(graph.KindIf, []*graph.Value{cv})
 		n.AddBlock()
 		eb := n.AddBlock()
 		saved := c.block
@@ -584,7 +584,7 @@ func (c *compiler) stmt(s Stmt, e *env) error {
 				msg += k.Str
 			}
 		}
-		c.emit("prim::RaiseException", []*graph.Value{c.constant(ivalue.FromString(msg), graph.Str), c.noneConst()})
+		c.emit(graph.KindRaiseException, []*graph.Value{c.constant(ivalue.FromString(msg), graph.Str), c.noneConst()})
 		c.block = saved
 		return nil
 	case *Return:
@@ -681,7 +681,7 @@ func (c *compiler) elements(at Node, v sv, n int) ([]sv, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := gv.Node; p != nil && (p.Kind == "prim::TupleConstruct" || p.Kind == "prim::ListConstruct") && len(gv.Uses) == 0 {
+	if p := gv.Node; p != nil && (p.Kind == graph.KindTupleConstruct || p.Kind == graph.KindListConstruct) && len(gv.Uses) == 0 {
 		if len(p.Inputs) != n {
 			return nil, c.errf(at, "cannot unpack %d values into %d", len(p.Inputs), n)
 		}
@@ -697,13 +697,13 @@ func (c *compiler) elements(at Node, v sv, n int) ([]sv, error) {
 		if len(gv.Type.Elems) != n {
 			return nil, c.errf(at, "cannot unpack %s into %d values", gv.Type, n)
 		}
-		node = c.emit("prim::TupleUnpack", []*graph.Value{gv}, gv.Type.Elems...)
+		node = c.emit(graph.KindTupleUnpack, []*graph.Value{gv}, gv.Type.Elems...)
 	case graph.ListType:
 		ts := make([]*graph.Type, n)
 		for i := range ts {
 			ts[i] = gv.Type.Elem()
 		}
-		node = c.emit("prim::ListUnpack", []*graph.Value{gv}, ts...)
+		node = c.emit(graph.KindListUnpack, []*graph.Value{gv}, ts...)
 	default:
 		return nil, c.errf(at, "cannot unpack a value of type %s", gv.Type)
 	}
@@ -817,7 +817,7 @@ func (c *compiler) ifStmt(s *If, e *env) error {
 	if err := c.checkNesting(s); err != nil {
 		return err
 	}
-	n := c.emit("prim::If", []*graph.Value{cv})
+	n := c.emit(graph.KindIf, []*graph.Value{cv})
 	branches := [2][]Stmt{s.Body, s.Else}
 	var envs [2]*env
 	var blocks [2]*graph.Block
@@ -905,7 +905,7 @@ func (c *compiler) merge(at Node, n *graph.Node, blocks [2]*graph.Block, envs [2
 			if gvs[i] == nil {
 				saved := c.block
 				c.block = blocks[i]
-				gvs[i] = c.emit("prim::Uninitialized", nil, t).Outputs[0]
+				gvs[i] = c.emit(graph.KindUninitialized, nil, t).Outputs[0]
 				c.block = saved
 			}
 			blocks[i].AddOutput(gvs[i])
@@ -1124,7 +1124,7 @@ func (c *compiler) loop(at Node, trip, cond *graph.Value, body []Stmt, e *env,
 	if err := c.checkNesting(at); err != nil {
 		return err
 	}
-	n := c.emit("prim::Loop", inputs)
+	n := c.emit(graph.KindLoop, inputs)
 	b := n.AddBlock()
 	i := b.AddInput("i", graph.Int)
 	be := e.clone()

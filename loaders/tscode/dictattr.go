@@ -133,7 +133,7 @@ func (c *compiler) checkMutation(at Node, s *graph.Schema, inputs []*graph.Value
 			continue
 		}
 		in := inputs[i]
-		if in.Type.Kind == graph.DictType && in.Node != nil && in.Node.Kind == "prim::Constant" {
+		if in.Type.Kind == graph.DictType && in.Node != nil && in.Node.Kind == graph.KindConstant {
 			return c.errf(at, "%s writes into a dict module attribute: gosr freezes module attributes for inference", s.Name)
 		}
 	}

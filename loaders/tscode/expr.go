@@ -158,7 +158,7 @@ func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 		if et == nil {
 			et = emptyElem
 		}
-		return c.emit("prim::ListConstruct", vals, graph.ListOf(et)).Outputs[0], nil
+		return c.emit(graph.KindListConstruct, vals, graph.ListOf(et)).Outputs[0], nil
 	case *Dict:
 		var ins []*graph.Value
 		var kt, vt *graph.Type
@@ -188,7 +188,7 @@ func (c *compiler) expr1(x Expr, e *env) (sv, error) {
 		if kt == nil {
 			kt, vt = graph.Str, graph.Tensor
 		}
-		return c.emit("prim::DictConstruct", ins, graph.DictOf(kt, vt)).Outputs[0], nil
+		return c.emit(graph.KindDictConstruct, ins, graph.DictOf(kt, vt)).Outputs[0], nil
 	case *UnaryOp:
 		a, err := c.exprValue(x.X, e)
 		if err != nil {
@@ -258,7 +258,7 @@ func (c *compiler) ifValue(at Node, cond *graph.Value, then, els func() (sv, err
 	if err := c.checkNesting(at); err != nil {
 		return nil, err
 	}
-	n := c.emit("prim::If", []*graph.Value{cond})
+	n := c.emit(graph.KindIf, []*graph.Value{cond})
 	saved := c.block
 	defer func() { c.block = saved }()
 	var outs [2]*graph.Value
@@ -555,7 +555,7 @@ func (c *compiler) subscript(x *Subscript, base sv, e *env) (sv, error) {
 		if i < 0 || i >= n {
 			return nil, c.errf(x, "tuple index %d out of range for %s", i, bv.Type)
 		}
-		if p := bv.Node; p != nil && p.Kind == "prim::TupleConstruct" {
+		if p := bv.Node; p != nil && p.Kind == graph.KindTupleConstruct {
 			return p.Inputs[i], nil
 		}
 		return c.emit("prim::TupleIndex", []*graph.Value{bv, c.intConst(i)}, bv.Type.Elems[i]).Outputs[0], nil
@@ -654,7 +654,7 @@ func (c *compiler) tensorIndex(x *Subscript, t *graph.Value, e *env) (sv, error)
 
 // annotate gives an empty list or dict literal its declared type.
 func (c *compiler) annotate(v *graph.Value, t *graph.Type) *graph.Value {
-	if p := v.Node; p != nil && (p.Kind == "prim::ListConstruct" || p.Kind == "prim::DictConstruct") && len(p.Inputs) == 0 && len(v.Uses) == 0 {
+	if p := v.Node; p != nil && (p.Kind == graph.KindListConstruct || p.Kind == graph.KindDictConstruct) && len(p.Inputs) == 0 && len(v.Uses) == 0 {
 		v.Type = t
 		return v
 	}

@@ -122,7 +122,7 @@ func (nt *namedTuple) construct(c *compiler, x *Call, args []sv, kws []struct {
 		}
 		ins[i] = v
 	}
-	return c.emit("prim::TupleConstruct", ins, nt.typ).Outputs[0], nil
+	return c.emit(graph.KindTupleConstruct, ins, nt.typ).Outputs[0], nil
 }
 
 func (nt *namedTuple) field(name string) int {
@@ -148,7 +148,7 @@ func (c *compiler) tupleField(at Node, v *graph.Value, name string) (sv, bool, e
 	if i < 0 {
 		return nil, false, c.errf(at, "NamedTuple %s has no field %s (fields: %v)", nt.qual, name, nt.fields)
 	}
-	if p := v.Node; p != nil && p.Kind == "prim::TupleConstruct" && len(p.Inputs) == len(nt.fields) {
+	if p := v.Node; p != nil && p.Kind == graph.KindTupleConstruct && len(p.Inputs) == len(nt.fields) {
 		return p.Inputs[i], true, nil
 	}
 	return c.emit("prim::TupleIndex", []*graph.Value{v, c.intConst(int64(i))}, nt.types[i]).Outputs[0], true, nil

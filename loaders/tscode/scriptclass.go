@@ -163,7 +163,7 @@ func (c *compiler) callClassMethod(x *Call, m *classMethodSV, args []sv, kws []s
 		}
 		ins[i] = v
 	}
-	o.val = c.emit("prim::TupleConstruct", ins, m.nt.typ).Outputs[0]
+	o.val = c.emit(graph.KindTupleConstruct, ins, m.nt.typ).Outputs[0]
 	return nil, nil
 }
 
