@@ -176,57 +176,18 @@ func maxPool3dKernel(p *ProcessedNode, dims int) error {
 		return err
 	}
 	o := pool3dOutput(p, 0, &in, q.out, ivalue.Float32, st).F32Contig()
+	var idx []int64 // nil: max_pool3d, without indices
 	if p.NumOutputs() > 1 {
-		idx := pool3dOutput(p, 1, &in, q.out, ivalue.Int64, st).I64Contig()
-		maxPoolIndices(&in, &q, o, idx)
-		return nil
+		idx = pool3dOutput(p, 1, &in, q.out, ivalue.Int64, st).I64Contig()
 	}
-	negInf := float32(math.Inf(-1))
-	k := 0
-	for n := 0; n < in.n; n++ {
-		for c := 0; c < in.c; c++ {
-			base := in.off + n*in.sN + c*in.sC
-			for od := 0; od < q.out[0]; od++ {
-				d0 := od*q.s[0] - q.pad[0]
-				for oh := 0; oh < q.out[1]; oh++ {
-					h0 := oh*q.s[1] - q.pad[1]
-					for ow := 0; ow < q.out[2]; ow++ {
-						w0 := ow*q.s[2] - q.pad[2]
-						m := negInf
-						for a := 0; a < q.k[0]; a++ {
-							id := d0 + a*q.dil[0]
-							if uint(id) >= uint(in.sz[0]) {
-								continue
-							}
-							for b := 0; b < q.k[1]; b++ {
-								ih := h0 + b*q.dil[1]
-								if uint(ih) >= uint(in.sz[1]) {
-									continue
-								}
-								row := base + id*in.str[0] + ih*in.str[1]
-								for e := 0; e < q.k[2]; e++ {
-									iw := w0 + e*q.dil[2]
-									if uint(iw) >= uint(in.sz[2]) {
-										continue
-									}
-									// Go's max lets NaN win, as PyTorch.
-									m = max(m, in.data[row+iw*in.str[2]])
-								}
-							}
-						}
-						o[k] = m
-						k++
-					}
-				}
-			}
-		}
-	}
+	maxPoolIndices(&in, &q, o, idx)
 	return nil
 }
 
 // maxPoolIndices is max pooling that also gives each maximum's index
-// within its input plane (volume), as max_pool*d_with_indices: the first
-// maximum wins, a NaN wins over numbers (PyTorch's val > max || isnan).
+// within its input plane (volume), as max_pool*d_with_indices, when idx
+// is not nil: the first maximum wins, a NaN wins over numbers (PyTorch's
+// val > max || isnan, for both ops).
 func maxPoolIndices(in *pool3dInput, q *pool3dParams, o []float32, idx []int64) {
 	negInf := float32(math.Inf(-1))
 	hw := in.sz[1] * in.sz[2]
@@ -266,7 +227,10 @@ func maxPoolIndices(in *pool3dInput, q *pool3dParams, o []float32, idx []int64) 
 								}
 							}
 						}
-						o[k], idx[k] = m, int64(at)
+						o[k] = m
+						if idx != nil {
+							idx[k] = int64(at)
+						}
 						k++
 					}
 				}
@@ -447,7 +411,10 @@ func adaptiveMaxPool3dKernel(p *ProcessedNode, dims int) error {
 								}
 							}
 						}
-						o[k], idx[k] = m, int64(at)
+						o[k] = m
+						if idx != nil {
+							idx[k] = int64(at)
+						}
 						k++
 					}
 				}
