@@ -179,23 +179,8 @@ func TestVersionBomb(t *testing.T) {
 // more the stream holds.
 func TestEntryLargerThanDeclared(t *testing.T) {
 	bomb := gen.CodeBombArchive(64 << 20)
-	zr, err := zip.NewReader(bytes.NewReader(bomb), int64(len(bomb)))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		h := f.FileHeader
-		if f.Name == "archive/code/__torch__.py" {
-			h.UncompressedSize64 = 2 << 20 // the stream holds 64 MiB
-		}
-		raw, err := f.OpenRaw()
-		require.NoError(t, err)
-		w, err := zw.CreateRaw(&h)
-		require.NoError(t, err)
-		_, err = io.Copy(w, raw)
-		require.NoError(t, err)
-	}
-	require.NoError(t, zw.Close())
+	buf := declareCodeSize(t, bomb, 2<<20) // the stream holds 64 MiB
+	var err error
 
 	alloc, _ := measure(func() {
 		_, err = loaders.LoadBytesOptions("liar.pt", buf.Bytes(), &loaders.Options{MaxCompressionRatio: -1, MaxCodeSize: -1})
@@ -210,23 +195,8 @@ func TestEntryLargerThanDeclared(t *testing.T) {
 // before it sizes an allocation.
 func TestImpossibleDeclaredSize(t *testing.T) {
 	data := gen.ScriptArchive()
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	require.NoError(t, err)
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range zr.File {
-		h := f.FileHeader
-		if f.Name == "archive/code/__torch__.py" {
-			h.UncompressedSize64 = 1 << 40
-		}
-		raw, err := f.OpenRaw()
-		require.NoError(t, err)
-		w, err := zw.CreateRaw(&h)
-		require.NoError(t, err)
-		_, err = io.Copy(w, raw)
-		require.NoError(t, err)
-	}
-	require.NoError(t, zw.Close())
+	buf := declareCodeSize(t, data, 1<<40)
+	var err error
 	none := &loaders.Options{MaxEntrySize: -1, MaxCompressionRatio: -1, MaxPickleItems: -1, MaxCodeSize: -1, MaxGraphNodes: -1}
 	alloc, _ := measure(func() { _, err = loaders.LoadBytesOptions("liar.pt", buf.Bytes(), none) })
 	require.Error(t, err)
@@ -398,4 +368,28 @@ func recordBytes(t *testing.T, data []byte, parts ...string) uint64 {
 		}
 	}
 	return n
+}
+
+// declareCodeSize rewrites archive's header for its code entry to declare
+// size bytes uncompressed, leaving the deflated stream as it is.
+func declareCodeSize(t *testing.T, archive []byte, size uint64) *bytes.Buffer {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		h := f.FileHeader
+		if f.Name == "archive/code/__torch__.py" {
+			h.UncompressedSize64 = size
+		}
+		raw, err := f.OpenRaw()
+		require.NoError(t, err)
+		w, err := zw.CreateRaw(&h)
+		require.NoError(t, err)
+		_, err = io.Copy(w, raw)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	return &buf
 }
