@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"github.com/gosr/gosr/internal/fixture"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -295,28 +296,7 @@ func TestViewAllDTypes(t *testing.T) {
 func viewTensorOf(dt ivalue.DType, vals []float64, sizes ...int) *ivalue.Tensor {
 	t := ivalue.NewTensor(dt, sizes...)
 	for i, v := range vals {
-		switch dt {
-		case ivalue.Float32:
-			t.F32()[i] = float32(v)
-		case ivalue.Float64:
-			t.F64()[i] = v
-		case ivalue.Int64:
-			t.I64()[i] = int64(v)
-		case ivalue.Int32:
-			t.I32()[i] = int32(v)
-		case ivalue.Int16:
-			t.I16()[i] = int16(v)
-		case ivalue.Int8:
-			t.I8()[i] = int8(v)
-		case ivalue.Uint8:
-			t.U8()[i] = uint8(v)
-		case ivalue.Bool:
-			t.B()[i] = v != 0
-		case ivalue.Float16:
-			t.U16()[i] = ivalue.Float32ToHalf(float32(v))
-		case ivalue.BFloat16:
-			t.U16()[i] = ivalue.Float32ToBFloat16(float32(v))
-		}
+		fixture.SetElem(t, i, v)
 	}
 	return t
 }

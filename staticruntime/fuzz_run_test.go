@@ -390,31 +390,8 @@ func layoutOf(dt ivalue.DType, sizes []int, vals []float64, layout, p, expandDim
 	}
 	k := 0
 	t.ForEachIndex(func(i int) {
-		setElem(t, i, vals[k])
+		fixture.SetElem(t, i, vals[k])
 		k++
 	})
 	return t
-}
-
-func setElem(t *ivalue.Tensor, i int, v float64) {
-	switch t.DType() {
-	case ivalue.Float32:
-		t.F32()[i] = float32(v)
-	case ivalue.Float64:
-		t.F64()[i] = v
-	case ivalue.Int64:
-		t.I64()[i] = int64(v)
-	case ivalue.Int32:
-		t.I32()[i] = int32(v)
-	case ivalue.Int8:
-		t.I8()[i] = int8(v)
-	case ivalue.Uint8:
-		t.U8()[i] = uint8(v)
-	case ivalue.Bool:
-		t.B()[i] = v != 0
-	case ivalue.Float16:
-		t.U16()[i] = ivalue.Float32ToHalf(float32(v))
-	default:
-		panic("fuzz: no setter for " + t.DType().String())
-	}
 }
