@@ -2,7 +2,7 @@
 GO ?= go
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test testdata zoo bench bench-pytorch fuzz vet build libtorch
+.PHONY: run test testdata zoo bench bench-pytorch fuzz vet build libtorch proto
 
 build:
 	$(GO) build ./...
@@ -89,3 +89,13 @@ $(SHIM): libtorch/shim/gosr_torch.cpp libtorch/shim/gosr_torch.h
 		-I$(TORCH_INC) -I$(TORCH_INC)/torch/csrc/api/include \
 		-o $@ libtorch/shim/gosr_torch.cpp \
 		-L$(TORCH_LIB) -Wl,-rpath,$(TORCH_LIB) -Wl,--no-as-needed -ltorch -ltorch_cpu -lc10
+
+# The protocol's gRPC service and Triton's model configuration, as Go.
+# Needs protoc (Debian's protobuf-compiler) and the two Go plugins, at
+# the versions the generated files name.
+proto:
+	GOFLAGS= go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	GOFLAGS= go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+	PATH="$$(go env GOPATH)/bin:$$PATH" protoc --go_out=. --go_opt=module=github.com/gosr/gosr \
+		--go-grpc_out=. --go-grpc_opt=module=github.com/gosr/gosr serve/inferpb/inference.proto
+	PATH="$$(go env GOPATH)/bin:$$PATH" protoc --go_out=. --go_opt=module=github.com/gosr/gosr serve/configpb/model_config.proto
