@@ -87,7 +87,10 @@ func (o *Options) fill() {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = d.MaxRequestBytes
 	}
-	for _, p := range []struct{ f *time.Duration; d time.Duration }{
+	for _, p := range []struct {
+		f *time.Duration
+		d time.Duration
+	}{
 		{&o.ReadHeaderTimeout, d.ReadHeaderTimeout}, {&o.ReadTimeout, d.ReadTimeout}, {&o.WriteTimeout, d.WriteTimeout},
 		{&o.IdleTimeout, d.IdleTimeout}, {&o.DrainTimeout, d.DrainTimeout},
 	} {

@@ -166,4 +166,3 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	}
 	return nil
 }
-
