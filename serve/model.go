@@ -187,7 +187,14 @@ func loadVersion(ctx context.Context, name string, version int64, dir string, cf
 		}
 		v.platform = "torch_package"
 	} else {
-		v.model, err = loaders.LoadOptions(path, o.loader)
+		// Read, not mapped: a model file overwritten in place while it
+		// serves (a common way to update a repository) must not pull
+		// the weights from under running requests.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("model %s version %d: %w", name, version, err)
+		}
+		v.model, err = loaders.LoadBytesOptions(path, data, o.loader)
 		if err != nil {
 			return nil, fmt.Errorf("model %s version %d: %w", name, version, err)
 		}
