@@ -102,7 +102,7 @@ func serveMain(args []string) error {
 		ModelControl: *control, PythonInterpreters: *python, Runtime: &ro, Logger: log,
 	}
 	if opts.Instances == 0 {
-		opts.Instances = defaultInstances()
+		opts.Instances = defaultInstances(log)
 	}
 	log.Info("starting", "version", serve.Version, "repository", *repo, "instances", opts.Instances)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
