@@ -118,8 +118,8 @@ func testPlanners(t *testing.T, cases []ptfixture.Case) []memoryRow {
 			}
 			assert.LessOrEqual(t, row.greed, row.groups, "greedy never above storage groups")
 			if c.Large && c.PTManagedBytes > 0 {
-				// PyTorch's slab leaves out the convolutions' outputs; in-place
-				// links pay for holding them in gosr's.
+				// PyTorch's slab leaves out the convolutions' outputs;
+				// planned overwrites pay for holding them in gosr's.
 				assert.LessOrEqual(t, row.greed, c.PTManagedBytes, "greedy above PyTorch's Total memory managed")
 			}
 		})
@@ -200,7 +200,7 @@ func TestPlanCostResnet18(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		t0 := time.Now()
 		db := alias.Analyze(g)
-		lts, _ := memplan.Lifetimes(g, db, memplan.LifetimeOptions{InPlace: func(n *graph.Node) (int, bool) {
+		lts, _ := memplan.Lifetimes(g, db, memplan.LifetimeOptions{Overwrite: func(n *graph.Node) (int, bool) {
 			r, ok := ops.InPlaceOf(n)
 			return r.Input, ok
 		}})

@@ -125,7 +125,7 @@ func TestPlannersShapes(t *testing.T) {
 // managed" PyTorch reported, although gosr's slab holds more tensors
 // (the outputs of ops PyTorch 1.13 runs without an out variant, such as
 // convolutions, which PyTorch allocates on every run outside its slab):
-// in-place links (a pooling written over its activation, a 1x1
+// planned overwrites (a pooling written over its activation, a 1x1
 // convolution over its input) pay for them, and the parts of a cat that
 // makes an output are written straight into it. Like for like, all of
 // gosr's intermediate memory (slab and the rest) is never above the peak

@@ -21,10 +21,10 @@ type Lifetime struct {
 	// tensors are kept only with LifetimeOptions.ManageOutputs; they live
 	// past the last step (End is the number of steps).
 	Output bool
-	// Follows, when not 0, is 1 + the index (in the list Lifetimes
-	// returns) of the tensor this one may be written over in place: see
-	// Request.Follows and LifetimeOptions.InPlace.
-	Follows int
+	// Overwrites, when OK, names (by its index in the list Lifetimes
+	// returns) the tensor this one may be written over: see
+	// Request.Overwrites and LifetimeOptions.Overwrite.
+	Overwrites Overwrite
 }
 
 // LifetimeOptions say which values are candidates.
@@ -36,13 +36,13 @@ type LifetimeOptions struct {
 	// ManageOutputs keeps graph outputs (and tensors that may alias them)
 	// as Output lifetimes instead of leaving them unmanaged.
 	ManageOutputs bool
-	// InPlace reports, for a node, the index of the input its kernel may
-	// write its (single) output over (ops.InPlace), or false. Lifetimes
+	// Overwrite reports, for a node, the index of the input its kernel
+	// may write its (single) output over (ops.InPlace), or false. Lifetimes
 	// links the output to that input when the input is a tensor of the
 	// same kind (both managed, neither an output) made by another
 	// top-level node, last read by this node, and aliased by no other
 	// input of it.
-	InPlace func(n *graph.Node) (input int, ok bool)
+	Overwrite func(n *graph.Node) (input int, ok bool)
 }
 
 // Lifetimes lists the tensors of g a planner may place, in node order,
@@ -125,15 +125,15 @@ func LifetimesContext(ctx context.Context, g *graph.Graph, db *alias.DB, opt Lif
 	if err != nil {
 		return nil, 0, fmt.Errorf("memplan: lifetimes: %w", err)
 	}
-	if opt.InPlace != nil {
-		linkInPlace(out, db, opt, stepOf)
+	if opt.Overwrite != nil {
+		linkOverwrites(out, db, opt, stepOf)
 	}
 	return out, steps, nil
 }
 
-// linkInPlace sets Follows where an output may be written over a dead
-// input (see LifetimeOptions.InPlace).
-func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*graph.Node]int) {
+// linkOverwrites sets Overwrites where an output may be written over a
+// dead input (see LifetimeOptions.Overwrite).
+func linkOverwrites(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*graph.Node]int) {
 	index := make(map[*graph.Value]int, len(lts))
 	vals := make([]*graph.Value, len(lts))
 	for i, lt := range lts {
@@ -148,7 +148,7 @@ func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*
 		if !top || len(n.Outputs) != 1 || b.Output {
 			continue
 		}
-		k, ok := opt.InPlace(n)
+		k, ok := opt.Overwrite(n)
 		if !ok || k < 0 || k >= len(n.Inputs) {
 			continue
 		}
@@ -179,7 +179,7 @@ func linkInPlace(lts []Lifetime, db *alias.DB, opt LifetimeOptions, stepOf map[*
 			}
 		}
 		if alone {
-			b.Follows = j + 1
+			b.Overwrites = OverwriteOf(j)
 		}
 	}
 }
@@ -241,7 +241,7 @@ func (lc *lifetimeCtx) escapesBlock(v *graph.Value) bool {
 func Requests(lts []Lifetime, sizes []int64) []Request {
 	reqs := make([]Request, len(lts))
 	for i, lt := range lts {
-		reqs[i] = Request{Size: sizes[i], Start: lt.Start, End: lt.End, Follows: lt.Follows}
+		reqs[i] = Request{Size: sizes[i], Start: lt.Start, End: lt.End, Overwrites: lt.Overwrites}
 	}
 	return reqs
 }

@@ -132,10 +132,10 @@ func TestLifetimesCandidate(t *testing.T) {
 	assert.Equal(t, []Request{{Size: 100, Start: 0, End: 1}}, reqs)
 }
 
-// TestLifetimesInPlace: an output is linked to the input its op may write
+// TestLifetimesOverwrites: an output is linked to the input its op may write
 // over only where that input is managed, dies at the node, is made by
 // another top-level node, and is not also read through another input.
-func TestLifetimesInPlace(t *testing.T) {
+func TestLifetimesOverwrites(t *testing.T) {
 	g, err := graph.Parse(`graph(%x : Tensor, %c : bool):
   %one : int = prim::Constant[value=1]()
   %a : Tensor = aten::relu(%x)
@@ -154,12 +154,12 @@ func TestLifetimesInPlace(t *testing.T) {
   return (%u, %r)`, nil)
 	require.NoError(t, err)
 	// Every op here may write over its first input.
-	inPlace := func(n *graph.Node) (int, bool) { return 0, true }
-	lts, _ := Lifetimes(g, alias.Analyze(g), LifetimeOptions{InPlace: inPlace})
+	overwrite := func(n *graph.Node) (int, bool) { return 0, true }
+	lts, _ := Lifetimes(g, alias.Analyze(g), LifetimeOptions{Overwrite: overwrite})
 	got := map[string]string{}
 	for _, lt := range lts {
-		if lt.Follows > 0 {
-			got[lt.Value.DebugName()] = lts[lt.Follows-1].Value.DebugName()
+		if lt.Overwrites.OK {
+			got[lt.Value.DebugName()] = lts[lt.Overwrites.Index].Value.DebugName()
 		} else {
 			got[lt.Value.DebugName()] = ""
 		}
@@ -179,6 +179,6 @@ func TestLifetimesInPlace(t *testing.T) {
 	// Without the option nothing is linked.
 	lts, _ = Lifetimes(g, alias.Analyze(g), LifetimeOptions{})
 	for _, lt := range lts {
-		assert.Zero(t, lt.Follows, lt.Value.DebugName())
+		assert.Zero(t, lt.Overwrites, lt.Value.DebugName())
 	}
 }

@@ -19,27 +19,38 @@ func Align(n int64) int64 { return (n + Alignment - 1) &^ (Alignment - 1) }
 type Request struct {
 	Size       int64
 	Start, End int
-	// Follows, when not 0, names request Follows-1 as the input this
-	// tensor may be written over in place: that request is last read at
-	// this one's Start, by the node writing this one, whose kernel can
-	// write its output beginning at the input's first byte (ops.InPlace).
+	// Overwrites, when OK, names the request this tensor may be written
+	// over (a planned overwrite): that request is last read at this
+	// one's Start, by the node writing this one, whose kernel can write
+	// its output beginning at the input's first byte (ops.InPlace).
 	// A planner may honour the link (same offset: the two cost one tensor
 	// at that step) or ignore it (disjoint memory, as for any two tensors
 	// alive together). Links whose steps do not meet are ignored.
-	Follows int
+	Overwrites Overwrite
 }
 
-// links returns, per request, the index of the request it is written
-// over in place, or -1: its Follows when the steps meet (the input is
+// Overwrite names, by its index in the same list, the tensor another
+// tensor may be written over. The zero value names none, so a Request or
+// Lifetime written without one overwrites nothing.
+type Overwrite struct {
+	Index int  // the tensor written over, when OK
+	OK    bool // false: no overwrite
+}
+
+// OverwriteOf is the Overwrite naming tensor i.
+func OverwriteOf(i int) Overwrite { return Overwrite{Index: i, OK: true} }
+
+// overwrites returns, per request, the index of the request it is
+// written over, or -1: its Overwrites when the steps meet (the input is
 // last read where this tensor is written) and no earlier request already
-// follows the same input.
-func links(reqs []Request) []int {
+// overwrites the same input.
+func overwrites(reqs []Request) []int {
 	ls := make([]int, len(reqs))
 	taken := map[int]bool{}
 	for i, r := range reqs {
 		ls[i] = -1
-		j := r.Follows - 1
-		if r.Follows <= 0 || j >= len(reqs) || j == i || taken[j] {
+		j := r.Overwrites.Index
+		if !r.Overwrites.OK || j < 0 || j >= len(reqs) || j == i || taken[j] {
 			continue
 		}
 		if reqs[j].End != r.Start || reqs[j].Start >= r.Start {
@@ -51,9 +62,9 @@ func links(reqs []Request) []int {
 	return ls
 }
 
-// HasLinks reports whether any request is written in place over another.
-func HasLinks(reqs []Request) bool {
-	for _, j := range links(reqs) {
+// HasOverwrites reports whether any request is written over another.
+func HasOverwrites(reqs []Request) bool {
+	for _, j := range overwrites(reqs) {
 		if j >= 0 {
 			return true
 		}
@@ -78,14 +89,14 @@ type Planner interface {
 }
 
 // Check verifies that no two requests alive at the same step overlap in
-// memory, except a tensor and the input it is written over in place
-// (Follows) at the same offset, and that every request fits in the slab.
+// memory, except a tensor and the input it is written over (Overwrites)
+// at the same offset, and that every request fits in the slab.
 // It is for tests and debug modes.
 func Check(reqs []Request, p Plan) error {
 	if len(p.Offsets) != len(reqs) {
 		return fmt.Errorf("memplan: %d offsets for %d requests", len(p.Offsets), len(reqs))
 	}
-	ls := links(reqs)
+	ls := overwrites(reqs)
 	for i, a := range reqs {
 		if p.Offsets[i]%Alignment != 0 {
 			return fmt.Errorf("memplan: tensor %d at offset %d is not %d-aligned", i, p.Offsets[i], Alignment)
@@ -108,7 +119,7 @@ func Check(reqs []Request, p Plan) error {
 }
 
 // LowerBound is the largest total size of requests alive at one step,
-// where a tensor written in place over its input (Follows) counts as the
+// where a tensor written over its input (Overwrites) counts as the
 // larger of the two at the step they meet.
 func LowerBound(reqs []Request) int64 {
 	maxStep := 0
@@ -120,7 +131,7 @@ func LowerBound(reqs []Request) int64 {
 		live[r.Start] += Align(r.Size)
 		live[r.End+1] -= Align(r.Size)
 	}
-	for i, j := range links(reqs) {
+	for i, j := range overwrites(reqs) {
 		if r := reqs[i]; j >= 0 {
 			live[r.Start] -= min(Align(r.Size), Align(reqs[j].Size))
 			live[r.Start+1] += min(Align(r.Size), Align(reqs[j].Size))

@@ -153,11 +153,11 @@ func (GreedyBySize) Plan(reqs []Request) Plan {
 			}
 		}
 	}
-	// In-place links: the same greedy over chains of tensors that share
-	// one offset (a tensor and the dead input it is written over). It is
-	// tried after the plain placement, which ignores the links and is
-	// kept when it is as small.
-	if ls := links(reqs); HasLinks(reqs) {
+	// Planned overwrites: the same greedy over chains of tensors that
+	// share one offset (a tensor and the dead input it is written over).
+	// It is tried after the plain placement, which ignores the links and
+	// is kept when it is as small.
+	if ls := overwrites(reqs); slices.ContainsFunc(ls, func(j int) bool { return j >= 0 }) {
 		for _, bySize := range []bool{true, false} {
 			for _, bestFit := range []bool{true, false} {
 				p := placeChains(reqs, ls, bySize, bestFit)
@@ -254,8 +254,8 @@ func TensorBytes(reqs []Request) int64 {
 	return n
 }
 
-// placeChains is greedy-by-size over chains: requests joined by in-place
-// links (ls, from links) are placed as one unit at one offset, each
+// placeChains is greedy-by-size over chains: requests joined by
+// overwrite links (ls, from overwrites) are placed as one unit at one offset, each
 // member occupying its own size during its own steps. Units go largest
 // first (ties: the longer span first if bySize, then the earlier start);
 // each goes at the lowest offset where no member overlaps a placed
@@ -263,8 +263,8 @@ func TensorBytes(reqs []Request) int64 {
 // smallest (best fit).
 func placeChains(reqs []Request, ls []int, bySize, bestFit bool) Plan {
 	p := Plan{Offsets: make([]int64, len(reqs))}
-	// Chains are paths: each request follows at most one and is followed
-	// by at most one.
+	// Chains are paths: each request overwrites at most one and is
+	// overwritten by at most one.
 	next := make([]int, len(reqs))
 	for i := range next {
 		next[i] = -1

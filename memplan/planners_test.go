@@ -135,15 +135,15 @@ func networkRequests(r *rand.Rand) []Request {
 	return reqs
 }
 
-// networkInPlaceRequests is networkRequests with in-place links: a
+// networkOverwriteRequests is networkRequests with planned overwrites: a
 // layer's output written over the previous layer's where that one dies
 // at this layer (an activation, a pooling, an elementwise op).
-func networkInPlaceRequests(r *rand.Rand) []Request {
+func networkOverwriteRequests(r *rand.Rand) []Request {
 	reqs := networkRequests(r)
 	last := -1 // the previous layer's tensor
 	for i := range reqs {
 		if last >= 0 && reqs[last].End == reqs[i].Start && reqs[last].Start < reqs[i].Start && r.IntN(3) > 0 {
-			reqs[i].Follows = last + 1
+			reqs[i].Overwrites = OverwriteOf(last)
 		}
 		if reqs[i].Size >= 64 && (last < 0 || reqs[i].Start > reqs[last].Start) {
 			last = i
@@ -162,7 +162,7 @@ func TestPlannersRandom(t *testing.T) {
 	}{
 		{"uniform", randomRequests},
 		{"network", networkRequests},
-		{"network in place", networkInPlaceRequests},
+		{"network overwrites", networkOverwriteRequests},
 	}
 	for _, g := range gens {
 		t.Run(g.name, func(t *testing.T) {
@@ -287,10 +287,11 @@ func BenchmarkPlan(b *testing.B) {
 	}
 }
 
-// TestInPlaceLinks: a tensor written over the input that dies where it is
-// written shares that input's offset, so the pair costs the larger of the
-// two; links whose steps do not meet are ignored.
-func TestInPlaceLinks(t *testing.T) {
+// TestOverwrites: a tensor written over the input that dies where it is
+// written (a planned overwrite) shares that input's offset, so the pair
+// costs the larger of the two; links whose steps do not meet, and
+// Overwrites that name no request, are ignored.
+func TestOverwrites(t *testing.T) {
 	tests := []struct {
 		name string
 		reqs []Request
@@ -300,19 +301,25 @@ func TestInPlaceLinks(t *testing.T) {
 		same [][2]int
 	}{
 		{"pool over its input (conv -> pool -> conv)",
-			[]Request{{Size: 4096, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}, {Size: 2048, Start: 2, End: 3}},
+			[]Request{{Size: 4096, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Overwrites: OverwriteOf(0)}, {Size: 2048, Start: 2, End: 3}},
 			4096, 4096, [][2]int{{0, 1}}},
 		{"output larger than its input (a 1x1 expansion)",
-			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 4096, Start: 1, End: 2, Follows: 1}, {Size: 1024, Start: 2, End: 3, Follows: 2}},
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 4096, Start: 1, End: 2, Overwrites: OverwriteOf(0)}, {Size: 1024, Start: 2, End: 3, Overwrites: OverwriteOf(1)}},
 			4096, 4096, [][2]int{{0, 1}, {1, 2}}},
 		{"a skip connection alive across the chain",
-			[]Request{{Size: 1024, Start: 0, End: 3}, {Size: 2048, Start: 1, End: 2}, {Size: 2048, Start: 2, End: 3, Follows: 2}, {Size: 1024, Start: 4, End: 5}},
+			[]Request{{Size: 1024, Start: 0, End: 3}, {Size: 2048, Start: 1, End: 2}, {Size: 2048, Start: 2, End: 3, Overwrites: OverwriteOf(1)}, {Size: 1024, Start: 4, End: 5}},
 			3072, 3072, [][2]int{{1, 2}}},
 		{"steps that do not meet: no link",
-			[]Request{{Size: 1024, Start: 0, End: 2}, {Size: 1024, Start: 1, End: 3, Follows: 1}},
+			[]Request{{Size: 1024, Start: 0, End: 2}, {Size: 1024, Start: 1, End: 3, Overwrites: OverwriteOf(0)}},
 			2048, 2048, nil},
-		{"a second follower of one input is ignored",
-			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}, {Size: 1024, Start: 1, End: 2, Follows: 1}},
+		{"the zero Overwrite names none (not request 0)",
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Overwrites: Overwrite{}}},
+			2048, 2048, nil},
+		{"an index outside the list is ignored",
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Overwrites: OverwriteOf(2)}, {Size: 1024, Start: 2, End: 3, Overwrites: OverwriteOf(-1)}},
+			2048, 2048, nil},
+		{"a second writer over one input is ignored",
+			[]Request{{Size: 1024, Start: 0, End: 1}, {Size: 1024, Start: 1, End: 2, Overwrites: OverwriteOf(0)}, {Size: 1024, Start: 1, End: 2, Overwrites: OverwriteOf(0)}},
 			2048, 2048, nil},
 	}
 	for _, tc := range tests {
@@ -332,10 +339,10 @@ func TestInPlaceLinks(t *testing.T) {
 	}
 	// Check accepts a linked pair only at one offset, not overlapping
 	// otherwise, and never an unlinked pair.
-	reqs := []Request{{Size: 128, Start: 0, End: 1}, {Size: 128, Start: 1, End: 2, Follows: 1}}
+	reqs := []Request{{Size: 128, Start: 0, End: 1}, {Size: 128, Start: 1, End: 2, Overwrites: OverwriteOf(0)}}
 	assert.NoError(t, Check(reqs, Plan{Offsets: []int64{0, 0}, Total: 128}))
 	assert.NoError(t, Check(reqs, Plan{Offsets: []int64{0, 128}, Total: 256}))
 	assert.ErrorContains(t, Check(reqs, Plan{Offsets: []int64{64, 0}, Total: 192}), "overlap in memory")
-	reqs[1].Follows = 0
+	reqs[1].Overwrites = Overwrite{}
 	assert.ErrorContains(t, Check(reqs, Plan{Offsets: []int64{0, 0}, Total: 128}), "overlap in memory")
 }

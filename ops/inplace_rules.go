@@ -8,10 +8,11 @@ import (
 
 // In-place outputs: an out-variant kernel that may write its output over
 // the memory of an input that nothing reads after the node. The memory
-// planner (memplan.Request.Follows) then places the output at the same
-// offset as that input, so the two cost one tensor at the node instead of
-// two: a pooling or strided depthwise convolution writes over the
-// activation it reads, an elementwise op over its dead operand.
+// planner (memplan.Request.Overwrites, a planned overwrite) then places
+// the output at the same offset as that input, so the two cost one tensor
+// at the node instead of two: a pooling or strided depthwise convolution
+// writes over the activation it reads, an elementwise op over its dead
+// operand.
 //
 // The contract, for a kernel with a rule: when Safe (nil: always) says
 // yes for the inputs about to run, and the runtime has made the output's

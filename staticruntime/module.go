@@ -114,14 +114,15 @@ type managedInfo struct {
 	slot       int32
 	start, end int
 	output     bool // a graph output (managed only with ManageOutputTensors)
-	// follows is 1 + the index (among the same region's infos) of the
-	// tensor this one may be written over in place, or 0; node is the
-	// top-level node that writes it, input the index of the node's input
-	// that reads that tensor, and safe its op's check (ops.InPlace).
-	follows int
-	node    int
-	input   int
-	safe    func(p *ops.ProcessedNode) bool
+	// overwrites, when OK, names (by its index among the same region's
+	// infos) the tensor this one may be written over (a planned
+	// overwrite); node is the top-level node that writes it, input the
+	// index of the node's input that reads that tensor, and safe its
+	// op's check (ops.InPlace).
+	overwrites memplan.Overwrite
+	node       int
+	input      int
+	safe       func(p *ops.ProcessedNode) bool
 	// memo lists the node's inputs a verdict of safe depends on (its
 	// tensors); memoOK is false when another input may change between
 	// runs (a scalar or list not constant), so nothing is remembered.
@@ -492,27 +493,27 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 			}
 		}
 	}
-	// In-place links: ATen's kernels take an out that is exactly self
+	// Planned overwrites: ATen's kernels take an out that is exactly self
 	// (rules marked Backend); the other rules hold for Go kernels only,
 	// so they apply only where every node runs Go's.
 	goOnly := m.opts.Backend == nil || m.opts.BackendMode == ops.BackendGo
 	rules := map[*graph.Node]ops.InPlace{}
-	inPlace := func(n *graph.Node) (int, bool) {
+	overwrite := func(n *graph.Node) (int, bool) {
 		r, ok := ops.InPlaceOf(n)
-		if !ok || !(r.Backend || goOnly) || m.opts.DisableInPlace {
+		if !ok || !(r.Backend || goOnly) || m.opts.DisableOverwrites {
 			return 0, false
 		}
 		rules[n] = r
 		return r.Input, true
 	}
 	m.catPart = map[*graph.Value]bool{}
-	if goOnly && !m.opts.DisableInPlace && m.device.IsHost() {
+	if goOnly && !m.opts.DisableOverwrites && m.device.IsHost() {
 		m.findCatGroups(db, writer, slotOf)
 	}
 	lts, _, err := memplan.LifetimesContext(ctx, m.graph, db, memplan.LifetimeOptions{
 		Candidate:     func(v *graph.Value) bool { return writer[v] != nil && !m.catPart[v] },
 		ManageOutputs: m.opts.ManageOutputTensors,
-		InPlace:       inPlace,
+		Overwrite:     overwrite,
 	})
 	if err != nil {
 		return fmt.Errorf("staticruntime: %w", err)
@@ -527,10 +528,10 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 		}
 		at[i] = len(m.managed)
 		mi := managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End}
-		if lt.Follows > 0 {
+		if lt.Overwrites.OK {
 			// Both are intermediates (Lifetimes links no outputs), so the
 			// input's index is already in m.managed.
-			mi.follows = at[lt.Follows-1] + 1
+			mi.overwrites = memplan.OverwriteOf(at[lt.Overwrites.Index])
 			mi.node = lt.Start
 			n := lt.Value.Node
 			mi.input = rules[n].Input

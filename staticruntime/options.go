@@ -34,11 +34,11 @@ type Options struct {
 	ManageOutputTensors bool
 	// Planner places managed tensors; nil means memplan.GreedyBySize.
 	Planner memplan.Planner
-	// DisableInPlace stops the planner from writing an output over the
+	// DisableOverwrites stops the planner from writing an output over the
 	// memory of an input that dies at its node (ops.InPlace, such as a
 	// pooling over its activation) and the parts of a cat from being
 	// written straight into its output, to measure what that saves.
-	DisableInPlace bool
+	DisableOverwrites bool
 	// SkipPasses prepares the graph as given, without gosr's passes.
 	SkipPasses bool
 	// DisablePasses names passes of the pipeline (passes.Names) to skip

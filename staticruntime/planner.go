@@ -44,7 +44,7 @@ type region struct {
 	reqs     []memplan.Request
 	dirty    bool
 	replans  int
-	// linked marks, per tensor, an in-place link the current plan honours
+	// linked marks, per tensor, an overwrite link the current plan honours
 	// (the tensor begins where the input it is written over begins);
 	// unlinked, a link dropped after a run whose inputs did not allow it.
 	linked, unlinked []bool
@@ -52,7 +52,7 @@ type region struct {
 	memos []linkMemo
 }
 
-// minLinkBytes is the smallest pair of tensors an in-place link is
+// minLinkBytes is the smallest pair of tensors an overwrite link is
 // offered to the planner for: a link saves at most the smaller of the
 // two, and each one honoured costs a check before its node on every run
 // (a few nanoseconds). 256 bytes keeps links off the scalar-sized
@@ -175,7 +175,7 @@ func (g *region) allocate(r *StaticRuntime) error {
 	g.plan, g.slab = plan, slab
 	g.replans++
 	for i, rq := range g.reqs {
-		g.linked[i] = rq.Follows > 0 && plan.Offsets[i] == plan.Offsets[rq.Follows-1] && rq.Size > 0
+		g.linked[i] = rq.Overwrites.OK && plan.Offsets[i] == plan.Offsets[rq.Overwrites.Index] && rq.Size > 0
 	}
 	for i, mi := range g.infos {
 		t := r.values[mi.slot].Tensor()
@@ -193,28 +193,28 @@ func (g *region) allocate(r *StaticRuntime) error {
 func (g *region) requests() []memplan.Request {
 	for i, mi := range g.infos {
 		g.reqs[i] = memplan.Request{Size: g.sizes[i], Start: mi.start, End: mi.end}
-		if mi.follows > 0 && !g.unlinked[i] && min(g.sizes[i], g.sizes[mi.follows-1]) >= minLinkBytes {
-			g.reqs[i].Follows = mi.follows
+		if ow := mi.overwrites; ow.OK && !g.unlinked[i] && min(g.sizes[i], g.sizes[ow.Index]) >= minLinkBytes {
+			g.reqs[i].Overwrites = ow
 		}
 	}
 	return g.reqs
 }
 
-// inPlace runs before the top-level node that writes managed tensor i,
-// which the plan may have put over the tensor it follows (an in-place
-// link). The kernel may write over its input only if that input begins
+// checkOverwrite runs before the top-level node that writes managed
+// tensor i, which the plan may have put over the tensor it overwrites
+// (an overwrite link). The kernel may write over its input only if that input begins
 // where the plan put that tensor (its window, offset 0, contiguous: an
 // op that passes another tensor through, or a view, leaves it elsewhere)
 // and the op's check accepts this run's inputs (ops.InPlace.Safe:
 // shapes, dtypes). If not,
 // the output takes memory of its own for this run, and the next plan
 // keeps the two apart, so it costs one allocation, once.
-func (g *region) inPlace(r *StaticRuntime, i int, p *ops.ProcessedNode) {
+func (g *region) checkOverwrite(r *StaticRuntime, i int, p *ops.ProcessedNode) {
 	mi := &g.infos[i]
 	if !g.linked[i] {
 		// Before the first plan, drop the links this run's inputs already
-		// rule out (a convolution no kernel can run in place), so that
-		// the first plan is the one that lasts.
+		// rule out (a convolution no kernel can write over its input), so
+		// that the first plan is the one that lasts.
 		if g.replans == 0 && !g.unlinked[i] {
 			a := p.Tensor(mi.input)
 			if a == nil || a.Offset() != 0 || !a.IsContiguous() || mi.safe != nil && !mi.safe(p) {
@@ -223,7 +223,7 @@ func (g *region) inPlace(r *StaticRuntime, i int, p *ops.ProcessedNode) {
 		}
 		return
 	}
-	j := mi.follows - 1
+	j := mi.overwrites.Index
 	b := r.values[mi.slot].Tensor()
 	memo := &g.memos[i]
 	if mi.memoOK && b != nil && memo.holds(g, p, b, mi) {
@@ -314,15 +314,15 @@ func (p *runPlanner) checkStep(r *StaticRuntime, step int) error {
 			live = append(live, span{lo, lo + uintptr(t.Storage().Len()), mi.slot, g, i})
 		}
 	}
-	// An output written over its input (an honoured in-place link) begins
-	// where that input begins, at the step it is written.
-	inPlace := func(a, b span) bool {
+	// An output written over its input (an honoured overwrite link)
+	// begins where that input begins, at the step it is written.
+	overwrites := func(a, b span) bool {
 		return a.g == b.g && a.lo == b.lo &&
-			(a.g.linked[b.i] && a.g.infos[b.i].follows-1 == a.i || a.g.linked[a.i] && a.g.infos[a.i].follows-1 == b.i)
+			(a.g.linked[b.i] && a.g.infos[b.i].overwrites.Index == a.i || a.g.linked[a.i] && a.g.infos[a.i].overwrites.Index == b.i)
 	}
 	for i, a := range live {
 		for _, b := range live[i+1:] {
-			if a.lo < b.hi && b.lo < a.hi && !inPlace(a, b) {
+			if a.lo < b.hi && b.lo < a.hi && !overwrites(a, b) {
 				return fmt.Errorf("staticruntime: memory plan: after step %d, live tensors %s and %s share memory",
 					step, r.m.slotName(a.slot), r.m.slotName(b.slot))
 			}
@@ -341,10 +341,11 @@ type MemoryStats struct {
 	LowerBound     int64 // largest total of managed tensors alive at one node
 	TensorBytes    int64 // sum of the managed tensors' sizes (aligned)
 	ReusedBytes    int64 // TensorBytes - ManagedBytes: what sharing saved
-	// InPlace counts the tensors the plan writes over the input they
-	// follow (memplan.Request.Follows): a pooling over its activation.
-	InPlace int
-	Replans int // times the slab was (re)planned
+	// Overwrites counts the tensors the plan writes over the input they
+	// overwrite (memplan.Request.Overwrites): a pooling over its
+	// activation.
+	Overwrites int
+	Replans    int // times the slab was (re)planned
 	// Groups are the storage groups (request indices) for planners that
 	// group; Offsets the place of each managed tensor in the slab.
 	Groups  [][]int
@@ -381,7 +382,7 @@ func (r *StaticRuntime) MemoryStats() MemoryStats {
 	}
 	for _, l := range g.linked {
 		if l {
-			st.InPlace++
+			st.Overwrites++
 		}
 	}
 	st.LowerBound = memplan.LowerBound(reqs)

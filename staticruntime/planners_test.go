@@ -310,8 +310,8 @@ func BenchmarkPlannerSpeed(b *testing.B) {
 		configs = append(configs, config{pl.Name(), o})
 	}
 	o := staticruntime.DefaultOptions()
-	o.DisableInPlace = true
-	configs = append(configs, config{"greedy-no-inplace", o})
+	o.DisableOverwrites = true
+	configs = append(configs, config{"greedy-no-overwrites", o})
 	// The DLRM-style model at serving batch sizes too: its tensors then
 	// outgrow the L1 cache (b256) and the L2 (b2048), where a compact slab
 	// pays.

@@ -30,7 +30,7 @@ type StaticRuntime struct {
 	// cats is the state of the module's concatenations whose parts are
 	// written in place (catparts.go).
 	cats []catState
-	// linkHooks are the checks of the in-place links (setHooks).
+	// linkHooks are the checks of the overwrite links (setHooks).
 	linkHooks []linkHook
 	// broken is set when a run failed part-way; the next run resets
 	// every slot so no half-written state survives.
@@ -79,7 +79,7 @@ type BlockRunner struct {
 	// the node of a step.
 	check func(step int) error
 	// pre (top block only, nil if none) holds, per node, what the runtime
-	// does before the node runs, or nil: check an in-place link (the
+	// does before the node runs, or nil: check an overwrite link (the
 	// node writes a managed tensor over its input), place the parts of a
 	// concatenation in its output, or check them before the cat.
 	pre []func(p *ops.ProcessedNode)
@@ -258,7 +258,7 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 }
 
 // setHooks prepares what the top runner does before some nodes (see
-// BlockRunner.pre): the in-place links' checks and the concatenations'
+// BlockRunner.pre): the overwrite links' checks and the concatenations'
 // parts (catparts.go). refreshHooks installs them.
 func (r *StaticRuntime) setHooks() {
 	m := r.m
@@ -267,7 +267,7 @@ func (r *StaticRuntime) setHooks() {
 	// by step, found once: a scan of the list per link cost links × nodes.
 	var byStep map[int][]int
 	for i, mi := range m.managed {
-		if mi.follows == 0 {
+		if !mi.overwrites.OK {
 			continue
 		}
 		if byStep == nil {
@@ -278,14 +278,14 @@ func (r *StaticRuntime) setHooks() {
 		}
 		for _, k := range byStep[mi.node] {
 			r.linkHooks = append(r.linkHooks, linkHook{node: k, tensor: i,
-				f: func(p *ops.ProcessedNode) { r.planner.inter.inPlace(r, i, p) }})
+				f: func(p *ops.ProcessedNode) { r.planner.inter.checkOverwrite(r, i, p) }})
 		}
 	}
 	r.cats = make([]catState, len(m.cats))
 	r.refreshHooks()
 }
 
-// linkHook is the check of one in-place link, before its node.
+// linkHook is the check of one overwrite link, before its node.
 type linkHook struct {
 	node, tensor int
 	f            func(p *ops.ProcessedNode)

@@ -289,7 +289,7 @@ func TestMemoryPlanAndGrowth(t *testing.T) {
 			o.CheckPlan = true
 			o.Planner = c.planner
 			o.DisablePasses = []string{"UseInplaceActivations"} // keep 7 tensors
-			o.DisableInPlace = true
+			o.DisableOverwrites = true
 			m := prepare(t, mulReluChain(4), &o)
 			r := m.NewRuntime()
 			w := ivalue.FromTensor(ivalue.F32Tensor([]float32{2}, 1))
@@ -402,10 +402,10 @@ func TestBenchmarkIndividualOps(t *testing.T) {
 
 // BenchmarkMulReluChain measures the per-node overhead: 100 tiny nodes.
 func BenchmarkMulReluChain(b *testing.B) {
-	for _, inPlace := range []bool{true, false} {
-		b.Run(fmt.Sprintf("inplace=%v", inPlace), func(b *testing.B) {
+	for _, overwrites := range []bool{true, false} {
+		b.Run(fmt.Sprintf("overwrites=%v", overwrites), func(b *testing.B) {
 			o := staticruntime.DefaultOptions()
-			o.DisableInPlace = !inPlace
+			o.DisableOverwrites = !overwrites
 			m := prepare(b, mulReluChain(50), &o)
 			r := m.NewRuntime()
 			x := ivalue.FromTensor(ivalue.F32Tensor([]float32{0.5}, 1))

@@ -48,7 +48,7 @@ type runtimeFlags struct {
 	manageOutputs bool
 	noOutVariant  bool
 	noOptimize    bool
-	noInPlace     bool
+	noOverwrites  bool
 	// interop is Options.InterOpThreads and PyTorch's inter-op threads;
 	// 0 means GOMAXPROCS (interopThreads resolves it).
 	interop int
@@ -64,7 +64,7 @@ func (f *runtimeFlags) register(fs *flag.FlagSet) {
 		"the timing loops call ReleaseOutputs after each run, so the arena is reused")
 	fs.BoolVar(&f.noOutVariant, "no-out-variant", false, "disable out variants")
 	fs.BoolVar(&f.noOptimize, "no-optimize-memory", false, "no memory planning")
-	fs.BoolVar(&f.noInPlace, "no-inplace", false, "the planner never writes an output over the dead input it reads (a pooling over its activation), nor the parts of a cat straight into its output")
+	fs.BoolVar(&f.noOverwrites, "no-overwrites", false, "no planned overwrites: the planner never writes an output over the dead input it reads (a pooling over its activation), nor the parts of a cat straight into its output")
 	fs.IntVar(&f.interop, "interop", 1, "inter-op threads that run prim::fork tasks, gosr's (Options.InterOpThreads) and PyTorch's (set_num_interop_threads); 0: GOMAXPROCS")
 }
 
@@ -111,7 +111,7 @@ func (f runtimeFlags) options() (*staticruntime.Options, error) {
 	o := staticruntime.DefaultOptions()
 	o.EnableOutVariant = !f.noOutVariant
 	o.OptimizeMemory = !f.noOptimize
-	o.DisableInPlace = f.noInPlace
+	o.DisableOverwrites = f.noOverwrites
 	o.ManageOutputTensors = f.manageOutputs
 	o.InterOpThreads = f.interopThreads()
 	if err := f.setBackend(&o); err != nil {

@@ -42,7 +42,7 @@ func TestMeasureBuiltin(t *testing.T) {
 	var keys map[string]any
 	require.NoError(t, json.Unmarshal(b, &keys))
 	for _, k := range []string{"us_per_iter", "max_abs_diff", "nodes", "out_variant_nodes", "native_nodes", "fallback_nodes", "managed_bytes", "allocs_per_run", "throughput",
-		"planner", "managed_tensors", "lower_bound_bytes", "tensor_bytes", "reused_bytes", "replans", "in_place", "manage_outputs", "output_tensors", "output_bytes"} {
+		"planner", "managed_tensors", "lower_bound_bytes", "tensor_bytes", "reused_bytes", "replans", "overwrites", "manage_outputs", "output_tensors", "output_bytes"} {
 		assert.Contains(t, keys, k)
 	}
 	assert.Equal(t, "greedy", keys["planner"], "no -planner: the runtime's default")

@@ -120,7 +120,7 @@ func printMemory(w io.Writer, res *runResult, verbose bool) {
 	}
 	fmt.Fprintf(w, "  bytes reused: %d (%.1f%% of tensor bytes)\n", res.ReusedBytes, pct)
 	fmt.Fprintf(w, "  re-plans: %d\n", res.Replans)
-	fmt.Fprintf(w, "  written in place over their input: %d\n", res.InPlace)
+	fmt.Fprintf(w, "  planned overwrites (tensors written over their input): %d\n", res.Overwrites)
 	if res.ManageOutputs {
 		fmt.Fprintf(w, "  output arena: %d tensors, %d bytes, %d re-plans, %d abandoned arenas\n", ms.OutputTensors, ms.OutputBytes, ms.OutputReplans, ms.AbandonedArenas)
 	}
@@ -142,8 +142,8 @@ func printMemory(w io.Writer, res *runResult, verbose bool) {
 			off = ms.Offsets[i]
 		}
 		over := ""
-		if t.Follows > 0 && i < len(ms.Offsets) && ms.Offsets[t.Follows-1] == off {
-			over = fmt.Sprintf(", in place over tensor %d", t.Follows-1)
+		if ow := t.Overwrites; ow.OK && i < len(ms.Offsets) && ms.Offsets[ow.Index] == off {
+			over = fmt.Sprintf(", overwrites tensor %d", ow.Index)
 		}
 		fmt.Fprintf(w, "  tensor %d: offset %d, size %d, steps %d-%d%s\n", i, off, t.Size, t.Start, t.End, over)
 	}
@@ -192,8 +192,9 @@ type runResult struct {
 	TensorBytes     int64  `json:"tensor_bytes"`
 	ReusedBytes     int64  `json:"reused_bytes"`
 	Replans         int    `json:"replans"`
-	// InPlace counts tensors written over the input they follow.
-	InPlace       int  `json:"in_place"`
+	// Overwrites counts tensors written over their input (planned
+	// overwrites).
+	Overwrites    int  `json:"overwrites"`
 	ManageOutputs bool `json:"manage_outputs"`
 	// Device is where the module's tensors and slab live (-device).
 	Device        string `json:"device"`
@@ -208,6 +209,6 @@ func (res *runResult) setMemory(ms staticruntime.MemoryStats, manageOutputs bool
 	res.Planner, res.ManagedTensors, res.ManagedBytes = ms.Planner, ms.ManagedTensors, ms.ManagedBytes
 	res.Device = ms.Device
 	res.LowerBoundBytes, res.TensorBytes, res.ReusedBytes = ms.LowerBound, ms.TensorBytes, ms.ReusedBytes
-	res.Replans, res.InPlace = ms.Replans, ms.InPlace
+	res.Replans, res.Overwrites = ms.Replans, ms.Overwrites
 	res.ManageOutputs, res.OutputTensors, res.OutputBytes = manageOutputs, ms.OutputTensors, ms.OutputBytes
 }

@@ -28,6 +28,9 @@ type loc int32
 // origin.
 const wildcard loc = 0
 
+// noLoc fills a slot that holds no location (0 is the wildcard's).
+const noLoc loc = -1
+
 // DB is the result of the analysis of one graph. It is read-only after
 // Analyze (the caches below fill on first use, under mu); a pass that
 // changes the graph must analyze it again.
@@ -64,7 +67,7 @@ type DB struct {
 	allOnce     sync.Once
 	all         *Index // every value of the graph (Aliases)
 	holdersOnce sync.Once
-	holders     [][2]loc // per location: up to two escaping containers holding it, as loc+1 (ElementsEscape)
+	holders     [][2]loc // per location: up to two escaping containers holding it, noLoc for none (ElementsEscape)
 }
 
 // Analyze runs the analysis on g.

@@ -23,7 +23,7 @@ type dag struct {
 
 // id is s's number in the DAG, or -1 (a set made by a query).
 func (g *dag) id(s *lnode) int32 {
-	if i := s.id - 1; i >= 0 && int(i) < len(g.nodes) && g.nodes[i] == s {
+	if i := s.id; i >= 0 && int(i) < len(g.nodes) && g.nodes[i] == s {
 		return i
 	}
 	return -1
@@ -40,8 +40,8 @@ func (d *DB) finish() {
 		}
 		visit(s.left)
 		visit(s.right)
-		g.nodes = append(g.nodes, s)
 		s.id = int32(len(g.nodes))
+		g.nodes = append(g.nodes, s)
 	}
 	visit(d.wcSet)
 	visit(d.outputs)
@@ -55,10 +55,10 @@ func (d *DB) finish() {
 	for i, s := range g.nodes {
 		f := d.locFlags(s.key)
 		if s.left != nil {
-			f |= g.flags[s.left.id-1]
+			f |= g.flags[s.left.id]
 		}
 		if s.right != nil {
-			f |= g.flags[s.right.id-1]
+			f |= g.flags[s.right.id]
 		}
 		g.flags[i] = f
 	}
@@ -145,20 +145,20 @@ func perLoc[S any](d *DB, sm summary[S], roots []*lnode, tags []S) (sum func(s *
 		s := g.nodes[i]
 		byLoc[s.key] = sm.merge(byLoc[s.key], down[i])
 		if c := s.left; c != nil {
-			down[c.id-1] = sm.merge(down[c.id-1], down[i])
+			down[c.id] = sm.merge(down[c.id], down[i])
 		}
 		if c := s.right; c != nil {
-			down[c.id-1] = sm.merge(down[c.id-1], down[i])
+			down[c.id] = sm.merge(down[c.id], down[i])
 		}
 	}
 	up := down // reused: children before parents
 	for i, s := range g.nodes {
 		u := byLoc[s.key]
 		if s.left != nil {
-			u = sm.merge(u, up[s.left.id-1])
+			u = sm.merge(u, up[s.left.id])
 		}
 		if s.right != nil {
-			u = sm.merge(u, up[s.right.id-1])
+			u = sm.merge(u, up[s.right.id])
 		}
 		up[i] = u
 	}

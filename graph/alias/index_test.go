@@ -122,3 +122,27 @@ func TestReachAgainstReachableFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestFirst2: positions are kept from 0 up (position 0 is a value, not
+// "none"), -1 is none, duplicates count once, and the two smallest win.
+func TestFirst2(t *testing.T) {
+	none := [2]int32{-1, -1}
+	tests := []struct {
+		name string
+		a, b [2]int32
+		want [2]int32
+	}{
+		{"nothing", none, none, none},
+		{"position 0 alone", [2]int32{0, -1}, none, [2]int32{0, -1}},
+		{"position 0 from the second list", none, [2]int32{0, -1}, [2]int32{0, -1}},
+		{"a duplicate counts once", [2]int32{2, -1}, [2]int32{2, -1}, [2]int32{2, -1}},
+		{"the two smallest of four", [2]int32{3, 5}, [2]int32{0, 4}, [2]int32{0, 3}},
+		{"ordered whatever the input order", [2]int32{7, -1}, [2]int32{1, -1}, [2]int32{1, 7}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, first2(tc.a, tc.b))
+			assert.Equal(t, tc.want, first2(tc.b, tc.a), "merge is commutative")
+		})
+	}
+}

@@ -18,7 +18,7 @@ type lnode struct {
 	key         loc
 	prio        uint32
 	size        int32
-	id          int32 // 1 + its number in the DB's DAG (dag.go), 0 for none
+	id          int32 // its number in the DB's DAG (dag.go), or noID
 	left, right *lnode
 }
 
@@ -34,12 +34,17 @@ func prio(l loc) uint32 {
 	return x
 }
 
+// noID is the id of a node outside the DAG: one made after it (by a
+// query), or before it is built. The constructors set it, since 0 is a
+// number in the DAG.
+const noID = -1
+
 func mk(key loc, p uint32, l, r *lnode) *lnode {
-	return &lnode{key: key, prio: p, size: 1 + l.len() + r.len(), left: l, right: r}
+	return &lnode{key: key, prio: p, size: 1 + l.len() + r.len(), id: noID, left: l, right: r}
 }
 
 // single is {l}.
-func single(l loc) locSet { return &lnode{key: l, prio: prio(l), size: 1} }
+func single(l loc) locSet { return &lnode{key: l, prio: prio(l), size: 1, id: noID} }
 
 func (s *lnode) len() int32 {
 	if s == nil {

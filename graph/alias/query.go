@@ -86,7 +86,7 @@ func (d *DB) ElementsEscape(v *graph.Value) bool {
 			// The wildcard element (a split of a graph input) counts too:
 			// conservative, it makes more loop nodes fresh than needed.
 			for _, c := range d.holders[e] {
-				if c != 0 && c-1 != l {
+				if c != noLoc && c != l {
 					return true
 				}
 			}
@@ -101,6 +101,9 @@ func (d *DB) ElementsEscape(v *graph.Value) bool {
 // Two are enough to know whether one other than a given container does.
 func (d *DB) findHolders() {
 	d.holders = make([][2]loc, len(d.contents))
+	for e := range d.holders {
+		d.holders[e] = [2]loc{noLoc, noLoc}
+	}
 	for c, elems := range d.contents {
 		if !d.wild[c] && !d.contained[c] {
 			continue
@@ -108,10 +111,10 @@ func (d *DB) findHolders() {
 		for e := range elems.all() {
 			h := &d.holders[e]
 			switch {
-			case h[0] == 0:
-				h[0] = loc(c) + 1
-			case h[1] == 0 && h[0] != loc(c)+1:
-				h[1] = loc(c) + 1
+			case h[0] == noLoc:
+				h[0] = loc(c)
+			case h[1] == noLoc && h[0] != loc(c):
+				h[1] = loc(c)
 			}
 		}
 	}
@@ -261,9 +264,9 @@ func (d *DB) newIndex(vals []*graph.Value, all bool) *Index {
 	}
 	tags := make([][2]int32, len(vals))
 	for i := range tags {
-		tags[i] = [2]int32{int32(i) + 1, 0}
+		tags[i] = [2]int32{int32(i), -1}
 	}
-	x.first2 = perLoc(d, summary[[2]int32]{merge: first2}, x.roots, tags)
+	x.first2 = perLoc(d, summary[[2]int32]{zero: [2]int32{-1, -1}, merge: first2}, x.roots, tags)
 	return x
 }
 
@@ -286,13 +289,13 @@ func (x *Index) posOf(v *graph.Value) int32 {
 	return -1
 }
 
-// first2 merges two lists of at most two positions+1 (0 for none),
+// first2 merges two lists of at most two positions (-1 for none),
 // keeping the two smallest.
 func first2(a, b [2]int32) [2]int32 {
-	var out [2]int32
+	out := [2]int32{-1, -1}
 	n := 0
 	for _, v := range [4]int32{a[0], a[1], b[0], b[1]} {
-		if v == 0 || v == out[0] || v == out[1] {
+		if v < 0 || v == out[0] || v == out[1] {
 			continue
 		}
 		switch {
@@ -323,7 +326,7 @@ func (x *Index) candidates(v *graph.Value, f func(i int32) bool) {
 	ls := x.d.locs(v)
 	if x.first2 != nil {
 		for _, i := range x.first2(ls) {
-			if i != 0 && !f(i-1) {
+			if i >= 0 && !f(i) {
 				return
 			}
 		}

@@ -13,9 +13,9 @@ import (
 )
 
 // A pooling written over the activation it reads, then an elementwise op
-// over the pooled tensor: with in-place links the plan needs the largest
-// activation only.
-const inplaceIR = `graph(%x : Tensor, %w : Tensor):
+// over the pooled tensor: with planned overwrites the plan needs the
+// largest activation only.
+const overwriteIR = `graph(%x : Tensor, %w : Tensor):
   %k : int[] = prim::Constant[value=[2, 2]]()
   %e : int[] = prim::Constant[value=annotate(List[int], [])]()
   %z : int[] = prim::Constant[value=[0, 0]]()
@@ -27,10 +27,10 @@ const inplaceIR = `graph(%x : Tensor, %w : Tensor):
   %y : Tensor = aten::tanh(%m)
   return (%y)`
 
-// inplaceWant computes the graph in plain Go. The weights broadcast over
+// overwriteWant computes the graph in plain Go. The weights broadcast over
 // leading dimensions only, so element i of the product reads element
 // i mod len of each operand.
-func inplaceWant(x []float32, n, c, h, w int, wv []float32) []float32 {
+func overwriteWant(x []float32, n, c, h, w int, wv []float32) []float32 {
 	oh, ow := h/2, w/2
 	p := make([]float32, n*c*oh*ow)
 	for i := range p {
@@ -53,7 +53,7 @@ func inplaceWant(x []float32, n, c, h, w int, wv []float32) []float32 {
 	return out
 }
 
-func TestInPlaceLinks(t *testing.T) {
+func TestOverwriteLinks(t *testing.T) {
 	ramp := func(n int) []float32 {
 		x := make([]float32, n)
 		for i := range x {
@@ -72,45 +72,45 @@ func TestInPlaceLinks(t *testing.T) {
 		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, c, h, w)), ivalue.FromTensor(ivalue.F32Tensor(wv, wshape...)))
 		require.NoError(t, err)
 		got := f32(t, outs[0])
-		want := inplaceWant(x, n, c, h, w, wv)
+		want := overwriteWant(x, n, c, h, w, wv)
 		require.Len(t, got, len(want))
 		for i := range want {
 			require.InDelta(t, want[i], got[i], 1e-5, "element %d", i)
 		}
 	}
 	o := staticruntime.DefaultOptions()
-	o.CheckPlan = true // checks every step, in-place pairs included
-	r := prepare(t, inplaceIR, &o).NewRuntime()
+	o.CheckPlan = true // checks every step, overwrite pairs included
+	r := prepare(t, overwriteIR, &o).NewRuntime()
 	run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	st := r.MemoryStats()
 	// sigmoid's result (6144 bytes) holds the pooled tensor, and the
 	// pooled tensor the product: one tensor's memory for all three.
-	assert.Equal(t, 2, st.InPlace)
+	assert.Equal(t, 2, st.Overwrites)
 	assert.Equal(t, int64(6144), st.ManagedBytes)
 	assert.Equal(t, int64(6144), st.LowerBound)
 
-	o.DisableInPlace = true
-	r0 := prepare(t, inplaceIR, &o).NewRuntime()
+	o.DisableOverwrites = true
+	r0 := prepare(t, overwriteIR, &o).NewRuntime()
 	run(t, r0, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	run(t, r0, 2, 3, 16, 16, []int{2, 3, 8, 8})
-	assert.Zero(t, r0.MemoryStats().InPlace)
+	assert.Zero(t, r0.MemoryStats().Overwrites)
 	assert.Equal(t, int64(6144+1536), r0.MemoryStats().ManagedBytes)
 
 	// The product broadcasts the pooled tensor to a larger shape: the
 	// multiply may not write over it. That run gives the product memory
 	// of its own, the next plan keeps the two apart, and runs after it
 	// allocate nothing (checked without CheckPlan, which allocates).
-	o.DisableInPlace = false
+	o.DisableOverwrites = false
 	for _, check := range []bool{true, false} {
 		o.CheckPlan = check
-		r := prepare(t, inplaceIR, &o).NewRuntime()
+		r := prepare(t, overwriteIR, &o).NewRuntime()
 		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 		run(t, r, 1, 3, 16, 16, []int{2, 3, 8, 8})
 		run(t, r, 1, 3, 16, 16, []int{2, 3, 8, 8})
 		st = r.MemoryStats()
-		assert.Equal(t, 1, st.InPlace, "the pooling is still in place")
+		assert.Equal(t, 1, st.Overwrites, "the pooling still writes over its input")
 		assert.Equal(t, int64(6144), st.ManagedBytes)
 		if !check && !raceflag.Enabled {
 			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*256), 1, 3, 16, 16))
@@ -120,11 +120,11 @@ func TestInPlaceLinks(t *testing.T) {
 				require.NoError(t, err)
 			}))
 		}
-		// Back to shapes where the multiply could write in place: correct,
-		// with the link left out for good.
+		// Back to shapes where the multiply could write over its input:
+		// correct, with the link left out for good.
 		run(t, r, 2, 3, 16, 16, []int{2, 3, 8, 8})
 		run(t, r, 2, 3, 16, 16, []int{8, 8})
-		assert.Equal(t, 1, r.MemoryStats().InPlace)
+		assert.Equal(t, 1, r.MemoryStats().Overwrites)
 	}
 
 	// Tensors under a kilobyte are not linked: the check before each
@@ -137,7 +137,7 @@ func TestInPlaceLinks(t *testing.T) {
 		_, err := r1.Run(x, w)
 		require.NoError(t, err)
 	}
-	assert.Zero(t, r1.MemoryStats().InPlace)
+	assert.Zero(t, r1.MemoryStats().Overwrites)
 }
 
 // The parts of a cat that makes a graph output are written straight into
@@ -210,7 +210,7 @@ func TestCatPartsInPlace(t *testing.T) {
 	}
 	// Without it, the parts are managed tensors in the slab.
 	o := staticruntime.DefaultOptions()
-	o.DisableInPlace = true
+	o.DisableOverwrites = true
 	r := prepare(t, catPartsIR, &o).NewRuntime()
 	run(t, r, 2, 3)
 	run(t, r, 2, 3)
