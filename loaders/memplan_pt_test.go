@@ -201,7 +201,7 @@ func TestPlanCostResnet18(t *testing.T) {
 		t0 := time.Now()
 		db := alias.Analyze(g)
 		lts, _ := memplan.Lifetimes(g, db, memplan.LifetimeOptions{Overwrite: func(n *graph.Node) (int, bool) {
-			r, ok := ops.InPlaceOf(n)
+			r, ok := ops.OverwriteRuleOf(n)
 			return r.Input, ok
 		}})
 		p := memplan.GreedyBySize{}.Plan(reqs)

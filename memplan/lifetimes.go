@@ -37,7 +37,7 @@ type LifetimeOptions struct {
 	// as Output lifetimes instead of leaving them unmanaged.
 	ManageOutputs bool
 	// Overwrite reports, for a node, the index of the input its kernel
-	// may write its (single) output over (ops.InPlace), or false. Lifetimes
+	// may write its (single) output over (ops.OverwriteRule), or false. Lifetimes
 	// links the output to that input when the input is a tensor of the
 	// same kind (both managed, neither an output) made by another
 	// top-level node, last read by this node, and aliased by no other

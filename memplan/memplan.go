@@ -22,7 +22,7 @@ type Request struct {
 	// Overwrites, when OK, names the request this tensor may be written
 	// over (a planned overwrite): that request is last read at this
 	// one's Start, by the node writing this one, whose kernel can write
-	// its output beginning at the input's first byte (ops.InPlace).
+	// its output beginning at the input's first byte (ops.OverwriteRule).
 	// A planner may honour the link (same offset: the two cost one tensor
 	// at that step) or ignore it (disjoint memory, as for any two tensors
 	// alive together). Links whose steps do not meet are ignored.

@@ -13,7 +13,7 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// The in-place rules of this area's kernels (activation.go, prelu,
+// The overwrite rules of this area's kernels (activation.go, prelu,
 // instance_norm): the same bits with the output over the input as with
 // an output of its own. (The values are checked against PyTorch by the
 // act_/norm_ fixtures.)

@@ -154,7 +154,7 @@ func stackRun(p *ProcessedNode, st *shapeState, dim int64) error {
 	st.aux = append(st.aux, ostr[d+1:]...)
 	for j, t := range ts {
 		if sharesMemory(out, t) {
-			// The output may begin in a part's memory (the in-place rule).
+			// The output may begin in a part's memory (the overwrite rule).
 			if stackOverOwnPart(out, ts, j, d) {
 				return nil
 			}

@@ -35,7 +35,7 @@ type convState struct {
 	shape []int
 	wbuf  []float32
 	saved []float32 // depthwise: output values a tap must not touch
-	// In place (output over the input, see InPlace): one depthwise
+	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
 	plane []float32
@@ -276,7 +276,7 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	kdim := w.Size(1) * g.kh * g.kw
 	og := g.o / g.groups
 	depthwise := w.Size(1) == 1 && g.groups == g.c
-	// The output may begin in the input's memory (an in-place rule):
+	// The output may begin in the input's memory (an overwrite rule):
 	// depthwise convolutions with one output channel per input channel
 	// go plane by plane, 1x1 ones column tile by column tile, anything
 	// else reads a copy of the input.

@@ -15,17 +15,17 @@ func init() {
 		RegisterNative(in, inplaceBuilder)
 	}
 
-	// Memory-planner rules (see InPlace): each output element is computed
+	// Memory-planner rules (see OverwriteRule): each output element is computed
 	// from the input element at the same index only, read before written.
 	// Go kernel only: ATen's out= would do, but is not relied on.
 	for _, s := range []string{
 		eluSchema, seluSchema, celuSchema, hardshrinkSchema, softshrinkSchema,
 		logSigmoidSchema, mishSchema, rreluSchema,
 	} {
-		regInPlace(s, InPlace{Input: 0, Safe: unarySafe(true)})
+		regOverwrite(s, OverwriteRule{Input: 0, Safe: unarySafe(true)})
 	}
-	regInPlace(thresholdSchema, InPlace{Input: 0, Safe: unarySafe(false)})
-	regInPlace(preluSchema, InPlace{Input: 0, Safe: preluSafe})
+	regOverwrite(thresholdSchema, OverwriteRule{Input: 0, Safe: unarySafe(false)})
+	regOverwrite(preluSchema, OverwriteRule{Input: 0, Safe: preluSafe})
 }
 
 // preluSafe: a floating self that the weight (input 1) cannot be.

@@ -28,7 +28,7 @@ func init() {
 		}
 		return nil
 	})
-	regInPlace(instanceNormSchema, InPlace{Input: 0, Safe: normSafe})
+	regOverwrite(instanceNormSchema, OverwriteRule{Input: 0, Safe: normSafe})
 }
 
 var instanceNormNames = newNormNames("instance_norm")

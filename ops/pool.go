@@ -432,7 +432,7 @@ func adaptiveMaxPool2dKernel(p *ProcessedNode) error {
 
 // ---- outputs over their input ----
 //
-// An in-place rule (see InPlace) lets the runtime place a pooling or
+// An overwrite rule (see OverwriteRule) lets the runtime place a pooling or
 // depthwise convolution's output at the first byte of its input. These
 // kernels compute output plane i (one image, one channel) from input
 // plane i alone, so they stay exact by walking the planes in an order in

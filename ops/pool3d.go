@@ -14,7 +14,7 @@ import (
 // three dimensions; their 1-d forms (max_pool1d, avg_pool1d,
 // adaptive_avg_pool1d, adaptive_max_pool1d) run the same kernels with
 // depth and height 1, and max_pool{1,2,3}d_with_indices run the 3-d max
-// pooling with indices. No in-place rule covers them: the output never
+// pooling with indices. No overwrite rule covers them: the output never
 // overlaps the input.
 
 const (

@@ -11,7 +11,7 @@ import (
 )
 
 // TestStackOverPart: a stack whose output begins in one of its parts'
-// memory (the in-place rule's layout) gives what it gives with memory of
+// memory (the overwrite rule's layout) gives what it gives with memory of
 // its own, for every part, dim and part shape, through both ways the
 // kernel has (in order, and from a copy of the part).
 func TestStackOverPart(t *testing.T) {

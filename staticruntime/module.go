@@ -118,7 +118,7 @@ type managedInfo struct {
 	// infos) the tensor this one may be written over (a planned
 	// overwrite); node is the top-level node that writes it, input the
 	// index of the node's input that reads that tensor, and safe its
-	// op's check (ops.InPlace).
+	// op's check (ops.OverwriteRule).
 	overwrites memplan.Overwrite
 	node       int
 	input      int
@@ -497,9 +497,9 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 	// (rules marked Backend); the other rules hold for Go kernels only,
 	// so they apply only where every node runs Go's.
 	goOnly := m.opts.Backend == nil || m.opts.BackendMode == ops.BackendGo
-	rules := map[*graph.Node]ops.InPlace{}
+	rules := map[*graph.Node]ops.OverwriteRule{}
 	overwrite := func(n *graph.Node) (int, bool) {
-		r, ok := ops.InPlaceOf(n)
+		r, ok := ops.OverwriteRuleOf(n)
 		if !ok || !(r.Backend || goOnly) || m.opts.DisableOverwrites {
 			return 0, false
 		}

@@ -35,7 +35,7 @@ type Options struct {
 	// Planner places managed tensors; nil means memplan.GreedyBySize.
 	Planner memplan.Planner
 	// DisableOverwrites stops the planner from writing an output over the
-	// memory of an input that dies at its node (ops.InPlace, such as a
+	// memory of an input that dies at its node (ops.OverwriteRule, such as a
 	// pooling over its activation) and the parts of a cat from being
 	// written straight into its output, to measure what that saves.
 	DisableOverwrites bool

@@ -205,7 +205,7 @@ func (g *region) requests() []memplan.Request {
 // (an overwrite link). The kernel may write over its input only if that input begins
 // where the plan put that tensor (its window, offset 0, contiguous: an
 // op that passes another tensor through, or a view, leaves it elsewhere)
-// and the op's check accepts this run's inputs (ops.InPlace.Safe:
+// and the op's check accepts this run's inputs (ops.OverwriteRule.Safe:
 // shapes, dtypes). If not,
 // the output takes memory of its own for this run, and the next plan
 // keeps the two apart, so it costs one allocation, once.

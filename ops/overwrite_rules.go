@@ -6,7 +6,7 @@ import (
 	"github.com/gosr/gosr/graph"
 )
 
-// In-place outputs: an out-variant kernel that may write its output over
+// Planned overwrites: an out-variant kernel that may write its output over
 // the memory of an input that nothing reads after the node. The memory
 // planner (memplan.Request.Overwrites, a planned overwrite) then places
 // the output at the same offset as that input, so the two cost one tensor
@@ -23,8 +23,8 @@ import (
 // the alias analysis), checks Safe before every run of the node and,
 // when it says no, gives the output memory of its own for that run.
 
-// InPlace is an op's in-place rule.
-type InPlace struct {
+// OverwriteRule is an op's planned-overwrite rule.
+type OverwriteRule struct {
 	// Input is the index of the input whose memory the output may begin in.
 	Input int
 	// InputOf, when set, gives Input for a node (variadic ops, whose
@@ -42,7 +42,7 @@ type InPlace struct {
 
 type inplaceEntry struct {
 	match func(n *graph.Node) bool
-	rule  InPlace
+	rule  OverwriteRule
 }
 
 var (
@@ -50,17 +50,17 @@ var (
 	inplaceRules = map[string][]inplaceEntry{}
 )
 
-// RegisterInPlace adds an in-place rule for the nodes of op that match
+// RegisterOverwrite adds an overwrite rule for the nodes of op that match
 // (nil: all of them).
-func RegisterInPlace(op string, match func(n *graph.Node) bool, r InPlace) {
+func RegisterOverwrite(op string, match func(n *graph.Node) bool, r OverwriteRule) {
 	inplaceMu.Lock()
 	defer inplaceMu.Unlock()
 	inplaceRules[op] = append(inplaceRules[op], inplaceEntry{match, r})
 }
 
-// InPlaceOf returns the in-place rule for n, if its op has one that
+// OverwriteRuleOf returns the overwrite rule for n, if its op has one that
 // matches n.
-func InPlaceOf(n *graph.Node) (InPlace, bool) {
+func OverwriteRuleOf(n *graph.Node) (OverwriteRule, bool) {
 	inplaceMu.RLock()
 	es := inplaceRules[n.Kind]
 	inplaceMu.RUnlock()
@@ -73,5 +73,5 @@ func InPlaceOf(n *graph.Node) (InPlace, bool) {
 			return r, true
 		}
 	}
-	return InPlace{}, false
+	return OverwriteRule{}, false
 }

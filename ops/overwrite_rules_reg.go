@@ -5,7 +5,7 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// The in-place rules of gosr's kernels (see InPlace):
+// The overwrite rules of gosr's kernels (see OverwriteRule):
 //
 //   - unary elementwise ops (unary.go): each element is read before its
 //     output is written, so the output may be the input itself when the
@@ -24,8 +24,8 @@ import (
 //     likely made just for it.
 
 func init() {
-	RegisterInPlace("prim::VarStack", func(n *graph.Node) bool { return len(n.Inputs) >= 2 },
-		InPlace{InputOf: func(n *graph.Node) int { return len(n.Inputs) - 2 }})
+	RegisterOverwrite("prim::VarStack", func(n *graph.Node) bool { return len(n.Inputs) >= 2 },
+		OverwriteRule{InputOf: func(n *graph.Node) int { return len(n.Inputs) - 2 }})
 
 	// Unary ops, as unary.go registers them; floatOnly ops give float32
 	// for integer and bool inputs.
@@ -41,7 +41,7 @@ func init() {
 		{"log2", true}, {"log10", true}, {"trunc", false}, {"hardsigmoid", true},
 		{"hardswish", true}, {"frac", false}, {"square", false},
 	} {
-		regInPlace("aten::"+u.name+"(Tensor self) -> Tensor", elementwiseRule(unarySafe(u.floatOnly)))
+		regOverwrite("aten::"+u.name+"(Tensor self) -> Tensor", elementwiseRule(unarySafe(u.floatOnly)))
 	}
 	for _, s := range []struct {
 		schema    string
@@ -53,11 +53,11 @@ func init() {
 		{"aten::softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor", true},
 		{`aten::gelu(Tensor self, *, str approximate="none") -> Tensor`, true},
 	} {
-		regInPlace(s.schema, elementwiseRule(unarySafe(s.floatOnly)))
+		regOverwrite(s.schema, elementwiseRule(unarySafe(s.floatOnly)))
 	}
-	regInPlace("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", elementwiseRule(clampSafe))
-	regInPlace("aten::logical_not(Tensor self) -> Tensor", elementwiseRule(notSafe(true)))
-	regInPlace("aten::bitwise_not(Tensor self) -> Tensor", elementwiseRule(notSafe(false)))
+	regOverwrite("aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", elementwiseRule(clampSafe))
+	regOverwrite("aten::logical_not(Tensor self) -> Tensor", elementwiseRule(notSafe(true)))
+	regOverwrite("aten::bitwise_not(Tensor self) -> Tensor", elementwiseRule(notSafe(false)))
 
 	// Binary ops with self a tensor, as binary.go registers them (and
 	// unary.go's clamp_min/clamp_max with a Scalar bound, which promote
@@ -96,13 +96,13 @@ func init() {
 		{"aten::clamp_min(Tensor self, Scalar min) -> Tensor", false},
 		{"aten::clamp_max(Tensor self, Scalar max) -> Tensor", false},
 	} {
-		regInPlace(b.schema, elementwiseRule(binarySafe(b.trueDiv)))
+		regOverwrite(b.schema, elementwiseRule(binarySafe(b.trueDiv)))
 	}
 
 	// Pooling: the output begins in the input; the Go kernels order
 	// their planes so that no unread input is overwritten.
 	for _, s := range []string{maxPool2dSchema, avgPool2dSchema, adaptiveAvgSchema} {
-		regInPlace(s, InPlace{Input: 0, Safe: poolSafe})
+		regOverwrite(s, OverwriteRule{Input: 0, Safe: poolSafe})
 	}
 
 	// Normalisation, Go kernel only: batch_norm writes element i from
@@ -110,7 +110,7 @@ func init() {
 	// training mode, are all read first); layer_norm reads a whole row
 	// for its moments before it writes that row.
 	for _, s := range []string{batchNormSchema, layerNormSchema} {
-		regInPlace(s, InPlace{Input: 0, Safe: normSafe})
+		regOverwrite(s, OverwriteRule{Input: 0, Safe: normSafe})
 	}
 
 	// Convolution, Go kernel only.
@@ -126,23 +126,23 @@ func init() {
 		{convolutionDepr, convSpec{0, false, 6, 8}},
 		{convolutionPlain, convSpec{0, false, 6, 8}},
 	} {
-		regInPlace(c.schema, InPlace{Input: 0, Safe: convSafe(c.spec)})
+		regOverwrite(c.schema, OverwriteRule{Input: 0, Safe: convSafe(c.spec)})
 	}
 }
 
-// regInPlace registers r for the nodes matching schema (parsed once).
-func regInPlace(schema string, r InPlace) {
+// regOverwrite registers r for the nodes matching schema (parsed once).
+func regOverwrite(schema string, r OverwriteRule) {
 	s, err := graph.ParseSchema(schema)
 	if err != nil {
-		panic("ops: bad schema in an in-place rule: " + err.Error())
+		panic("ops: bad schema in an overwrite rule: " + err.Error())
 	}
-	RegisterInPlace(s.Name, s.Matches, r)
+	RegisterOverwrite(s.Name, s.Matches, r)
 }
 
 // elementwiseRule is the rule of an elementwise op over its self: ATen's
 // out= kernels accept out == self as well.
-func elementwiseRule(safe func(p *ProcessedNode) bool) InPlace {
-	return InPlace{Input: 0, Backend: true, Safe: safe}
+func elementwiseRule(safe func(p *ProcessedNode) bool) OverwriteRule {
+	return OverwriteRule{Input: 0, Backend: true, Safe: safe}
 }
 
 // contiguousSelf returns input 0 when it is a contiguous tensor.

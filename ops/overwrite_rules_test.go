@@ -15,7 +15,7 @@ import (
 	"github.com/gosr/gosr/ops"
 )
 
-// The in-place rules (ops.InPlace): each case runs its kernel once with
+// The overwrite rules (ops.OverwriteRule): each case runs its kernel once with
 // an output of its own and once with the output's storage beginning at
 // the first byte of input 0, as the memory planner lays out an in-place
 // chain, and requires the same bits. Pooling and convolution results are
@@ -136,8 +136,8 @@ func runInPlaceCase(t *testing.T, c ipCase) {
 	out.SetStorage(st.Window(0, outBytes), 0)
 	p.Own = []*ivalue.Tensor{out}
 
-	rule, ok := ops.InPlaceOf(p.Node)
-	require.True(t, ok, "no in-place rule")
+	rule, ok := ops.OverwriteRuleOf(p.Node)
+	require.True(t, ok, "no overwrite rule")
 	assert.Equal(t, 0, rule.Input)
 	assert.Equal(t, c.backend, rule.Backend, "Backend")
 	safe := rule.Safe == nil || rule.Safe(p)
@@ -441,7 +441,7 @@ func TestInPlacePool(t *testing.T) {
 		p, err := buildNode(t, "aten::adaptive_max_pool2d", []ivalue.IValue{iv(r.tensor(ivalue.Float32, 1, 2, 4, 4)), ivInts(2, 2)},
 			[]*graph.Type{tT, ints}, []*graph.Type{tT, tT}, nil)
 		require.NoError(t, err)
-		_, ok := ops.InPlaceOf(p.Node)
+		_, ok := ops.OverwriteRuleOf(p.Node)
 		assert.False(t, ok)
 	})
 }
