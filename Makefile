@@ -2,7 +2,7 @@
 GO ?= go
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test testdata zoo bench bench-pytorch fuzz vet build libtorch proto
+.PHONY: run test testdata schemas zoo bench bench-pytorch fuzz vet build libtorch proto
 
 build:
 	$(GO) build ./...
@@ -18,7 +18,7 @@ vet:
 	$(GO) vet ./...
 
 # Remake the PyTorch reference fixtures (needs Debian's python3-torch).
-testdata:
+testdata: schemas
 	$(PYTHON) scripts/make_ir_samples.py
 	$(PYTHON) scripts/make_testdata.py
 	$(PYTHON) scripts/make_dense_testdata.py
@@ -28,10 +28,11 @@ testdata:
 	$(PYTHON) scripts/make_pyfallback_testdata.py
 	$(PYTHON) scripts/make_package_testdata.py
 	$(PYTHON) scripts/make_serve_testdata.py
-	$(PYTHON) loaders/tscode/gen_schemas.py
-	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
-	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go
-	gofmt -w graph/alias/schemas_gen.go
+
+# Remake gosr's one list of PyTorch's (and torchvision's) operator schemas,
+# which the TorchScript compiler, the alias analysis and graph's tests read.
+schemas:
+	$(PYTHON) graph/schemas/gen.py
 
 # The compatibility suite's archives (torchvision's and torch.nn's models,
 # four variants each; minutes), into the cache internal/compat's test reads.

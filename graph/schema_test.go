@@ -1,20 +1,19 @@
 package graph
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph/schemas"
 )
 
-// TestParseAllTorchSchemas parses every schema PyTorch 1.13 registers
-// (testdata/schemas.txt, from scripts/make_ir_samples.py).
+// TestParseAllTorchSchemas parses every schema PyTorch 1.13 and
+// torchvision register (package schemas' list).
 func TestParseAllTorchSchemas(t *testing.T) {
-	b, err := os.ReadFile("testdata/schemas.txt")
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := schemas.Lines()
 	require.Greater(t, len(lines), 1000)
 	var failed []string
 	for _, l := range lines {
@@ -34,10 +33,8 @@ func TestParseAllTorchSchemas(t *testing.T) {
 }
 
 func loadSchemas(t *testing.T) map[string][]*Schema {
-	b, err := os.ReadFile("testdata/schemas.txt")
-	require.NoError(t, err)
 	byName := map[string][]*Schema{}
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, l := range schemas.Lines() {
 		s, err := ParseSchema(l)
 		require.NoError(t, err)
 		byName[s.Name] = append(byName[s.Name], s)

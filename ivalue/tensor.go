@@ -659,6 +659,9 @@ func (t *Tensor) BContig() []bool { return contigOf(t, t.B()) }
 // U8Contig returns exactly the elements of a contiguous uint8 tensor.
 func (t *Tensor) U8Contig() []uint8 { return contigOf(t, t.U8()) }
 
+// I8Contig returns exactly the elements of a contiguous int8 tensor.
+func (t *Tensor) I8Contig() []int8 { return contigOf(t, t.I8()) }
+
 // ForEachIndex calls f with the storage index of every element in
 // row-major logical order. It is for tests and cold paths; kernels use
 // their own loops.

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes graph/testdata/*.ir: graphs exactly as PyTorch 1.13 prints them
-(`print(scripted.graph)`), for the parser/printer round-trip tests, and
-graph/testdata/schemas.txt (every registered operator schema).
+(`print(scripted.graph)`), for the parser/printer round-trip tests (the
+schema list is graph/schemas/schemas.txt, written by graph/schemas/gen.py).
 
 Run from the repository root: /usr/bin/python3 scripts/make_ir_samples.py
 """
@@ -291,11 +291,6 @@ def main():
     s = torch.jit.script(fn_empty)
     torch._C._jit_pass_constant_propagation(s.graph)
     write("fn_empty_consts", str(s.graph))
-
-    # Every registered schema, for the schema parser's tests.
-    schemas = sorted({str(s) for s in torch._C._jit_get_all_schemas()})
-    with open(os.path.join(OUT, "schemas.txt"), "w") as f:
-        f.write("\n".join(schemas) + "\n")
 
 
 if __name__ == "__main__":

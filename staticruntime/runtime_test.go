@@ -15,6 +15,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ivalue/dense"
 	"github.com/gosr/gosr/memplan"
 	"github.com/gosr/gosr/ops"
 	"github.com/gosr/gosr/staticruntime"
@@ -372,14 +373,14 @@ func TestGorgoniaInterop(t *testing.T) {
 	r := m.NewRuntime()
 	xd := tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{-1, 2, -3, 4}))
 	wd := tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{3}))
-	xt, err := ivalue.FromDense(xd)
+	xt, err := dense.FromDense(xd)
 	require.NoError(t, err)
-	wt, err := ivalue.FromDense(wd)
+	wt, err := dense.FromDense(wd)
 	require.NoError(t, err)
 	xd.Data().([]float32)[0] = 1 // shared memory, not a copy
 	outs, err := r.RunTensors(xt, wt)
 	require.NoError(t, err)
-	yd, err := outs[0].Tensor().ToDense()
+	yd, err := dense.ToDense(outs[0].Tensor())
 	require.NoError(t, err)
 	assert.Equal(t, tensor.Shape{2, 2}, yd.Shape())
 	assert.Equal(t, []float32{3, 6, 0, 12}, yd.Data().([]float32))

@@ -2,13 +2,12 @@ package alias
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/gosr/gosr/graph"
 )
 
 // opAlias is the aliasing behaviour of one overload, from its schema's
-// alias annotations (see gen.py).
+// alias annotations (see buildTable).
 type opAlias struct {
 	schema  string  // annotations stripped, so graph.ParseSchema reads it
 	points  [][]int // per return: arguments it may point to
@@ -18,36 +17,17 @@ type opAlias struct {
 	escapes []int   // arguments stored into the wildcard set (a -> *)
 }
 
-// parsedKinds caches, per op kind, its annotated overloads with their
-// schemas parsed (nil where graph.ParseSchema rejects one): one lookup
-// per node instead of one per overload.
-var parsedKinds sync.Map // kind -> []parsedOverload
-
 type parsedOverload struct {
 	alias  *opAlias
-	schema *graph.Schema
+	schema *graph.Schema // nil where graph.ParseSchema rejects it
 }
 
 func parsedOverloads(kind string) ([]parsedOverload, bool) {
-	if ps, ok := parsedKinds.Load(kind); ok {
-		return ps.([]parsedOverload), true
-	}
-	all, ok := annotatedSchemas[kind]
-	if !ok {
+	o := infoOf(kind)
+	if !o.annotated {
 		return nil, false
 	}
-	ps := make([]parsedOverload, len(all))
-	for i := range all {
-		// An unparsable schema is matched by no node: overloads falls
-		// back on the others.
-		s, err := graph.ParseSchema(all[i].schema)
-		if err != nil {
-			s = nil
-		}
-		ps[i] = parsedOverload{&all[i], s}
-	}
-	parsedKinds.Store(kind, ps)
-	return ps, true
+	return o.overloads(), true
 }
 
 // overloads returns the annotated overloads n may be a call of: those
@@ -214,7 +194,7 @@ func isInPlaceName(kind string) bool {
 // IsNondeterministic reports whether n draws random numbers (it takes a
 // Generator, or is a dropout, which samples when training).
 func IsNondeterministic(n *graph.Node) bool {
-	if generatorOps[n.Kind] {
+	if infoOf(n.Kind).generator {
 		return true
 	}
 	switch n.Kind {
@@ -229,10 +209,7 @@ func IsNondeterministic(n *graph.Node) bool {
 
 // isKnown reports whether the analysis knows n's aliasing behaviour.
 func isKnown(kind string) bool {
-	if _, ok := annotatedSchemas[kind]; ok {
-		return true
-	}
-	return freshOps[kind] || gosrFresh[kind] || viewLike[kind] || listOfViews[kind] || mutatingContainerOps[kind]
+	return infoOf(kind).known || gosrFresh[kind] || viewLike[kind] || listOfViews[kind] || mutatingContainerOps[kind]
 }
 
 func contains(xs []int, x int) bool {

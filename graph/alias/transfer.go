@@ -177,7 +177,7 @@ func (d *DB) transfer(ni int, n *graph.Node) {
 			}
 			return
 		}
-		if gosrFresh[n.Kind] || freshOps[n.Kind] || isCopyOp(n.Kind) {
+		if gosrFresh[n.Kind] || infoOf(n.Kind).fresh() || isCopyOp(n.Kind) {
 			d.freshOutputs(n)
 			return
 		}

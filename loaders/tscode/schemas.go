@@ -1,20 +1,13 @@
 package tscode
 
 import (
-	_ "embed"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/graph/schemas"
 )
-
-// schemas.txt is torch._C._jit_get_all_schemas() of PyTorch 1.13, one per
-// line in registration order, which is the order TorchScript tries
-// overloads in (gen_schemas.py remakes it).
-//
-//go:embed schemas.txt
-var schemaText string
 
 var (
 	schemaOnce sync.Once
@@ -27,11 +20,10 @@ var (
 
 func loadSchemas() {
 	schemaOnce.Do(func() {
+		// PyTorch's schemas in registration order, which is the order
+		// TorchScript tries overloads in.
 		byOp := map[string][]*graph.Schema{}
-		for _, line := range strings.Split(schemaText, "\n") {
-			if line == "" || line[0] == '#' {
-				continue
-			}
+		for _, line := range schemas.Lines() {
 			s, err := graph.ParseSchema(line)
 			if err != nil {
 				continue

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Writes schemas.txt: every operator schema of the installed PyTorch, one per
-line, in registration order (the order TorchScript tries overloads in).
-Run from the repository root: /usr/bin/python3 loaders/tscode/gen_schemas.py"""
+"""Writes graph/schemas/schemas.txt, gosr's one list of operator schemas:
+every schema of the installed PyTorch (torch._C._jit_get_all_schemas()),
+one per line, in registration order (the order TorchScript tries
+overloads in), after a '#' line naming the versions.
+Run from the repository root: /usr/bin/python3 graph/schemas/gen.py"""
 import torch
 
 try:  # torchvision's custom ops (torchvision::nms, roi_align, ...) register on import
@@ -9,7 +11,7 @@ try:  # torchvision's custom ops (torchvision::nms, roi_align, ...) register on 
 except ImportError:
     torchvision = None
 
-with open("loaders/tscode/schemas.txt", "w") as f:
+with open("graph/schemas/schemas.txt", "w") as f:
     f.write("# PyTorch %s%s: torch._C._jit_get_all_schemas()\n" % (
         torch.__version__, ", torchvision %s" % torchvision.__version__ if torchvision else ""))
     for s in torch._C._jit_get_all_schemas():
