@@ -55,6 +55,8 @@ FUZZERS := \
 	./loaders/pickle:FuzzUnpickle \
 	./loaders/tscode:FuzzCompile \
 	./loaders/tscode:FuzzParse \
+	./serve:FuzzDecodeGRPC \
+	./serve:FuzzDecodeHTTP \
 	./staticruntime:FuzzPrepareAndRun \
 	./staticruntime:FuzzRunInputs
 FUZZTIME ?= 60s

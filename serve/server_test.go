@@ -90,6 +90,13 @@ func quietLogger() *slog.Logger {
 
 func startServer(t testing.TB, o serve.Options, models ...repoModel) *testServer {
 	t.Helper()
+	return startServerLoadErr(t, o, nil, models...)
+}
+
+// startServerLoadErr starts a server whose loading may fail: the error
+// New returns is stored in *loadErr (nil: it must not fail).
+func startServerLoadErr(t testing.TB, o serve.Options, loadErr *error, models ...repoModel) *testServer {
+	t.Helper()
 	if o.ModelRepository == "" {
 		o.ModelRepository = makeRepo(t, models...)
 	}
@@ -101,7 +108,11 @@ func startServer(t testing.TB, o serve.Options, models ...repoModel) *testServer
 		o.Instances = 2
 	}
 	s, err := serve.New(context.Background(), o)
-	require.NoError(t, err)
+	if loadErr != nil {
+		*loadErr = err
+	} else {
+		require.NoError(t, err)
+	}
 	require.NoError(t, s.Start())
 	conn, err := grpc.NewClient(s.Addr("grpc"), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
