@@ -27,6 +27,7 @@ testdata:
 	$(PYTHON) scripts/make_pickle_testdata.py
 	$(PYTHON) scripts/make_pyfallback_testdata.py
 	$(PYTHON) scripts/make_package_testdata.py
+	$(PYTHON) scripts/make_serve_testdata.py
 	$(PYTHON) loaders/tscode/gen_schemas.py
 	$(PYTHON) graph/alias/gen.py > graph/alias/schemas_gen.go.tmp
 	mv graph/alias/schemas_gen.go.tmp graph/alias/schemas_gen.go

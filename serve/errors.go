@@ -14,13 +14,13 @@ import (
 type Code int
 
 const (
-	CodeInternal        Code = iota // a bug or a model's run failing
-	CodeInvalidArgument             // the request is malformed or does not fit the model
-	CodeNotFound                    // no such model or version
-	CodeUnavailable                 // not ready, draining, or the queue is full
-	CodeDeadlineExceeded            // the request's deadline passed
-	CodeCanceled                    // the client went away
-	CodeTooLarge                    // the body is over the server's limit
+	CodeInternal         Code = iota // a bug or a model's run failing
+	CodeInvalidArgument              // the request is malformed or does not fit the model
+	CodeNotFound                     // no such model or version
+	CodeUnavailable                  // not ready, draining, or the queue is full
+	CodeDeadlineExceeded             // the request's deadline passed
+	CodeCanceled                     // the client went away
+	CodeTooLarge                     // the body is over the server's limit
 )
 
 // Error is a failed request: what the client is told, and how.
