@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -25,6 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/gosr/gosr/serve"
 	"github.com/gosr/gosr/serve/inferpb"
 )
 
@@ -581,4 +583,70 @@ func TestLoadErrors(t *testing.T) {
 	s.failEvery = 1
 	err := f.run(io.Discard)
 	assert.ErrorContains(t, err, "the first request: POST /v2/models/double/infer: 503 Service Unavailable: queue full")
+}
+
+// srbench load against gosr's own server (package serve) on loopback,
+// serving the mlp fixture: every protocol runs without a failed request,
+// and the server's refusals reach the user with its message.
+func TestLoadGosrServer(t *testing.T) {
+	repo := t.TempDir()
+	for _, f := range []struct{ src, dst string }{
+		{"../../testdata/pt/mlp.scripted_frozen.pt", "model.pt"},
+		{"../../testdata/pt/mlp.inputs.pt", "inputs.pt"},
+	} {
+		b, err := os.ReadFile(f.src)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, "mlp", "1"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "mlp", "1", f.dst), b, 0o644))
+	}
+	s, err := serve.New(context.Background(), serve.Options{ModelRepository: repo, Instances: 2,
+		HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.NoError(t, s.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, s.Shutdown(ctx))
+	})
+
+	for _, tc := range []struct {
+		name, addr string
+		args       []string
+	}{
+		{"http json", s.Addr("http"), nil},
+		{"http binary", "http://" + s.Addr("http"), []string{"-binary"}},
+		{"grpc", s.Addr("grpc"), []string{"-protocol", "grpc"}},
+	} {
+		var f loadFlags
+		args := append([]string{tc.addr, "-model", "mlp", "-version", "1", "-concurrency", "1,2", "-window", "40ms",
+			"-max-windows", "4", "-stability", "0.5", "-json", "-"}, tc.args...)
+		require.NoError(t, parse("load", &f, args, io.Discard), tc.name)
+		var stdout strings.Builder
+		require.NoError(t, f.run(&stdout), tc.name)
+		var rep loadReport
+		require.NoError(t, json.Unmarshal([]byte(stdout.String()), &rep), tc.name)
+		assert.Equal(t, []tensorMeta{{"x", "FP32", []int64{1, 64}}}, rep.Inputs, tc.name)
+		assert.Equal(t, []tensorMeta{{"OUTPUT__0", "FP32", []int64{1, 10}}}, rep.Outputs, tc.name)
+		require.Len(t, rep.Results, 2, tc.name)
+		for _, r := range rep.Results {
+			assert.Zero(t, r.Errors, "%s: %s", tc.name, r.FirstError)
+			assert.Positive(t, r.Requests, tc.name)
+			assert.Positive(t, r.P50Us, tc.name)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		err  string
+	}{
+		{"unknown model http", []string{s.Addr("http"), "-model", "nope"}, "GET /v2/models/nope: 404 Not Found"},
+		{"unknown model grpc", []string{s.Addr("grpc"), "-model", "nope", "-protocol", "grpc"}, "ModelMetadata nope: NotFound"},
+		{"unknown version", []string{s.Addr("http"), "-model", "mlp", "-version", "9"}, "404 Not Found"},
+		{"shape off the metadata", []string{s.Addr("http"), "-model", "mlp", "-shape", "x:2,64"}, "-shape x:2,64: dimension 0 is 1"},
+	} {
+		var f loadFlags
+		require.NoError(t, parse("load", &f, tc.args, io.Discard), tc.name)
+		assert.ErrorContains(t, f.run(io.Discard), tc.err, tc.name)
+	}
 }
