@@ -24,7 +24,7 @@ var flagDefaults = map[string]string{
 // loadDefaults are load's defaults where its flag of the same name
 // differs: its -model names a model on the server, its -json a file.
 var loadDefaults = map[string]string{
-	"model": "", "json": "", "version": "", "concurrency": "1", "protocol": "http", "binary": "false",
+	"cpuprofile": "", "model": "", "json": "", "version": "", "concurrency": "1", "protocol": "http", "binary": "false",
 	"input": "", "shape": "", "zero-input": "false", "window": "2s", "stability": "0.1", "max-windows": "10", "timeout": "30s",
 }
 
@@ -40,7 +40,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 		"graph":   slices.Concat(model, rt),
 		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout"}),
 		"check":   slices.Concat(model, []string{"json"}),
-		"load":    {"model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json"},
+		"load":    {"cpuprofile", "model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json"},
 		"list":    nil,
 	}
 	require.Len(t, commands, len(want))

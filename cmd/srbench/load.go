@@ -29,6 +29,7 @@ const stableWindows = 3
 
 // loadFlags are load's.
 type loadFlags struct {
+	profileFlags
 	addr           string // URL: host:port, or http://host:port
 	model, version string
 	concurrency    string
@@ -46,6 +47,7 @@ type loadFlags struct {
 }
 
 func (f *loadFlags) register(fs *flag.FlagSet) {
+	f.profileFlags.register(fs)
 	fs.StringVar(&f.model, "model", "", "the model's name on the server")
 	fs.StringVar(&f.version, "version", "", "the model's version (default: the server's choice)")
 	fs.StringVar(&f.concurrency, "concurrency", "1", "workers sending requests at once, comma separated (1,2,4,8: one row each)")
