@@ -245,6 +245,13 @@ func TestInputsFromMeta(t *testing.T) {
 		_, err := inputsFromMeta(meta, tc.shapes, false)
 		assert.ErrorContains(t, err, tc.err, "%v", tc.shapes)
 	}
+	// [-1]: any rank.
+	anyRank := &modelMeta{Name: "m", Inputs: []tensorMeta{{"x", "FP32", []int64{-1}}}}
+	ts, err = inputsFromMeta(anyRank, map[string][]int64{"x": {1, 3, 2, 2}}, false)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 3, 2, 2}, ts[0].Shape)
+	assert.Len(t, ts[0].raw, 12*4)
+
 	_, err = inputsFromMeta(&modelMeta{Name: "m"}, nil, false)
 	assert.ErrorContains(t, err, "the metadata lists no inputs")
 }
@@ -480,13 +487,21 @@ func startFake(t *testing.T, s *fakeServer) (httpAddr, grpcAddr string) {
 // metadata, every request succeeds, and the report adds up.
 func TestLoadEndToEnd(t *testing.T) {
 	want := f32s(mustInputs(t, map[string][]int64{"INPUT__0": {2, 4}})[0].raw)
+	// The same data as -input FILE, nested.
+	in := filepath.Join(t.TempDir(), "in.json")
+	b, err := json.Marshal(map[string]any{"inputs": []any{map[string]any{"name": "INPUT__0", "datatype": "FP32",
+		"shape": []int{2, 4}, "data": [][]float32{want[:4], want[4:]}}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(in, b, 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
 	}{
-		{"http json", []string{"-protocol", "http"}},
-		{"http binary", []string{"-protocol", "http", "-binary"}},
-		{"grpc", []string{"-protocol", "grpc"}},
+		{"http json", []string{"-protocol", "http", "-shape", "INPUT__0:2,4"}},
+		{"http binary", []string{"-protocol", "http", "-binary", "-shape", "INPUT__0:2,4"}},
+		{"grpc", []string{"-protocol", "grpc", "-shape", "INPUT__0:2,4"}},
+		{"http binary -input", []string{"-protocol", "http", "-binary", "-input", in}},
+		{"grpc -input", []string{"-protocol", "grpc", "-input", in}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &fakeServer{want: want}
@@ -496,7 +511,7 @@ func TestLoadEndToEnd(t *testing.T) {
 				addr = grpcAddr
 			}
 			out := filepath.Join(t.TempDir(), "out.json")
-			args := append([]string{addr, "-model", "double", "-concurrency", "1,2", "-shape", "INPUT__0:2,4",
+			args := append([]string{addr, "-model", "double", "-concurrency", "1,2",
 				"-window", "40ms", "-max-windows", "4", "-stability", "0.5", "-json", out}, tc.args...)
 			var f loadFlags
 			require.NoError(t, parse("load", &f, args, io.Discard))

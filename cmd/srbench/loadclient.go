@@ -96,7 +96,10 @@ func inputsFromMeta(meta *modelMeta, shapes map[string][]int64, zero bool) ([]lo
 		known[in.Name] = true
 		shape := in.Shape
 		if s, ok := shapes[in.Name]; ok {
-			if len(s) != len(in.Shape) {
+			// [-1] is also how a server says it does not know the rank
+			// (gosr's, for a model with neither config nor sample inputs).
+			anyRank := len(in.Shape) == 1 && in.Shape[0] == -1
+			if len(s) != len(in.Shape) && !anyRank {
 				return nil, fmt.Errorf("-shape %s:%s: the model declares %d dimensions (%v)", in.Name, shapeString(s), len(in.Shape), in.Shape)
 			}
 			for k, d := range in.Shape {
