@@ -21,6 +21,13 @@ var flagDefaults = map[string]string{
 	"python": "", "pt-timeout": "2m0s",
 }
 
+// loadDefaults are load's defaults where its flag of the same name
+// differs: its -model names a model on the server, its -json a file.
+var loadDefaults = map[string]string{
+	"cpuprofile": "", "model": "", "json": "", "version": "", "concurrency": "1", "protocol": "http", "binary": "false",
+	"input": "", "shape": "", "zero-input": "false", "window": "2s", "stability": "0.1", "max-windows": "10", "timeout": "30s",
+}
+
 // The flags each subcommand takes, and their defaults: the shared groups
 // (model, runtime, timing) appear wherever they apply and nowhere else.
 func TestSubcommandFlagSets(t *testing.T) {
@@ -33,6 +40,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 		"graph":   slices.Concat(model, rt),
 		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout"}),
 		"check":   slices.Concat(model, []string{"json"}),
+		"load":    {"cpuprofile", "model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json"},
 		"list":    nil,
 	}
 	require.Len(t, commands, len(want))
@@ -42,7 +50,11 @@ func TestSubcommandFlagSets(t *testing.T) {
 		var got []string
 		fs.VisitAll(func(f *flag.Flag) {
 			got = append(got, f.Name)
-			assert.Equal(t, flagDefaults[f.Name], f.DefValue, "%s -%s: default", c.name, f.Name)
+			def := flagDefaults[f.Name]
+			if c.name == "load" {
+				def = loadDefaults[f.Name]
+			}
+			assert.Equal(t, def, f.DefValue, "%s -%s: default", c.name, f.Name)
 			assert.NotEmpty(t, f.Usage, "%s -%s: help text", c.name, f.Name)
 		})
 		w := slices.Clone(want[c.name])
@@ -76,6 +88,8 @@ func TestSubcommandParse(t *testing.T) {
 		{"check", []string{"MODEL.pt", "-json", "-inputs", "IN.pt"}, ""},
 		{"ops", []string{"mlp", "-iters", "10", "-warmup", "1", "-backend", "auto", "-v"}, ""},
 		{"list", nil, ""},
+		{"load", []string{"127.0.0.1:8000", "-model", "mlp", "-concurrency", "1,2,4,8", "-protocol", "grpc"}, ""},
+		{"load", []string{"http://localhost:8000", "-model", "resnet18", "-binary", "-shape", "INPUT__0:1,3,224,224", "-json", "out.json"}, ""},
 		// Flags of other commands, or none's.
 		{"run", []string{"mlp", "-python", "/usr/bin/python3"}, "flag provided but not defined: -python"},
 		{"ops", []string{"mlp", "-threads", "2"}, "flag provided but not defined: -threads"},
@@ -89,6 +103,20 @@ func TestSubcommandParse(t *testing.T) {
 		{"ops", []string{"-backend", "all"}, "-backend all: only compare runs every backend"},
 		{"graph", []string{"-planner", "first-fit"}, `-planner: memplan: unknown planner "first-fit"`},
 		{"run", []string{"-round", "-1s"}, "-round -1s: want a positive duration"},
+		{"load", []string{"-model", "mlp"}, "load needs the server's URL"},
+		{"load", []string{"localhost:8000"}, "load needs -model"},
+		{"load", []string{"localhost:8000", "-model", "m", "-concurrency", "1,0"}, "-concurrency 1,0: want counts of at least 1"},
+		{"load", []string{"localhost:8000", "-model", "m", "-protocol", "udp"}, `-protocol "udp": want http or grpc`},
+		{"load", []string{"localhost:8000", "-model", "m", "-protocol", "grpc", "-binary"}, "-binary is HTTP's binary tensor extension"},
+		{"load", []string{"http://localhost:8000", "-model", "m", "-protocol", "grpc"}, "want host:port (or grpc://host:port) for -protocol grpc"},
+		{"load", []string{"ftp://localhost:8000", "-model", "m"}, "want host:port or http://host:port"},
+		{"load", []string{"localhost:8000", "-model", "m", "-shape", "x"}, "want NAME:D0,D1,..."},
+		{"load", []string{"localhost:8000", "-model", "m", "-shape", "x:1,-1"}, `x: dimension "-1" is not a size`},
+		{"load", []string{"localhost:8000", "-model", "m", "-shape", "x:1", "-shape", "x:2"}, "x given twice"},
+		{"load", []string{"localhost:8000", "-model", "m", "-input", "in.json", "-shape", "x:1"}, "-input FILE gives the inputs and their shapes"},
+		{"load", []string{"localhost:8000", "-model", "m", "-stability", "1.5"}, "-stability 1.5: want a fraction between 0 and 1"},
+		{"load", []string{"localhost:8000", "-model", "m", "-max-windows", "2"}, "-max-windows 2: want at least 3"},
+		{"load", []string{"localhost:8000", "-model", "m", "-window", "0s"}, "-window 0s: want a positive duration"},
 	} {
 		name := tc.cmd + " " + strings.Join(tc.args, " ")
 		var errOut strings.Builder
@@ -131,7 +159,7 @@ func TestMainUsage(t *testing.T) {
 		code           int
 		stderr, stdout string
 	}{
-		{[]string{"bench"}, 2, "usage: srbench run|ops|graph|compare|check|list MODEL [flags]", ""},
+		{[]string{"bench"}, 2, "usage: srbench run|ops|graph|compare|check|load|list MODEL [flags]", ""},
 		{[]string{"graph", "mlp", "-iters", "5"}, 2, "srbench: flag provided but not defined: -iters", ""},
 		{[]string{"graph", "mlp", "-h"}, 0, "usage: srbench graph ", ""},
 		{[]string{"list"}, 0, "", "mlp\n"},

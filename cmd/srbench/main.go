@@ -6,6 +6,7 @@
 //	srbench graph   MODEL [-backend go|libtorch|auto]   the graph gosr runs, after its passes
 //	srbench compare MODEL|all|DIR [-backend go|libtorch|auto|all] [-inputs IN.pt] [-python PATH] [-threads N] [-interop N] [-intra-op-threads N] [-pt-timeout D] [-json]
 //	srbench check   MODEL [-json]   every op gosr's Go kernels cannot run, with its source lines; exits 1 if any
+//	srbench load    URL -model M [-version V] [-concurrency 1,2,4,8] [-protocol http|grpc] [-binary] [-input FILE | -shape NAME:DIMS] [-window 2s] [-stability 0.10] [-max-windows 10] [-json FILE]
 //	srbench list             the built-in models
 //
 // Each subcommand has a file of its own (run.go, ops.go, ...) with its
@@ -53,6 +54,19 @@
 // in an arena of their own. run prints the memory plan after the timing
 // (with -v its storage groups or offsets); compare adds a table of managed
 // bytes with every planner beside PyTorch Static Runtime's.
+//
+// load drives a server speaking the Open Inference Protocol (gosr serve,
+// Triton, KServe's model servers) as Triton's perf_analyzer does: for each
+// -concurrency C, C workers in a closed loop (send, wait for the answer,
+// send the next), measured in -window windows until the last three
+// windows' throughputs are each within -stability of their mean (at most
+// -max-windows), then throughput and latency percentiles (p50, p90, p95,
+// p99) over those three, and the failed requests. The inputs are random
+// data (-zero-input: zeros) at the shapes the model's metadata declares
+// (-shape NAME:D0,D1 for its -1 dimensions), or those of -input FILE, a
+// JSON inference request. HTTP sends JSON tensors, or with -binary the
+// binary tensor extension both ways; gRPC sends raw_input_contents. The
+// first request's answer is decoded and checked before any load.
 //
 // MODEL (or -model MODEL) is a built-in name (srbench list), a TorchScript
 // archive FILE.pt from torch.jit.save (inputs and expected outputs from
@@ -104,6 +118,7 @@ var commands = []struct {
 	{"graph", "MODEL [flags]   the graph gosr runs, after its passes", func() command { return new(graphFlags) }},
 	{"compare", "MODEL|all|DIR [flags]   gosr beside PyTorch's Static Runtime and interpreter", func() command { return new(compareFlags) }},
 	{"check", "MODEL [flags]   every op gosr's Go kernels cannot run, with its source lines; exits 1 if any", func() command { return new(checkFlags) }},
+	{"load", "URL -model M [-concurrency 1,2,4,8] [-protocol http|grpc] [-binary] [flags]   load a server speaking the Open Inference Protocol, as perf_analyzer does", func() command { return new(loadFlags) }},
 	{"list", "   the built-in models", func() command { return new(listFlags) }},
 }
 

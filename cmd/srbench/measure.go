@@ -26,15 +26,22 @@ func percentiles(ns []int64) latencyStats {
 		return latencyStats{}
 	}
 	slices.Sort(ns)
-	rank := func(p float64) float64 {
-		i := int(math.Ceil(p/100*float64(len(ns)))) - 1
-		return float64(ns[min(max(i, 0), len(ns)-1)]) / 1e3
-	}
+	rank := func(p float64) float64 { return nearestRank(ns, p) }
 	var sum float64
 	for _, v := range ns {
 		sum += float64(v)
 	}
 	return latencyStats{P50: rank(50), P90: rank(90), P99: rank(99), Mean: sum / float64(len(ns)) / 1e3}
+}
+
+// nearestRank is the p-th percentile of sorted (nanoseconds), in
+// microseconds: the smallest value with at least p% at or below it.
+func nearestRank(sorted []int64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return float64(sorted[min(max(i, 0), len(sorted)-1)]) / 1e3
 }
 
 // measure runs m the way a server would: f.threads goroutines send
