@@ -218,7 +218,8 @@ func (b *Backend) resolve(op, codes string) *opInfo {
 // there; its inputs must be there too, or be 0-d CPU tensors (ATen's rule).
 // misreads are overloads ("op.overload") whose CPU kernels in PyTorch
 // 1.13 compute a wrong result from what gosr hands them; the backend does
-// not offer them, so gosr's kernels run them.
+// not offer them, so gosr's kernels run them (on the host: a module on a
+// device with one is refused).
 var misreads = map[string]bool{
 	// These read an input's memory as if it were contiguous whatever its
 	// strides (a strided view gives a wrong result or an error).
@@ -261,7 +262,13 @@ func (b *Backend) Kernel(n *graph.Node, dev ivalue.Device) (ops.Kernel, ops.Kind
 		return nil, 0, oi.err
 	}
 	if misreads[op+"."+oi.overload] {
-		return nil, 0, nil
+		// An error, not "no kernel": on a device it is why the node is
+		// refused (gosr's own kernel cannot read device memory).
+		name := op
+		if oi.overload != "" {
+			name += "." + oi.overload
+		}
+		return nil, 0, fmt.Errorf("gosr keeps %s off libtorch: PyTorch 1.13's CPU kernel for it misreads gosr's tensors", name)
 	}
 	if len(oi.rets) != len(n.Outputs) {
 		return nil, 0, fmt.Errorf("libtorch %s.%s returns %d values, the node %d", n.Kind, oi.overload, len(oi.rets), len(n.Outputs))

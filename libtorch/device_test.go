@@ -165,8 +165,8 @@ func TestDeviceModuleConcurrent(t *testing.T) {
 
 // TestDeviceBadInput: on a device, libtorch's errors name the node and
 // the runtime stays usable; a Go kernel that would read device memory
-// fails with an error naming its node; options that cannot hold on a
-// device are refused when the module is prepared.
+// and options that cannot hold on a device are refused when the module
+// is prepared.
 func TestDeviceBadInput(t *testing.T) {
 	b := open(t)
 	for _, d := range devices(b) {
@@ -191,13 +191,9 @@ func TestDeviceBadInput(t *testing.T) {
 		})
 	}
 
-	// A Go kernel reading a device tensor.
-	ops.RegisterNative("gosrtest::host_first", func(n *graph.Node) ops.Kernel {
-		return func(p *ops.ProcessedNode) error {
-			p.SetOutput(0, ivalue.FromDouble(float64(p.Tensor(0).F32()[0])))
-			return nil
-		}
-	})
+	// A Go kernel that reads tensor data is refused when the module is
+	// prepared, naming node, op and device.
+	ops.RegisterNative("gosrtest::host_first", hostFirst)
 	g, err := graph.Parse(`graph(%x : Tensor):
   %y : Tensor = aten::relu(%x)
   %f : float = gosrtest::host_first(%y)
@@ -206,11 +202,40 @@ func TestDeviceBadInput(t *testing.T) {
 	require.NoError(t, err)
 	o := staticruntime.DefaultOptions()
 	o.Backend, o.BackendMode, o.Device = b, ops.BackendOnly, "libtorch-cpu"
+	_, err = staticruntime.NewStaticModule(g, &o)
+	require.ErrorIs(t, err, ops.ErrNoDeviceKernel)
+	assert.ErrorContains(t, err, "node %f = gosrtest::host_first: gosrtest::host_first has no kernel on libtorch-cpu: its Go kernel reads tensor data")
+	var nde *ops.NoDeviceKernelError
+	require.ErrorAs(t, err, &nde)
+	assert.Equal(t, "gosrtest::host_first", nde.Op)
+	assert.Equal(t, "libtorch", nde.Backend)
+
+	// An overload gosr keeps off libtorch is refused too, saying why.
+	g, err = graph.Parse(`graph(%a : Tensor, %b : Tensor, %c : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::baddbmm(%a, %b, %c, %one, %one)
+  return (%y)
+`, nil)
+	require.NoError(t, err)
+	_, err = staticruntime.NewStaticModule(g, &o)
+	require.ErrorIs(t, err, ops.ErrNoDeviceKernel)
+	assert.ErrorContains(t, err, "aten::baddbmm has no kernel on libtorch-cpu")
+	assert.ErrorContains(t, err, "misreads")
+
+	// A kernel marked MetadataOnly that reads data anyway (a bug) meets
+	// the runtime's net: an error naming the node, not a crash.
+	ops.RegisterNative("gosrtest::host_first_mislabeled", hostFirst, ops.MetadataOnly)
+	g, err = graph.Parse(`graph(%x : Tensor):
+  %y : Tensor = aten::relu(%x)
+  %f : float = gosrtest::host_first_mislabeled(%y)
+  return (%f)
+`, nil)
+	require.NoError(t, err)
 	m, err := staticruntime.NewStaticModule(g, &o)
 	require.NoError(t, err)
 	_, err = m.NewRuntime().Run(ivalue.FromTensor(ivalue.F32Tensor([]float32{1, 2})))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "gosrtest::host_first")
+	assert.Contains(t, err.Error(), "gosrtest::host_first_mislabeled")
 	assert.Contains(t, err.Error(), "read by a Go kernel")
 	var dae *ivalue.DeviceAccessError
 	assert.ErrorAs(t, err, &dae)
@@ -225,4 +250,55 @@ func TestDeviceBadInput(t *testing.T) {
 	o.BackendMode = ops.BackendGo
 	_, err = staticruntime.NewStaticModule(g, &o)
 	require.ErrorContains(t, err, "needs the libtorch backend")
+}
+
+// hostFirst reads its tensor's first element in Go.
+func hostFirst(n *graph.Node) ops.Kernel {
+	return func(p *ops.ProcessedNode) error {
+		p.SetOutput(0, ivalue.FromDouble(float64(p.Tensor(0).F32()[0])))
+		return nil
+	}
+}
+
+// TestDeviceMetadataOps: the Go kernels that stay on a device (control
+// flow, lists, size and device queries, which ATen's dispatcher lacks)
+// run on the device's tensors and give PyTorch's answers.
+func TestDeviceMetadataOps(t *testing.T) {
+	b := open(t)
+	g, err := graph.Parse(`graph(%x : Tensor, %n : int):
+  %true : bool = prim::Constant[value=1]()
+  %d : int = aten::dim(%x)
+  %k : int = aten::numel(%x)
+  %dev : Device = prim::device(%x)
+  %cuda : bool = prim::is_cuda(%x)
+  %l : Tensor[] = prim::ListConstruct(%x, %x)
+  %a : Tensor, %c : Tensor = prim::ListUnpack(%l)
+  %o : Tensor = prim::Loop(%n, %true, %a)
+    block0(%i : int, %acc : Tensor):
+      %acc2 : Tensor = aten::mul(%acc, %c)
+      -> (%true, %acc2)
+  return (%o, %d, %k, %dev, %cuda)
+`, nil)
+	require.NoError(t, err)
+	for _, d := range devices(b) {
+		t.Run(d.String(), func(t *testing.T) {
+			require.NoError(t, b.PlaceDevice(d))
+			o := staticruntime.DefaultOptions()
+			o.Backend, o.BackendMode, o.Device = b, ops.BackendOnly, d.String()
+			m, err := staticruntime.NewStaticModule(g, &o)
+			require.NoError(t, err)
+			out, err := m.NewRuntime().Run(ivalue.FromTensor(ivalue.F32Tensor([]float32{1, 2, 3, -1, 0.5, 2}, 2, 3)), ivalue.FromInt(2))
+			require.NoError(t, err)
+			require.Len(t, out, 5)
+			assert.Equal(t, []float32{1, 8, 27, -1, 0.125, 8}, out[0].Tensor().F32Contig(), "x cubed")
+			assert.Equal(t, int64(2), out[1].Int())
+			assert.Equal(t, int64(6), out[2].Int())
+			wantDev := "cpu" // libtorch's CPU memory is a CPU tensor to a model
+			if d.Type == ivalue.CUDA {
+				wantDev = d.String()
+			}
+			assert.Equal(t, wantDev, out[3].Str())
+			assert.Equal(t, d.Type == ivalue.CUDA, out[4].Bool())
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -47,12 +48,13 @@ func (m BackendMode) String() string {
 	return fmt.Sprintf("BackendMode(%d)", m)
 }
 
-// selectWithBackend combines the Go choice (gk, gkind; gk nil when Go has
-// none) with the backend's.
-func selectWithBackend(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr error) (Kernel, Kind, error) {
+// selectWithBackend combines the Go choice (g.k nil when Go has none)
+// with the backend's.
+func selectWithBackend(n *graph.Node, opts Options, g goChoice, gerr error) (Kernel, Kind, error) {
 	if !opts.Device.IsHost() {
-		return selectOnDevice(n, opts, gk, gkind, gerr)
+		return selectOnDevice(n, opts, g, gerr)
 	}
+	gk, gkind := g.k, g.kind
 	// Native Go ops (views, scalars, lists, control flow) are not kernels
 	// in ATen's sense: they stay in Go, as Static Runtime keeps its native
 	// ops whatever the kernels.
@@ -94,11 +96,14 @@ func selectWithBackend(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr 
 
 // selectOnDevice chooses for a module placed on a device, whose tensors
 // Go kernels cannot read: the backend runs every op it has, views and
-// size queries included; Go keeps its native ops the backend lacks (lists,
-// tuples, scalars, control flow: what PyTorch's JIT runs outside the
-// dispatcher) and any op that touches no tensor. Auto has no choice to
-// make there.
-func selectOnDevice(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr error) (Kernel, Kind, error) {
+// size queries included; Go keeps the ops the backend lacks whose Go
+// kernels touch no tensor element (MetadataOnly: lists, tuples, dicts,
+// control flow, fork and wait, size and dtype queries: what PyTorch's JIT
+// runs outside the dispatcher), any op that takes no tensor, and any op
+// whose tensors all come from those on the host (opts.HostTensors). Any
+// other node is refused here, at preparation, with a NoDeviceKernelError,
+// rather than failing its first run. Auto has no choice to make there.
+func selectOnDevice(n *graph.Node, opts Options, g goChoice, gerr error) (Kernel, Kind, error) {
 	bk, bkind, berr := opts.Backend.Kernel(n, opts.Device)
 	if berr == nil && bk != nil {
 		if opts.DisableOutVariants && bkind == OutVariant {
@@ -106,32 +111,73 @@ func selectOnDevice(n *graph.Node, opts Options, gk Kernel, gkind Kind, gerr err
 		}
 		return bk, bkind, nil
 	}
-	if gk != nil {
+	if g.k != nil {
 		switch {
-		case gkind == Native || !touchesTensors(n) || movesValues[n.Kind]:
-			return gk, gkind, nil
-		case !takesTensors(n):
-			// It only makes tensors (prim::NumToTensor): on the host, in
-			// memory of its own (Native: the planner, whose slab is on the
+		case !touchesTensors(n):
+			return g.k, g.kind, nil
+		case !takesTensors(n) || readsHostOnly(n, opts.HostTensors):
+			// It makes tensors from scalars (prim::NumToTensor) or reads
+			// only such tensors (aten::ScalarImplicit of one, as traced
+			// models do): it runs in Go on the host, its tensors in memory
+			// of their own (Native: the planner, whose slab is on the
 			// device, does not place them); ATen takes 0-d CPU tensors
 			// beside a device's.
-			return gk, Native, nil
+			if opts.HostTensors != nil && len(n.Blocks) == 0 && n.Kind != graph.KindFork {
+				for _, v := range n.Outputs {
+					if hasTensor(v.Type) {
+						opts.HostTensors[v] = true
+					}
+				}
+			}
+			return g.k, Native, nil
+		case g.traits&MetadataOnly != 0:
+			return g.k, g.kind, nil
 		}
 	}
 	why := "it has no such op"
 	if berr != nil {
 		why = berr.Error()
 	}
-	if gk == nil {
+	if g.k == nil {
 		return nil, 0, fmt.Errorf("%w; %s: %s", gerr, opts.Backend.Name(), why)
 	}
-	return nil, 0, fmt.Errorf("on %s every tensor op runs on %s, which cannot run %s (%s); gosr's Go kernel for it reads host memory only",
-		opts.Device, opts.Backend.Name(), n.Kind, why)
+	return nil, 0, &NoDeviceKernelError{Op: n.Kind, Device: opts.Device, Backend: opts.Backend.Name(), Why: why}
 }
 
-// movesValues are ops whose Go kernels pass tensors along without
-// reading them.
-var movesValues = map[string]bool{graph.KindFork: true, graph.KindWait: true}
+// readsHostOnly reports whether every input of n that holds tensors is
+// one a Go kernel of the device module made on the host (in host).
+func readsHostOnly(n *graph.Node, host map[*graph.Value]bool) bool {
+	if host == nil {
+		return false
+	}
+	for _, v := range n.Inputs {
+		if hasTensor(v.Type) && !host[v] {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrNoDeviceKernel matches (errors.Is) every NoDeviceKernelError.
+var ErrNoDeviceKernel = errors.New("no kernel on the device")
+
+// NoDeviceKernelError refuses a node of a module placed on a device: the
+// backend that owns the device cannot run its op, and gosr's Go kernel
+// for it reads tensor elements, which live where Go must not read.
+type NoDeviceKernelError struct {
+	Op      string        // the node's op, "aten::foo"
+	Device  ivalue.Device // where the module is placed
+	Backend string        // the backend that owns Device
+	Why     string        // why the backend has no kernel for the node
+}
+
+func (e *NoDeviceKernelError) Error() string {
+	return fmt.Sprintf("%s has no kernel on %s: its Go kernel reads tensor data, which there only %s may read, and %s cannot run it (%s); run the module on the host (Device \"cpu\") or without this op",
+		e.Op, e.Device, e.Backend, e.Backend, e.Why)
+}
+
+// Is makes errors.Is(err, ErrNoDeviceKernel) hold.
+func (e *NoDeviceKernelError) Is(target error) bool { return target == ErrNoDeviceKernel }
 
 func takesTensors(n *graph.Node) bool {
 	for _, v := range n.Inputs {

@@ -95,7 +95,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative(graph.KindTupleConstruct, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			l := p.OutList(0, p.NumInputs(), true)
@@ -104,7 +104,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	unpack := func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 {
 			return nil
@@ -123,8 +123,8 @@ func init() {
 			return nil
 		}
 	}
-	RegisterNative(graph.KindListUnpack, unpack)
-	RegisterNative(graph.KindTupleUnpack, unpack)
+	RegisterNative(graph.KindListUnpack, unpack, MetadataOnly)
+	RegisterNative(graph.KindTupleUnpack, unpack, MetadataOnly)
 	RegisterNative("prim::TupleIndex", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 {
 			return nil
@@ -141,7 +141,7 @@ func init() {
 			p.SetOutput(0, l.Items[i])
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::__getitem__", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 {
 			return nil
@@ -185,7 +185,7 @@ func init() {
 			}
 		}
 		return nil
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::append", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 {
 			return nil
@@ -199,7 +199,7 @@ func init() {
 			p.SetOutput(0, *p.Input(0))
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::_set_item", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 3 {
 			return nil
@@ -229,7 +229,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::len", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 || n.Inputs[0].Type.Kind == graph.TensorType {
 			return nil
@@ -248,7 +248,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative(graph.KindDictConstruct, func(n *graph.Node) Kernel {
 		if len(n.Inputs)%2 != 0 {
 			return nil
@@ -265,7 +265,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::__contains__", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 {
 			return nil
@@ -291,7 +291,7 @@ func init() {
 			p.SetOutput(0, ivalue.FromBool(found))
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::list", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 {
 			return nil
@@ -314,7 +314,7 @@ func init() {
 			copy(l.Items, src.Items)
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::slice", func(n *graph.Node) Kernel {
 		if !n.Matches("aten::slice.t(t[] l, int? start=None, int? end=None, int step=1) -> t[]") &&
 			!n.Matches("aten::slice.str(str string, int? start=None, int? end=None, int step=1) -> str") {
@@ -350,7 +350,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::add", func(n *graph.Node) Kernel {
 		if !n.Matches("aten::add.t(t[] a, t[] b) -> t[]") {
 			return nil
@@ -369,7 +369,7 @@ func init() {
 			copy(l.Items[len(a.Items):], b.Items)
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	for _, name := range []string{"keys", "values"} {
 		keys := name == "keys"
 		RegisterNative("aten::"+name, func(n *graph.Node) Kernel {
@@ -389,15 +389,15 @@ func init() {
 				copy(l.Items, src)
 				return nil
 			}
-		})
+		}, MetadataOnly)
 	}
 	RegisterNative(graph.KindUninitialized, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			p.SetOutput(0, ivalue.None())
 			return nil
 		}
-	})
-	RegisterNative("prim::unchecked_cast", func(n *graph.Node) Kernel { return ewIdentity })
+	}, MetadataOnly)
+	RegisterNative("prim::unchecked_cast", func(n *graph.Node) Kernel { return ewIdentity }, MetadataOnly)
 	RegisterNative(graph.KindRaiseException, func(n *graph.Node) Kernel {
 		return func(p *ProcessedNode) error {
 			cls := "Exception"

@@ -14,13 +14,13 @@ func init() {
 			return nil
 		}
 		return ifKernel
-	})
+	}, MetadataOnly)
 	RegisterNative(graph.KindLoop, func(n *graph.Node) Kernel {
 		if len(n.Blocks) != 1 || len(n.Inputs) < 2 {
 			return nil
 		}
 		return loopKernel
-	})
+	}, MetadataOnly)
 }
 
 func ifKernel(p *ProcessedNode) error {

@@ -396,7 +396,7 @@ func init() {
 			return ewIdentity
 		}
 		return nil
-	})
+	}, MetadataOnly)
 	RegisterOut("aten::clone", func(n *graph.Node) Kernel {
 		if n.Matches("aten::clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor") {
 			return ewClone
@@ -441,7 +441,7 @@ func init() {
 				p.SetOutput(0, *p.Input(0))
 				return nil
 			}
-		})
+		}, MetadataOnly)
 	}
 	registerShapeScalars()
 }
@@ -486,7 +486,7 @@ func registerShapeScalars() {
 			}
 		}
 		return nil
-	})
+	}, MetadataOnly)
 	simple := func(op, schema string, f func(t *ivalue.Tensor) (ivalue.IValue, error)) {
 		RegisterNative(op, func(n *graph.Node) Kernel {
 			if !n.Matches(schema) {
@@ -504,7 +504,7 @@ func registerShapeScalars() {
 				p.SetOutput(0, v)
 				return nil
 			}
-		})
+		}, MetadataOnly)
 	}
 	simple("aten::dim", "aten::dim(Tensor self) -> int", func(t *ivalue.Tensor) (ivalue.IValue, error) {
 		return ivalue.FromInt(int64(t.Dim())), nil
@@ -521,11 +521,18 @@ func registerShapeScalars() {
 	simple("prim::dtype", "prim::dtype(Tensor a) -> int", func(t *ivalue.Tensor) (ivalue.IValue, error) {
 		return ivalue.FromInt(t.DType().ScalarType()), nil
 	})
+	// On a device these run on the module's tensors (they are
+	// MetadataOnly and not in ATen's dispatcher): a model that moves
+	// tensors to x.device must see the GPU there. libtorch's CPU memory is
+	// "cpu" to a model, as it is to PyTorch.
 	simple("prim::device", "prim::device(Tensor a) -> Device", func(t *ivalue.Tensor) (ivalue.IValue, error) {
+		if d := t.Device(); d.Type == ivalue.CUDA {
+			return ivalue.FromDevice(d.String()), nil
+		}
 		return ivalue.FromDevice("cpu"), nil
 	})
 	simple("prim::is_cuda", "prim::is_cuda(Tensor a) -> bool", func(t *ivalue.Tensor) (ivalue.IValue, error) {
-		return ivalue.FromBool(false), nil
+		return ivalue.FromBool(t.Device().Type == ivalue.CUDA), nil
 	})
 }
 

@@ -32,7 +32,7 @@ func init() {
 			p.SetOutput(0, ivalue.Object(fut))
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	// aten::wait(Future(t) self) -> t: block until the task is done and
 	// re-raise its error.
 	RegisterNative(graph.KindWait, func(n *graph.Node) Kernel {
@@ -55,5 +55,5 @@ func init() {
 			p.SetOutput(0, vals[0])
 			return nil
 		}
-	})
+	}, MetadataOnly)
 }

@@ -95,7 +95,7 @@ func init() {
 			}
 		}
 		return nil
-	})
+	}, MetadataOnly)
 	// copy(): a shallow copy of a list (copy.t) or dict (copy.Dict_*).
 	RegisterNative("aten::copy", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 {
@@ -125,7 +125,7 @@ func init() {
 			d.Values = append(d.Values, src.Values...)
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	// items(): a list of (key, value) tuples in insertion order.
 	RegisterNative("aten::items", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 || !isDict(n.Inputs[0]) {
@@ -148,7 +148,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	// get(key) -> value or None; get(key, default).
 	RegisterNative("aten::get", func(n *graph.Node) Kernel {
 		if (len(n.Inputs) != 2 && len(n.Inputs) != 3) || !isDict(n.Inputs[0]) {
@@ -170,7 +170,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	// update(other): insert or overwrite other's entries, in its order.
 	RegisterNative("aten::update", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 2 || !isDict(n.Inputs[0]) {
@@ -190,7 +190,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 	RegisterNative("aten::clear", func(n *graph.Node) Kernel {
 		if len(n.Inputs) != 1 {
 			return nil
@@ -207,7 +207,7 @@ func init() {
 			}
 			return nil
 		}
-	})
+	}, MetadataOnly)
 
 	// String methods with Python's start/end arguments.
 	for _, c := range []struct {
@@ -371,7 +371,7 @@ func init() {
 				p.SetOutput(0, ivalue.FromBool(f(t)))
 				return nil
 			}
-		})
+		}, MetadataOnly)
 	}
 	tensorMeta("aten::is_floating_point", "aten::is_floating_point(Tensor self) -> bool",
 		func(t *ivalue.Tensor) bool { return t.DType().IsFloat() })
@@ -383,7 +383,8 @@ func init() {
 		func(t *ivalue.Tensor) bool { return t.IsContiguous() })
 	tensorMeta("aten::is_signed", "aten::is_signed(Tensor self) -> bool",
 		func(t *ivalue.Tensor) bool { return t.DType() != ivalue.Uint8 && t.DType() != ivalue.Bool })
-	tensorMeta("prim::is_cpu", "prim::is_cpu(Tensor a) -> bool", func(t *ivalue.Tensor) bool { return true })
+	tensorMeta("prim::is_cpu", "prim::is_cpu(Tensor a) -> bool",
+		func(t *ivalue.Tensor) bool { return t.Device().Type != ivalue.CUDA }) // libtorch-cpu is CPU to PyTorch
 	// gosr's tensors are dense CPU tensors that never record gradients.
 	for _, name := range []string{"requires_grad", "is_sparse", "is_sparse_csr", "is_mkldnn", "is_quantized",
 		"is_meta", "is_mps", "is_xpu", "is_ipu", "is_vulkan", "is_ort"} {

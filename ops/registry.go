@@ -55,9 +55,24 @@ type Kernel func(p *ProcessedNode) error
 // returned closure, which all runtimes share and must not mutate.
 type Builder func(n *graph.Node) Kernel
 
+// Trait is a property of a builder's kernels that Select needs beyond
+// their Kind.
+type Trait uint8
+
+const (
+	// MetadataOnly marks kernels that read and write no tensor elements:
+	// they look only at sizes, strides, dtype and device (aten::size,
+	// aten::dim) or pass tensors along inside values (lists, tuples,
+	// dicts, control flow, fork and wait). On a device, whose memory Go
+	// must not touch, only such Go kernels may take the module's tensors;
+	// an unmarked kernel is taken to read them (the safe default).
+	MetadataOnly Trait = 1 << iota
+)
+
 type entry struct {
-	kind  Kind
-	build Builder
+	kind   Kind
+	build  Builder
+	traits Trait
 }
 
 var (
@@ -67,21 +82,25 @@ var (
 
 // Register adds a builder for op (a qualified name such as "aten::add").
 // Several builders may register for one op; each handles the overloads
-// it recognises.
-func Register(op string, kind Kind, b Builder) {
+// it recognises. traits describe every kernel the builder returns.
+func Register(op string, kind Kind, b Builder, traits ...Trait) {
+	var t Trait
+	for _, x := range traits {
+		t |= x
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	registry[op] = append(registry[op], entry{kind, b})
+	registry[op] = append(registry[op], entry{kind, b, t})
 }
 
 // RegisterOut registers an out-variant builder.
-func RegisterOut(op string, b Builder) { Register(op, OutVariant, b) }
+func RegisterOut(op string, b Builder, traits ...Trait) { Register(op, OutVariant, b, traits...) }
 
 // RegisterNative registers a native builder.
-func RegisterNative(op string, b Builder) { Register(op, Native, b) }
+func RegisterNative(op string, b Builder, traits ...Trait) { Register(op, Native, b, traits...) }
 
 // RegisterFallback registers a fallback builder.
-func RegisterFallback(op string, b Builder) { Register(op, Fallback, b) }
+func RegisterFallback(op string, b Builder, traits ...Trait) { Register(op, Fallback, b, traits...) }
 
 // Options restrict the choice of kernel.
 type Options struct {
@@ -97,22 +116,34 @@ type Options struct {
 	// Device is where the module's tensors live. Off the host, the
 	// Backend runs every tensor op it has (see selectOnDevice).
 	Device ivalue.Device
+	// HostTensors, off the host, collects the values whose tensors Go
+	// kernels make on the host (prim::NumToTensor's), which later Go
+	// kernels may read. Select fills it, so nodes must come in program
+	// order; nil: Go reads no tensor of a device module.
+	HostTensors map[*graph.Value]bool
 }
 
 // Select picks the kernel for n: out variant, then native, then fallback.
 // A node nothing handles is an error naming the op and its schema.
 func Select(n *graph.Node, opts Options) (Kernel, Kind, error) {
-	k, kind, err := selectGo(n, opts)
+	g, err := selectGo(n, opts)
 	if opts.Backend == nil || opts.BackendMode == BackendGo {
 		if !opts.Device.IsHost() {
 			return nil, 0, fmt.Errorf("device %s needs a kernel backend (gosr's Go kernels read host memory only)", opts.Device)
 		}
-		return k, kind, err
+		return g.k, g.kind, err
 	}
-	return selectWithBackend(n, opts, k, kind, err)
+	return selectWithBackend(n, opts, g, err)
 }
 
-func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
+// goChoice is the Go kernel Select found for a node (k nil: none).
+type goChoice struct {
+	k      Kernel
+	kind   Kind
+	traits Trait
+}
+
+func selectGo(n *graph.Node, opts Options) (goChoice, error) {
 	mu.RLock()
 	es := registry[n.Kind]
 	mu.RUnlock()
@@ -125,7 +156,7 @@ func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
 				continue
 			}
 			if k := e.build(n); k != nil {
-				return k, want, nil
+				return goChoice{k, want, e.traits}, nil
 			}
 		}
 	}
@@ -138,7 +169,7 @@ func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
 				continue
 			}
 			if k := e.build(n); k != nil {
-				return k, Fallback, nil
+				return goChoice{k, Fallback, e.traits}, nil
 			}
 		}
 	}
@@ -146,9 +177,9 @@ func selectGo(n *graph.Node, opts Options) (Kernel, Kind, error) {
 	// registry, not in one place to print; say where to look instead.
 	const hint = "`srbench check` lists every such op of a model; with the libtorch backend (-backend auto) it runs there"
 	if len(es) == 0 {
-		return nil, 0, fmt.Errorf("no implementation of %s: unknown op (node %s); %s", n.Kind, NodeSignature(n), hint)
+		return goChoice{}, fmt.Errorf("no implementation of %s: unknown op (node %s); %s", n.Kind, NodeSignature(n), hint)
 	}
-	return nil, 0, fmt.Errorf("no implementation of %s for this overload: %s (gosr's kernels take other argument types or values); %s", n.Kind, NodeSignature(n), hint)
+	return goChoice{}, fmt.Errorf("no implementation of %s for this overload: %s (gosr's kernels take other argument types or values); %s", n.Kind, NodeSignature(n), hint)
 }
 
 // Registered lists the registered op names, sorted.

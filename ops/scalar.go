@@ -601,7 +601,7 @@ func init() {
 				p.SetOutput(0, ivalue.FromBool(same == is))
 				return nil
 			}
-		})
+		}, MetadataOnly) // tensors compare by identity
 	}
 	// prim::min/max of one list: the smallest / largest element.
 	for _, c := range []struct {

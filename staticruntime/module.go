@@ -218,6 +218,9 @@ func NewStaticModuleContext(ctx context.Context, g *graph.Graph, opts *Options) 
 		}
 	}
 	sel := ops.Options{DisableOutVariants: !o.EnableOutVariant, Backend: o.Backend, BackendMode: o.BackendMode, Device: dev}
+	if !dev.IsHost() {
+		sel.HostTensors = map[*graph.Value]bool{}
+	}
 	if o.Backend != nil && o.BackendMode == ops.BackendAuto && dev.IsHost() {
 		m.auto = &ops.AutoTable{}
 		sel.AutoTable = m.auto
