@@ -54,6 +54,7 @@ type batcher struct {
 	lead  sync.Mutex  // held by the worker that watches the queue
 	timer *time.Timer // the leader's wait for the oldest request's delay
 	pick  []int       // the leader's scratch: queue indices of the next batch
+	heads []int       // and of the oldest request of each group
 
 	workers sync.WaitGroup
 }
@@ -309,7 +310,7 @@ func (b *batcher) take(w *worker) bool {
 			<-b.wake
 			continue
 		}
-		n, wait := b.plan(time.Now())
+		n, wait := b.plan()
 		if n == 0 {
 			b.mu.Unlock()
 			b.timer.Reset(wait)
@@ -341,25 +342,47 @@ func (b *batcher) take(w *worker) bool {
 	}
 }
 
-// plan picks the batch of the oldest queued request (b.mu held): the
-// compatible requests, in arrival order, that fit in MaxBatchSize rows,
-// their queue indices in b.pick. It returns how many of them run now, or
-// 0 and how long to wait for more: a batch that is full (MaxBatchSize
-// rows, or the next compatible request does not fit) runs whole; else
-// one that reaches preferred sizes runs as the largest of them; else it
-// runs whole once the oldest request has waited MaxQueueDelay, or at once
-// while closing.
-func (b *batcher) plan(now time.Time) (n int, wait time.Duration) {
-	head := b.queue[0]
+// plan picks the next batch (b.mu held), its queue indices in b.pick,
+// and returns how many of them run now, or 0 and how long to wait for
+// more. The queue's requests fall in groups of compatible ones; each
+// group's batch is its requests in arrival order that fit in MaxBatchSize
+// rows. Groups are looked at in the order of their oldest request, and
+// the first batch ready runs: a batch that is full (MaxBatchSize rows, or
+// the group's next request does not fit) runs whole; else one that
+// reaches preferred sizes runs as the largest of them; else it runs whole
+// once its oldest request has waited MaxQueueDelay, or at once while
+// closing. So a full batch of one shape does not wait behind a lone
+// request of another, and the wait is the oldest request's.
+func (b *batcher) plan() (n int, wait time.Duration) {
+	b.heads = b.heads[:0]
+next:
+	for s, r := range b.queue {
+		for _, h := range b.heads {
+			if compatible(b.queue[h], r) {
+				continue next // in an older request's group
+			}
+		}
+		b.heads = append(b.heads, s)
+		if n := b.planGroup(s); n > 0 {
+			return n, 0
+		}
+	}
+	return 0, time.Until(b.queue[0].enq.Add(b.o.MaxQueueDelay))
+}
+
+// planGroup picks the batch of the group whose oldest request is
+// b.queue[s] into b.pick, and returns how many of it run now (0: none).
+func (b *batcher) planGroup(s int) int {
+	head := b.queue[s]
 	b.pick = b.pick[:0]
-	rows, pref, full := 0, 0, false
-	for i, r := range b.queue {
-		if i > 0 && !compatible(head, r) {
+	rows, pref := 0, 0
+	for i := s; i < len(b.queue); i++ {
+		r := b.queue[i]
+		if i > s && !compatible(head, r) {
 			continue
 		}
 		if rows+r.rows > b.o.MaxBatchSize {
-			full = true
-			break
+			return len(b.pick) // full: the next one does not fit
 		}
 		rows += r.rows
 		b.pick = append(b.pick, i)
@@ -369,21 +392,16 @@ func (b *batcher) plan(now time.Time) (n int, wait time.Duration) {
 			}
 		}
 		if rows == b.o.MaxBatchSize {
-			full = true
-			break
+			return len(b.pick)
 		}
 	}
-	switch {
-	case full:
-		return len(b.pick), 0
-	case pref > 0:
-		return pref, 0
+	if pref > 0 {
+		return pref
 	}
-	wait = head.enq.Add(b.o.MaxQueueDelay).Sub(now)
-	if wait <= 0 || b.closed {
-		return len(b.pick), 0
+	if b.o.MaxQueueDelay <= 0 || b.closed || time.Since(head.enq) >= b.o.MaxQueueDelay {
+		return len(b.pick)
 	}
-	return 0, wait
+	return 0
 }
 
 // run runs w's batch and hands every request its results.

@@ -691,3 +691,22 @@ func TestBatcherCloseDrains(t *testing.T) {
 	assert.Equal(t, []int{8, 6}, g.log.batches())
 	b.close() // again: returns at once
 }
+
+func TestBatcherFullBatchPassesOlderGroup(t *testing.T) {
+	var log execLog
+	b := newBatcher(batcherOptions{MaxBatchSize: 4, MaxQueueDelay: time.Hour}, identity(&log))
+	defer b.close()
+	odd := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 0, 1, 4)})
+	waitPending(t, b, 1)
+	var full []chan result
+	for i := range 4 {
+		full = append(full, submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, i, 1, 3)}))
+	}
+	for _, c := range full {
+		require.NoError(t, (<-c).err, "a full batch runs though an older request of another shape waits")
+	}
+	assert.Equal(t, 1, b.pending())
+	b.close()
+	require.NoError(t, (<-odd).err, "close runs the one left")
+	assert.Equal(t, []int{4, 1}, log.batches())
+}
