@@ -109,17 +109,22 @@ func filled(dt ivalue.DType, seed int, sizes ...int) *ivalue.Tensor {
 	return t
 }
 
-// sameBytes asserts got holds want's elements.
-func sameBytes(t *testing.T, want, got *ivalue.Tensor, msg string) {
+// sameBytes asserts that got holds want's elements (assert, not require:
+// it runs in submitting goroutines too).
+func sameBytes(t *testing.T, want, got *ivalue.Tensor, msg string) bool {
 	t.Helper()
-	require.NotNil(t, got, msg)
-	require.Equal(t, want.DType(), got.DType(), msg)
-	require.Equal(t, want.Sizes(), got.Sizes(), msg)
+	if !assert.NotNil(t, got, msg) || !assert.Equal(t, want.DType(), got.DType(), msg) || !assert.Equal(t, want.Sizes(), got.Sizes(), msg) {
+		return false
+	}
 	w, err := contiguous(want)
-	require.NoError(t, err)
+	if !assert.NoError(t, err) {
+		return false
+	}
 	g, err := contiguous(got)
-	require.NoError(t, err)
-	require.True(t, bytes.Equal(rawBytes(w), rawBytes(g)), "%s: the bytes differ", msg)
+	if !assert.NoError(t, err) {
+		return false
+	}
+	return assert.True(t, bytes.Equal(rawBytes(w), rawBytes(g)), "%s: the bytes differ", msg)
 }
 
 // submitAsync submits in a goroutine; the result arrives on the channel.
@@ -709,4 +714,50 @@ func TestBatcherFullBatchPassesOlderGroup(t *testing.T) {
 	b.close()
 	require.NoError(t, (<-odd).err, "close runs the one left")
 	assert.Equal(t, []int{4, 1}, log.batches())
+}
+
+// TestBatcherStress mixes shapes, sizes and callers that give up at
+// random moments: every request gets its own rows or its context's
+// error, and nothing is left queued.
+func TestBatcherStress(t *testing.T) {
+	var log execLog
+	b := newBatcher(batcherOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Microsecond, PreferredBatchSizes: []int{4}, Workers: 3}, identity(&log))
+	const clients, each = 32, 40
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[Code]int{} // of the errors
+	answered := 0
+	for c := range clients {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 9))
+			for i := range each {
+				in := []*ivalue.Tensor{filled([]ivalue.DType{ivalue.Float32, ivalue.Int8}[rng.IntN(2)], c*each+i, 1+rng.IntN(8), 1+rng.IntN(2))}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(400))*time.Microsecond)
+				outs, _, err := b.submit(ctx, in)
+				cancel()
+				if err != nil {
+					code := asError(err).Code
+					mu.Lock()
+					codes[code]++
+					mu.Unlock()
+					if !assert.Contains(t, []Code{CodeCanceled, CodeDeadlineExceeded}, code, "%v", err) {
+						return
+					}
+					continue
+				}
+				sameBytes(t, in[0], outs[0], "a request that was answered")
+				mu.Lock()
+				answered++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	b.close()
+	assert.Zero(t, b.pending())
+	assert.Equal(t, clients*each, answered+codes[CodeDeadlineExceeded]+codes[CodeCanceled], "every request answered: %v", codes)
+	for _, rows := range log.batches() {
+		assert.LessOrEqual(t, rows, 8)
+	}
+	t.Logf("answered %d, deadline passed %d; %d batches", answered, codes[CodeDeadlineExceeded], len(log.batches()))
 }
