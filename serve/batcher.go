@@ -117,7 +117,8 @@ type worker struct {
 func newBatcher(o batcherOptions, exec batchExec) *batcher {
 	o.MaxBatchSize = max(o.MaxBatchSize, 1)
 	o.Workers = max(o.Workers, 1)
-	b := &batcher{o: o, exec: exec, wake: make(chan struct{}, 1), timer: time.NewTimer(time.Hour)}
+	b := &batcher{o: o, exec: exec, wake: make(chan struct{}, 1)}
+	b.timer = time.AfterFunc(time.Hour, b.signal)
 	b.timer.Stop()
 	for _, p := range o.PreferredBatchSizes {
 		if p >= 1 && p <= o.MaxBatchSize {
@@ -314,10 +315,7 @@ func (b *batcher) take(w *worker) bool {
 		if n == 0 {
 			b.mu.Unlock()
 			b.timer.Reset(wait)
-			select {
-			case <-b.wake:
-			case <-b.timer.C:
-			}
+			<-b.wake
 			b.timer.Stop()
 			continue
 		}
