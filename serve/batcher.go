@@ -13,7 +13,10 @@ import (
 
 // batchExec runs the model once on the batched inputs; its outputs are
 // tensors the caller owns (copies, not a runtime's values) whose dim 0 is
-// the batch's rows (the sum of its requests' dim 0).
+// the batch's rows (the sum of its requests' dim 0). The inputs are the
+// request's own for a batch of one (they may be strided), else the
+// worker's contiguous tensors, which the next batch overwrites: exec must
+// not keep them.
 type batchExec func(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error)
 
 // batcherOptions are a model's dynamic batching settings (config.pbtxt's
@@ -32,7 +35,7 @@ type batcherOptions struct {
 // batcher is Triton's dynamic batcher: requests with compatible inputs
 // (the same count, dtypes and dims after the first) queue until the
 // oldest of them has waited MaxQueueDelay, they reach a preferred size or
-// MaxBatchSize rows, whichever comes first; then one free worker
+// MaxBatchSize rows, whichever comes first; then one free batchWorker
 // concatenates them along dim 0, runs exec once and hands every request
 // its rows of the outputs.
 //
@@ -46,7 +49,7 @@ type batcher struct {
 	preferred []int // PreferredBatchSizes up to MaxBatchSize
 
 	mu     sync.Mutex
-	queue  []*request // in arrival order
+	queue  []*batchRequest // in arrival order
 	closed bool
 
 	wake chan struct{} // a request arrived, or close: the leader looks again
@@ -61,7 +64,8 @@ type batcher struct {
 
 // A request's state: queued until a worker takes it (under batcher.mu),
 // then running until the worker hands over its results (done) or its
-// caller goes away (abandoned). Whoever leaves running last recycles it.
+// caller goes away (abandoned). The worker recycles an abandoned request,
+// the caller any other.
 const (
 	reqQueued int32 = iota
 	reqRunning
@@ -69,7 +73,7 @@ const (
 	reqAbandoned
 )
 
-type request struct {
+type batchRequest struct {
 	inputs []*ivalue.Tensor
 	rows   int
 	enq    time.Time
@@ -97,18 +101,18 @@ func (r *batchRun) leave() {
 	}
 }
 
-var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
+var batchRequests = sync.Pool{New: func() any { return &batchRequest{done: make(chan struct{}, 1)} }}
 
-func recycle(r *request) {
-	*r = request{done: r.done} // state back to reqQueued
-	requests.Put(r)
+func (r *batchRequest) recycle() {
+	*r = batchRequest{done: r.done} // state back to reqQueued
+	batchRequests.Put(r)
 }
 
 // worker is one worker's own memory: its batch and the concatenated
 // inputs, reused from batch to batch (exec returns copies, so nothing of
 // a batch's inputs outlives its run).
-type worker struct {
-	reqs  []*request
+type batchWorker struct {
+	reqs  []*batchRequest
 	ins   []*ivalue.Tensor
 	sizes []int
 }
@@ -172,17 +176,17 @@ func (b *batcher) submit(ctx context.Context, inputs []*ivalue.Tensor) (outs []*
 	if err := ctx.Err(); err != nil {
 		return nil, 0, asError(err)
 	}
-	r := requests.Get().(*request)
+	r := batchRequests.Get().(*batchRequest)
 	r.inputs, r.rows, r.enq = inputs, rows, time.Now()
 	b.mu.Lock()
 	switch {
 	case b.closed:
 		b.mu.Unlock()
-		recycle(r)
+		r.recycle()
 		return nil, 0, &Error{Code: CodeUnavailable, Msg: "the model is shutting down"}
 	case b.o.MaxQueueSize > 0 && len(b.queue) >= b.o.MaxQueueSize:
 		b.mu.Unlock()
-		recycle(r)
+		r.recycle()
 		return nil, 0, ErrQueueFull
 	}
 	b.queue = append(b.queue, r)
@@ -199,7 +203,7 @@ func (b *batcher) submit(ctx context.Context, inputs []*ivalue.Tensor) (outs []*
 		<-r.done // the results came first
 	}
 	outs, queued, err = r.outs, r.queued, r.err
-	recycle(r)
+	r.recycle()
 	if err != nil {
 		return nil, queued, asError(err)
 	}
@@ -208,14 +212,14 @@ func (b *batcher) submit(ctx context.Context, inputs []*ivalue.Tensor) (outs []*
 
 // abandon gives up r, whose caller's context is done: it reports false
 // when r's results are already set (the caller takes them).
-func (b *batcher) abandon(r *request) bool {
+func (b *batcher) abandon(r *batchRequest) bool {
 	b.mu.Lock()
 	if r.state.Load() == reqQueued {
 		if i := slices.Index(b.queue, r); i >= 0 {
 			b.queue = slices.Delete(b.queue, i, i+1)
 		}
 		b.mu.Unlock()
-		recycle(r)
+		r.recycle()
 		return true
 	}
 	run := r.run // set under mu with the state; read before r may be recycled
@@ -236,35 +240,35 @@ func (b *batcher) rowsOf(inputs []*ivalue.Tensor) (int, error) {
 	for i, t := range inputs {
 		switch {
 		case t == nil:
-			return 0, errorf(CodeInvalidArgument, "%s: no tensor", name(b.o.InputNames, "input", i))
+			return 0, errorf(CodeInvalidArgument, "%s: no tensor", tensorName(b.o.InputNames, "input", i))
 		case !t.Device().IsHost():
-			return 0, errorf(CodeInternal, "%s: a tensor on %v; the batcher concatenates host memory", name(b.o.InputNames, "input", i), t.Device())
+			return 0, errorf(CodeInternal, "%s: a tensor on %v; the batcher concatenates host memory", tensorName(b.o.InputNames, "input", i), t.Device())
 		case t.Dim() == 0:
-			return 0, errorf(CodeInvalidArgument, "%s: a scalar; a model with max_batch_size %d takes the batch in dim 0", name(b.o.InputNames, "input", i), b.o.MaxBatchSize)
+			return 0, errorf(CodeInvalidArgument, "%s: a scalar; a model with max_batch_size %d takes the batch in dim 0", tensorName(b.o.InputNames, "input", i), b.o.MaxBatchSize)
 		case i == 0:
 			rows = t.Size(0)
 			if rows < 1 || rows > b.o.MaxBatchSize {
 				return 0, errorf(CodeInvalidArgument, "%s: shape %v: dim 0 (the batch) must be 1 to the model's max_batch_size %d",
-					name(b.o.InputNames, "input", i), t.Sizes(), b.o.MaxBatchSize)
+					tensorName(b.o.InputNames, "input", i), t.Sizes(), b.o.MaxBatchSize)
 			}
 		case t.Size(0) != rows:
 			return 0, errorf(CodeInvalidArgument, "%s: shape %v: dim 0 (the batch) is %d, and %s's is %d",
-				name(b.o.InputNames, "input", i), t.Sizes(), t.Size(0), name(b.o.InputNames, "input", 0), rows)
+				tensorName(b.o.InputNames, "input", i), t.Sizes(), t.Size(0), tensorName(b.o.InputNames, "input", 0), rows)
 		}
 	}
 	return rows, nil
 }
 
-func name(names []string, kind string, i int) string {
+func tensorName(names []string, kind string, i int) string {
 	if i < len(names) && names[i] != "" {
 		return fmt.Sprintf("%s %q", kind, names[i])
 	}
 	return fmt.Sprintf("%s %d", kind, i)
 }
 
-// compatible reports whether a and b may run in one batch: the same
+// batchable reports whether a and b may run in one batch: the same
 // number of inputs, dtypes and dims but the first.
-func compatible(a, b *request) bool {
+func batchable(a, b *batchRequest) bool {
 	if len(a.inputs) != len(b.inputs) {
 		return false
 	}
@@ -285,7 +289,7 @@ func compatible(a, b *request) bool {
 
 func (b *batcher) work() {
 	defer b.workers.Done()
-	w := &worker{}
+	w := &batchWorker{}
 	for {
 		b.lead.Lock()
 		ok := b.take(w)
@@ -299,7 +303,7 @@ func (b *batcher) work() {
 
 // take waits for the next batch and moves its requests into w.reqs; it
 // reports false once the batcher is closed and its queue empty.
-func (b *batcher) take(w *worker) bool {
+func (b *batcher) take(w *batchWorker) bool {
 	for {
 		b.mu.Lock()
 		if len(b.queue) == 0 {
@@ -356,7 +360,7 @@ func (b *batcher) plan() (n int, wait time.Duration) {
 next:
 	for s, r := range b.queue {
 		for _, h := range b.heads {
-			if compatible(b.queue[h], r) {
+			if batchable(b.queue[h], r) {
 				continue next // in an older request's group
 			}
 		}
@@ -376,7 +380,7 @@ func (b *batcher) planGroup(s int) int {
 	rows, pref := 0, 0
 	for i := s; i < len(b.queue); i++ {
 		r := b.queue[i]
-		if i > s && !compatible(head, r) {
+		if i > s && !batchable(head, r) {
 			continue
 		}
 		if rows+r.rows > b.o.MaxBatchSize {
@@ -403,7 +407,7 @@ func (b *batcher) planGroup(s int) int {
 }
 
 // run runs w's batch and hands every request its results.
-func (b *batcher) run(w *worker) {
+func (b *batcher) run(w *batchWorker) {
 	start := time.Now()
 	reqs := w.reqs
 	run := reqs[0].run
@@ -422,14 +426,14 @@ func (b *batcher) run(w *worker) {
 			case len(reqs) == 1:
 				r.outs = outs
 			default:
-				r.outs = split(outs, off, r.rows)
+				r.outs = splitRows(outs, off, r.rows)
 			}
 		}
 		off += r.rows
 		if r.state.CompareAndSwap(reqRunning, reqDone) {
 			r.done <- struct{}{}
 		} else {
-			recycle(r)
+			r.recycle()
 		}
 	}
 	run.cancel()
@@ -439,7 +443,7 @@ func (b *batcher) run(w *worker) {
 
 // runBatch concatenates the inputs of w's requests, runs exec on them and
 // checks its outputs' dim 0.
-func (b *batcher) runBatch(ctx context.Context, w *worker, rows int) (outs []*ivalue.Tensor, err error) {
+func (b *batcher) runBatch(ctx context.Context, w *batchWorker, rows int) (outs []*ivalue.Tensor, err error) {
 	inputs := w.reqs[0].inputs
 	if len(w.reqs) > 1 {
 		if inputs, err = w.concat(rows); err != nil {
@@ -462,7 +466,7 @@ func (b *batcher) runBatch(ctx context.Context, w *worker, rows int) (outs []*iv
 				shape = fmt.Sprintf("shape %v", o.Sizes())
 			}
 			return nil, errorf(CodeInternal, "%s of a batch of %d requests (%d rows) has %s; dynamic batching needs the batch in dim 0",
-				name(b.o.OutputNames, "output", i), len(w.reqs), rows, shape)
+				tensorName(b.o.OutputNames, "output", i), len(w.reqs), rows, shape)
 		}
 	}
 	return outs, nil
@@ -470,7 +474,7 @@ func (b *batcher) runBatch(ctx context.Context, w *worker, rows int) (outs []*iv
 
 // concat writes the inputs of w's requests one after another along dim 0
 // into w's tensors, a whole request's bytes at a time.
-func (w *worker) concat(rows int) ([]*ivalue.Tensor, error) {
+func (w *batchWorker) concat(rows int) ([]*ivalue.Tensor, error) {
 	first := w.reqs[0].inputs
 	for len(w.ins) < len(first) {
 		w.ins = append(w.ins, &ivalue.Tensor{})
@@ -493,8 +497,8 @@ func (w *worker) concat(rows int) ([]*ivalue.Tensor, error) {
 	return w.ins[:len(first)], nil
 }
 
-// split returns views of rows [off, off+rows) of outs.
-func split(outs []*ivalue.Tensor, off, rows int) []*ivalue.Tensor {
+// splitRows returns views of rows [off, off+rows) of outs.
+func splitRows(outs []*ivalue.Tensor, off, rows int) []*ivalue.Tensor {
 	views := make([]*ivalue.Tensor, len(outs))
 	var buf [8]int
 	for i, o := range outs {

@@ -22,28 +22,28 @@ import (
 	"github.com/gosr/gosr/staticruntime"
 )
 
-// execLog records the batches an exec ran: their rows, and their first
+// batchLog records the batches an exec ran: their rows, and their first
 // input's dims after the first (the batch's shape class).
-type execLog struct {
+type batchLog struct {
 	mu      sync.Mutex
 	rows    []int
 	classes []string
 }
 
-func (l *execLog) add(inputs []*ivalue.Tensor) {
+func (l *batchLog) add(inputs []*ivalue.Tensor) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.rows = append(l.rows, inputs[0].Size(0))
-	l.classes = append(l.classes, classOf(inputs))
+	l.classes = append(l.classes, batchClass(inputs))
 }
 
-func (l *execLog) batches() []int {
+func (l *batchLog) batches() []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]int(nil), l.rows...)
 }
 
-func classOf(inputs []*ivalue.Tensor) string {
+func batchClass(inputs []*ivalue.Tensor) string {
 	s := ""
 	for _, t := range inputs {
 		s += fmt.Sprintf("%s%v;", t.DType(), t.Sizes()[1:])
@@ -53,7 +53,7 @@ func classOf(inputs []*ivalue.Tensor) string {
 
 // identity is an exec whose outputs are copies of its inputs: a request's
 // outputs must then be its own inputs, byte for byte.
-func identity(log *execLog) batchExec {
+func identityExec(log *batchLog) batchExec {
 	return func(_ context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error) {
 		if log != nil {
 			log.add(inputs)
@@ -70,35 +70,35 @@ func identity(log *execLog) batchExec {
 	}
 }
 
-// gated runs identity, but a batch whose first input has trailing dims
+// gatedExec runs identity, but a batch whose first input has trailing dims
 // [1] (a "blocker") first signals entered and waits for release: the
 // worker is busy while the test fills the queue.
-type gated struct {
+type gatedExec struct {
 	entered chan struct{}
 	release chan struct{}
-	log     execLog
+	log     batchLog
 }
 
-func newGated() *gated {
-	return &gated{entered: make(chan struct{}, 16), release: make(chan struct{})}
+func newGatedExec() *gatedExec {
+	return &gatedExec{entered: make(chan struct{}, 16), release: make(chan struct{})}
 }
 
-func (g *gated) exec(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error) {
+func (g *gatedExec) exec(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error) {
 	if in := inputs[0]; in.Dim() == 2 && in.Size(1) == 1 {
 		g.entered <- struct{}{}
 		<-g.release
 	}
-	return identity(&g.log)(ctx, inputs)
+	return identityExec(&g.log)(ctx, inputs)
 }
 
-// blocker is a request of max rows: a full batch, which runs at once.
-func blocker(max int) []*ivalue.Tensor {
+// blockerInputs is a request of max rows: a full batch, which runs at once.
+func blockerInputs(max int) []*ivalue.Tensor {
 	return []*ivalue.Tensor{ivalue.NewTensor(ivalue.Float32, max, 1)}
 }
 
-// filled is a tensor of dt and sizes whose elements are seed, seed+1, ...
+// filledTensor is a tensor of dt and sizes whose elements are seed, seed+1, ...
 // (wrapping within each dtype's range).
-func filled(dt ivalue.DType, seed int, sizes ...int) *ivalue.Tensor {
+func filledTensor(dt ivalue.DType, seed int, sizes ...int) *ivalue.Tensor {
 	t := ivalue.NewTensor(dt, sizes...)
 	for i := range t.Numel() {
 		v := float64((seed + i) % 100)
@@ -110,9 +110,9 @@ func filled(dt ivalue.DType, seed int, sizes ...int) *ivalue.Tensor {
 	return t
 }
 
-// sameBytes asserts that got holds want's elements (assert, not require:
+// assertSameElems asserts that got holds want's elements (assert, not require:
 // it runs in submitting goroutines too).
-func sameBytes(t *testing.T, want, got *ivalue.Tensor, msg string) bool {
+func assertSameElems(t *testing.T, want, got *ivalue.Tensor, msg string) bool {
 	t.Helper()
 	if !assert.NotNil(t, got, msg) || !assert.Equal(t, want.DType(), got.DType(), msg) || !assert.Equal(t, want.Sizes(), got.Sizes(), msg) {
 		return false
@@ -128,44 +128,44 @@ func sameBytes(t *testing.T, want, got *ivalue.Tensor, msg string) bool {
 	return assert.True(t, bytes.Equal(rawBytes(w), rawBytes(g)), "%s: the bytes differ", msg)
 }
 
-// submitAsync submits in a goroutine; the result arrives on the channel.
-type result struct {
+// goSubmit submits in a goroutine; the result arrives on the channel.
+type submitResult struct {
 	outs   []*ivalue.Tensor
 	queued time.Duration
 	err    error
 }
 
-func submitAsync(ctx context.Context, b *batcher, inputs []*ivalue.Tensor) chan result {
-	c := make(chan result, 1)
+func goSubmit(ctx context.Context, b *batcher, inputs []*ivalue.Tensor) chan submitResult {
+	c := make(chan submitResult, 1)
 	go func() {
 		outs, q, err := b.submit(ctx, inputs)
-		c <- result{outs, q, err}
+		c <- submitResult{outs, q, err}
 	}()
 	return c
 }
 
-// waitPending waits until n requests are queued.
-func waitPending(t *testing.T, b *batcher, n int) {
+// waitQueued waits until n requests are queued.
+func waitQueued(t *testing.T, b *batcher, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return b.pending() == n }, 5*time.Second, time.Millisecond,
 		"want %d queued requests", n)
 }
 
-// startBlocked makes a batcher on g with one worker, and occupies that
+// startBlockedBatcher makes a batcher on g with one worker, and occupies that
 // worker with a blocker request (whose result arrives on the channel).
-func startBlocked(t *testing.T, g *gated, o batcherOptions) (*batcher, chan result) {
+func startBlockedBatcher(t *testing.T, g *gatedExec, o batcherOptions) (*batcher, chan submitResult) {
 	t.Helper()
 	o.Workers = 1
 	b := newBatcher(o, g.exec)
 	t.Cleanup(b.close)
-	blocked := submitAsync(context.Background(), b, blocker(o.MaxBatchSize))
+	blocked := goSubmit(context.Background(), b, blockerInputs(o.MaxBatchSize))
 	<-g.entered
 	return b, blocked
 }
 
-// mlpExec prepares the built-in mlp and returns an exec running it on a
+// mlpBatchExec prepares the built-in mlp and returns an exec running it on a
 // pool of n runtimes, and a runtime to run requests alone on.
-func mlpExec(t *testing.T, n int, log *execLog) (batchExec, *staticruntime.StaticRuntime) {
+func mlpBatchExec(t *testing.T, n int, log *batchLog) (batchExec, *staticruntime.StaticRuntime) {
 	c, err := builtin.Load("mlp")
 	require.NoError(t, err)
 	g, err := graph.Parse(c.IR, &graph.ParseOptions{Tensors: c.Consts})
@@ -200,8 +200,8 @@ func TestBatcherMatchesUnbatchedMLP(t *testing.T) {
 		{"no delay", batcherOptions{MaxBatchSize: 8, Workers: 2}, 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var log execLog
-			exec, alone := mlpExec(t, tc.o.Workers, &log)
+			var log batchLog
+			exec, alone := mlpBatchExec(t, tc.o.Workers, &log)
 			b := newBatcher(tc.o, exec)
 			defer b.close()
 
@@ -225,14 +225,14 @@ func TestBatcherMatchesUnbatchedMLP(t *testing.T) {
 				want[i] = o[0].Tensor().Clone()
 			}
 
-			got := make([]result, tc.clients)
+			got := make([]submitResult, tc.clients)
 			start := make(chan struct{})
 			var wg sync.WaitGroup
 			for i := range inputs {
 				wg.Go(func() {
 					<-start
 					outs, q, err := b.submit(context.Background(), []*ivalue.Tensor{inputs[i]})
-					got[i] = result{outs, q, err}
+					got[i] = submitResult{outs, q, err}
 				})
 			}
 			close(start)
@@ -266,27 +266,27 @@ func TestBatcherMatchesUnbatchedMLP(t *testing.T) {
 func TestBatcherConcatSplitDTypes(t *testing.T) {
 	for _, d := range datatypes {
 		t.Run(d.name, func(t *testing.T) {
-			var log execLog
+			var log batchLog
 			// Three requests of 1+2+3 rows fill MaxBatchSize 6: one batch, at once.
-			b := newBatcher(batcherOptions{MaxBatchSize: 6, MaxQueueDelay: time.Hour}, identity(&log))
+			b := newBatcher(batcherOptions{MaxBatchSize: 6, MaxQueueDelay: time.Hour}, identityExec(&log))
 			defer b.close()
 			var reqs [][]*ivalue.Tensor
-			var results []chan result
+			var results []chan submitResult
 			for i, rows := range []int{1, 2, 3} {
-				x := filled(d.dt, 10*i, rows, 2, 3)
-				y := filled(ivalue.Int64, 7*i, rows)
+				x := filledTensor(d.dt, 10*i, rows, 2, 3)
+				y := filledTensor(ivalue.Int64, 7*i, rows)
 				if i != 1 {
 					x = fixture.NonContiguous(x)
 				}
 				reqs = append(reqs, []*ivalue.Tensor{x, y})
-				results = append(results, submitAsync(context.Background(), b, reqs[i]))
+				results = append(results, goSubmit(context.Background(), b, reqs[i]))
 			}
 			for i, c := range results {
 				r := <-c
 				require.NoError(t, r.err)
 				require.Len(t, r.outs, 2)
 				for j := range r.outs {
-					sameBytes(t, reqs[i][j], r.outs[j], fmt.Sprintf("request %d output %d", i, j))
+					assertSameElems(t, reqs[i][j], r.outs[j], fmt.Sprintf("request %d output %d", i, j))
 				}
 			}
 			assert.Equal(t, []int{6}, log.batches())
@@ -317,13 +317,13 @@ func TestBatcherDelayBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var late []string
 			for round := range rounds {
-				var log execLog
-				b := newBatcher(batcherOptions{MaxBatchSize: 64, MaxQueueDelay: tc.delay, Workers: 1}, identity(&log))
+				var log batchLog
+				b := newBatcher(batcherOptions{MaxBatchSize: 64, MaxQueueDelay: tc.delay, Workers: 1}, identityExec(&log))
 				queued, control := make([]time.Duration, tc.n), make([]time.Duration, tc.n)
 				var wg sync.WaitGroup
 				for i := range tc.n {
 					wg.Go(func() {
-						in := []*ivalue.Tensor{filled(ivalue.Float32, i, 1, 4)}
+						in := []*ivalue.Tensor{filledTensor(ivalue.Float32, i, 1, 4)}
 						fired := make(chan time.Duration, 1)
 						start := time.Now()
 						time.AfterFunc(tc.delay, func() { fired <- time.Since(start) })
@@ -374,20 +374,20 @@ func TestBatcherPreferredSizes(t *testing.T) {
 		{"none reached", []int{4}, 8, 3, nil, []int{3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGated()
-			b, blocked := startBlocked(t, g, batcherOptions{MaxBatchSize: tc.max, MaxQueueDelay: time.Hour, PreferredBatchSizes: tc.preferred})
-			var results []chan result
+			g := newGatedExec()
+			b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: tc.max, MaxQueueDelay: time.Hour, PreferredBatchSizes: tc.preferred})
+			var results []chan submitResult
 			for i := range tc.queued {
-				results = append(results, submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, i, 1, 2)}))
+				results = append(results, goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, i, 1, 2)}))
 			}
-			waitPending(t, b, tc.queued)
+			waitQueued(t, b, tc.queued)
 			close(g.release)
 			require.NoError(t, (<-blocked).err)
 			left := 0
 			for _, n := range tc.after {
 				left += n
 			}
-			waitPending(t, b, left)
+			waitQueued(t, b, left)
 			require.Eventually(t, func() bool { return len(g.log.batches()) >= 1+len(tc.before) }, 5*time.Second, time.Millisecond)
 			time.Sleep(10 * time.Millisecond) // time for a batch too many to show
 			assert.Equal(t, append([]int{tc.max}, tc.before...), g.log.batches(), "blocker, then the batches that did not wait")
@@ -402,8 +402,8 @@ func TestBatcherPreferredSizes(t *testing.T) {
 
 func TestBatcherMaxBatchSize(t *testing.T) {
 	const max, n = 5, 64
-	var log execLog
-	b := newBatcher(batcherOptions{MaxBatchSize: max, MaxQueueDelay: 2 * time.Millisecond, Workers: 2}, identity(&log))
+	var log batchLog
+	b := newBatcher(batcherOptions{MaxBatchSize: max, MaxQueueDelay: 2 * time.Millisecond, Workers: 2}, identityExec(&log))
 	defer b.close()
 	rng := rand.New(rand.NewPCG(3, 4))
 	inputs := make([]*ivalue.Tensor, n)
@@ -411,14 +411,14 @@ func TestBatcherMaxBatchSize(t *testing.T) {
 	for i := range inputs {
 		rows := 1 + rng.IntN(max)
 		total += rows
-		inputs[i] = filled(ivalue.Int32, i, rows, 3)
+		inputs[i] = filledTensor(ivalue.Int32, i, rows, 3)
 	}
 	var wg sync.WaitGroup
 	for i := range inputs {
 		wg.Go(func() {
 			outs, _, err := b.submit(context.Background(), []*ivalue.Tensor{inputs[i]})
 			if assert.NoError(t, err) {
-				sameBytes(t, inputs[i], outs[0], fmt.Sprintf("request %d", i))
+				assertSameElems(t, inputs[i], outs[0], fmt.Sprintf("request %d", i))
 			}
 		})
 	}
@@ -432,23 +432,23 @@ func TestBatcherMaxBatchSize(t *testing.T) {
 }
 
 func TestBatcherQueueFull(t *testing.T) {
-	g := newGated()
-	b, blocked := startBlocked(t, g, batcherOptions{MaxBatchSize: 8, MaxQueueSize: 2})
-	a := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 1, 1, 2)})
-	c := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 2, 1, 2)})
-	waitPending(t, b, 2)
+	g := newGatedExec()
+	b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: 8, MaxQueueSize: 2})
+	a := goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 1, 1, 2)})
+	c := goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 2, 1, 2)})
+	waitQueued(t, b, 2)
 
-	_, _, err := b.submit(context.Background(), []*ivalue.Tensor{filled(ivalue.Float32, 3, 1, 2)})
+	_, _, err := b.submit(context.Background(), []*ivalue.Tensor{filledTensor(ivalue.Float32, 3, 1, 2)})
 	require.ErrorIs(t, err, ErrQueueFull)
 	assert.Equal(t, CodeUnavailable, asError(err).Code)
 	assert.Equal(t, 2, b.pending(), "the refused request was not queued")
 
 	close(g.release)
-	for _, r := range []chan result{blocked, a, c} {
+	for _, r := range []chan submitResult{blocked, a, c} {
 		require.NoError(t, (<-r).err)
 	}
 	// Room again.
-	_, _, err = b.submit(context.Background(), []*ivalue.Tensor{filled(ivalue.Float32, 4, 1, 2)})
+	_, _, err = b.submit(context.Background(), []*ivalue.Tensor{filledTensor(ivalue.Float32, 4, 1, 2)})
 	require.NoError(t, err)
 }
 
@@ -465,19 +465,19 @@ func TestBatcherCancelQueued(t *testing.T) {
 		}, false, CodeDeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newGated()
-			b, blocked := startBlocked(t, g, batcherOptions{MaxBatchSize: 8})
-			x := []*ivalue.Tensor{filled(ivalue.Float32, 1, 2, 2)}
-			y := []*ivalue.Tensor{filled(ivalue.Float32, 5, 1, 2)}
-			z := []*ivalue.Tensor{filled(ivalue.Float32, 9, 3, 2)}
-			rx := submitAsync(context.Background(), b, x)
-			waitPending(t, b, 1)
+			g := newGatedExec()
+			b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: 8})
+			x := []*ivalue.Tensor{filledTensor(ivalue.Float32, 1, 2, 2)}
+			y := []*ivalue.Tensor{filledTensor(ivalue.Float32, 5, 1, 2)}
+			z := []*ivalue.Tensor{filledTensor(ivalue.Float32, 9, 3, 2)}
+			rx := goSubmit(context.Background(), b, x)
+			waitQueued(t, b, 1)
 			ctx, cancel := tc.ctx()
 			defer cancel()
-			ry := submitAsync(ctx, b, y)
-			waitPending(t, b, 2)
-			rz := submitAsync(context.Background(), b, z)
-			waitPending(t, b, 3)
+			ry := goSubmit(ctx, b, y)
+			waitQueued(t, b, 2)
+			rz := goSubmit(context.Background(), b, z)
+			waitQueued(t, b, 3)
 
 			if tc.stop {
 				cancel()
@@ -492,11 +492,11 @@ func TestBatcherCancelQueued(t *testing.T) {
 			require.NoError(t, (<-blocked).err)
 			for _, c := range []struct {
 				in []*ivalue.Tensor
-				r  chan result
+				r  chan submitResult
 			}{{x, rx}, {z, rz}} {
 				r := <-c.r
 				require.NoError(t, r.err)
-				sameBytes(t, c.in[0], r.outs[0], "a request beside the cancelled one")
+				assertSameElems(t, c.in[0], r.outs[0], "a request beside the cancelled one")
 			}
 			assert.Equal(t, []int{8, 5}, g.log.batches(), "the blocker, then x and z without y")
 		})
@@ -514,7 +514,7 @@ func TestBatcherCancelRunning(t *testing.T) {
 			return nil, ctx.Err()
 		case <-release:
 		}
-		return identity(nil)(ctx, inputs)
+		return identityExec(nil)(ctx, inputs)
 	}
 	// Two requests fill MaxBatchSize 2: they run together at once.
 	b := newBatcher(batcherOptions{MaxBatchSize: 2, MaxQueueDelay: time.Hour}, exec)
@@ -522,9 +522,9 @@ func TestBatcherCancelRunning(t *testing.T) {
 
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	x := []*ivalue.Tensor{filled(ivalue.Float32, 1, 1, 2)}
-	r1 := submitAsync(ctx1, b, x)
-	r2 := submitAsync(ctx2, b, []*ivalue.Tensor{filled(ivalue.Float32, 2, 1, 2)})
+	x := []*ivalue.Tensor{filledTensor(ivalue.Float32, 1, 1, 2)}
+	r1 := goSubmit(ctx1, b, x)
+	r2 := goSubmit(ctx2, b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 2, 1, 2)})
 	<-entered
 
 	// One caller goes away: it is answered at once, the batch goes on.
@@ -547,35 +547,35 @@ func TestBatcherCancelRunning(t *testing.T) {
 	}
 
 	// The worker serves on.
-	r3 := submitAsync(context.Background(), b, x)
-	r4 := submitAsync(context.Background(), b, x)
+	r3 := goSubmit(context.Background(), b, x)
+	r4 := goSubmit(context.Background(), b, x)
 	<-entered
 	close(release)
-	for _, c := range []chan result{r3, r4} {
+	for _, c := range []chan submitResult{r3, r4} {
 		r := <-c
 		require.NoError(t, r.err)
-		sameBytes(t, x[0], r.outs[0], "after the cancelled batch")
+		assertSameElems(t, x[0], r.outs[0], "after the cancelled batch")
 	}
 }
 
 func TestBatcherMixedShapes(t *testing.T) {
-	g := newGated()
-	b, blocked := startBlocked(t, g, batcherOptions{MaxBatchSize: 16})
+	g := newGatedExec()
+	b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: 16})
 	reqs := [][]*ivalue.Tensor{
-		{filled(ivalue.Float32, 0, 2, 3)},
-		{filled(ivalue.Float32, 1, 1, 4)},                               // other trailing dims
-		{filled(ivalue.Float64, 2, 1, 3)},                               // other dtype
-		{filled(ivalue.Float32, 3, 1, 3), filled(ivalue.Int64, 3, 1)},   // another input
-		{filled(ivalue.Float32, 4, 3, 3)},                               // joins the first
-		{filled(ivalue.Float32, 5, 2, 3, 1)},                            // more dims
-		{filled(ivalue.Float32, 6, 2, 4)},                               // joins the second
-		{filled(ivalue.Float32, 7, 1, 3), filled(ivalue.Int64, 7, 1)},   // joins the fourth
-		{filled(ivalue.Float32, 8, 1, 3), filled(ivalue.Float32, 8, 1)}, // the same count, another dtype
+		{filledTensor(ivalue.Float32, 0, 2, 3)},
+		{filledTensor(ivalue.Float32, 1, 1, 4)},                                     // other trailing dims
+		{filledTensor(ivalue.Float64, 2, 1, 3)},                                     // other dtype
+		{filledTensor(ivalue.Float32, 3, 1, 3), filledTensor(ivalue.Int64, 3, 1)},   // another input
+		{filledTensor(ivalue.Float32, 4, 3, 3)},                                     // joins the first
+		{filledTensor(ivalue.Float32, 5, 2, 3, 1)},                                  // more dims
+		{filledTensor(ivalue.Float32, 6, 2, 4)},                                     // joins the second
+		{filledTensor(ivalue.Float32, 7, 1, 3), filledTensor(ivalue.Int64, 7, 1)},   // joins the fourth
+		{filledTensor(ivalue.Float32, 8, 1, 3), filledTensor(ivalue.Float32, 8, 1)}, // the same count, another dtype
 	}
-	var results []chan result
+	var results []chan submitResult
 	for i, in := range reqs {
-		results = append(results, submitAsync(context.Background(), b, in))
-		waitPending(t, b, i+1) // in this order
+		results = append(results, goSubmit(context.Background(), b, in))
+		waitQueued(t, b, i+1) // in this order
 	}
 	close(g.release)
 	require.NoError(t, (<-blocked).err)
@@ -584,7 +584,7 @@ func TestBatcherMixedShapes(t *testing.T) {
 		require.NoError(t, r.err, "request %d", i)
 		require.Len(t, r.outs, len(reqs[i]))
 		for j := range r.outs {
-			sameBytes(t, reqs[i][j], r.outs[j], fmt.Sprintf("request %d output %d", i, j))
+			assertSameElems(t, reqs[i][j], r.outs[j], fmt.Sprintf("request %d output %d", i, j))
 		}
 	}
 	g.log.mu.Lock()
@@ -622,9 +622,9 @@ func TestBatcherExecErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBatcher(batcherOptions{MaxBatchSize: 2, MaxQueueDelay: time.Hour, OutputNames: []string{"logits", "probs"}}, tc.exec)
 			defer b.close()
-			r1 := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 1, 1, 2)})
-			r2 := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 2, 1, 2)})
-			for _, c := range []chan result{r1, r2} {
+			r1 := goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 1, 1, 2)})
+			r2 := goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 2, 1, 2)})
+			for _, c := range []chan submitResult{r1, r2} {
 				r := <-c
 				require.Error(t, r.err, "every request of the batch gets the error")
 				assert.Equal(t, tc.code, asError(r.err).Code)
@@ -632,7 +632,7 @@ func TestBatcherExecErrors(t *testing.T) {
 				assert.Nil(t, r.outs)
 			}
 			if tc.name == "exec error" {
-				assert.ErrorIs(t, (<-submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 1, 2, 2)})).err, boom,
+				assert.ErrorIs(t, (<-goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 1, 2, 2)})).err, boom,
 					"the cause is kept, and the worker serves on")
 			}
 		})
@@ -640,7 +640,7 @@ func TestBatcherExecErrors(t *testing.T) {
 }
 
 func TestBatcherBadInputs(t *testing.T) {
-	b := newBatcher(batcherOptions{MaxBatchSize: 4, InputNames: []string{"x", "y"}}, identity(nil))
+	b := newBatcher(batcherOptions{MaxBatchSize: 4, InputNames: []string{"x", "y"}}, identityExec(nil))
 	defer b.close()
 	for _, tc := range []struct {
 		name   string
@@ -670,16 +670,16 @@ func TestBatcherBadInputs(t *testing.T) {
 }
 
 func TestBatcherCloseDrains(t *testing.T) {
-	g := newGated()
+	g := newGatedExec()
 	// An hour's delay: what close finds queued runs without waiting it out.
-	b, blocked := startBlocked(t, g, batcherOptions{MaxBatchSize: 8, MaxQueueDelay: time.Hour})
+	b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: 8, MaxQueueDelay: time.Hour})
 	var reqs [][]*ivalue.Tensor
-	var results []chan result
+	var results []chan submitResult
 	for i := range 3 {
-		reqs = append(reqs, []*ivalue.Tensor{filled(ivalue.Int64, i, 1+i, 2)})
-		results = append(results, submitAsync(context.Background(), b, reqs[i]))
+		reqs = append(reqs, []*ivalue.Tensor{filledTensor(ivalue.Int64, i, 1+i, 2)})
+		results = append(results, goSubmit(context.Background(), b, reqs[i]))
 	}
-	waitPending(t, b, 3)
+	waitQueued(t, b, 3)
 
 	closed := make(chan struct{})
 	go func() { b.close(); close(closed) }()
@@ -688,7 +688,7 @@ func TestBatcherCloseDrains(t *testing.T) {
 		defer b.mu.Unlock()
 		return b.closed
 	}, 5*time.Second, time.Millisecond)
-	_, _, err := b.submit(context.Background(), []*ivalue.Tensor{filled(ivalue.Int64, 9, 1, 2)})
+	_, _, err := b.submit(context.Background(), []*ivalue.Tensor{filledTensor(ivalue.Int64, 9, 1, 2)})
 	require.Error(t, err)
 	assert.Equal(t, CodeUnavailable, asError(err).Code)
 	select {
@@ -702,7 +702,7 @@ func TestBatcherCloseDrains(t *testing.T) {
 	for i, c := range results {
 		r := <-c
 		require.NoError(t, r.err, "a queued request runs at close")
-		sameBytes(t, reqs[i][0], r.outs[0], fmt.Sprintf("request %d", i))
+		assertSameElems(t, reqs[i][0], r.outs[0], fmt.Sprintf("request %d", i))
 	}
 	select {
 	case <-closed:
@@ -714,14 +714,14 @@ func TestBatcherCloseDrains(t *testing.T) {
 }
 
 func TestBatcherFullBatchPassesOlderGroup(t *testing.T) {
-	var log execLog
-	b := newBatcher(batcherOptions{MaxBatchSize: 4, MaxQueueDelay: time.Hour}, identity(&log))
+	var log batchLog
+	b := newBatcher(batcherOptions{MaxBatchSize: 4, MaxQueueDelay: time.Hour}, identityExec(&log))
 	defer b.close()
-	odd := submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, 0, 1, 4)})
-	waitPending(t, b, 1)
-	var full []chan result
+	odd := goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, 0, 1, 4)})
+	waitQueued(t, b, 1)
+	var full []chan submitResult
 	for i := range 4 {
-		full = append(full, submitAsync(context.Background(), b, []*ivalue.Tensor{filled(ivalue.Float32, i, 1, 3)}))
+		full = append(full, goSubmit(context.Background(), b, []*ivalue.Tensor{filledTensor(ivalue.Float32, i, 1, 3)}))
 	}
 	for _, c := range full {
 		require.NoError(t, (<-c).err, "a full batch runs though an older request of another shape waits")
@@ -736,8 +736,8 @@ func TestBatcherFullBatchPassesOlderGroup(t *testing.T) {
 // random moments: every request gets its own rows or its context's
 // error, and nothing is left queued.
 func TestBatcherStress(t *testing.T) {
-	var log execLog
-	b := newBatcher(batcherOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Microsecond, PreferredBatchSizes: []int{4}, Workers: 3}, identity(&log))
+	var log batchLog
+	b := newBatcher(batcherOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Microsecond, PreferredBatchSizes: []int{4}, Workers: 3}, identityExec(&log))
 	const clients, each = 32, 40
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -747,7 +747,7 @@ func TestBatcherStress(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(c), 9))
 			for i := range each {
-				in := []*ivalue.Tensor{filled([]ivalue.DType{ivalue.Float32, ivalue.Int8}[rng.IntN(2)], c*each+i, 1+rng.IntN(8), 1+rng.IntN(2))}
+				in := []*ivalue.Tensor{filledTensor([]ivalue.DType{ivalue.Float32, ivalue.Int8}[rng.IntN(2)], c*each+i, 1+rng.IntN(8), 1+rng.IntN(2))}
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.IntN(400))*time.Microsecond)
 				outs, _, err := b.submit(ctx, in)
 				cancel()
@@ -761,7 +761,7 @@ func TestBatcherStress(t *testing.T) {
 					}
 					continue
 				}
-				sameBytes(t, in[0], outs[0], "a request that was answered")
+				assertSameElems(t, in[0], outs[0], "a request that was answered")
 				mu.Lock()
 				answered++
 				mu.Unlock()
@@ -813,7 +813,7 @@ func TestBatcherPlan(t *testing.T) {
 			now := time.Now()
 			for _, r := range tc.queue {
 				dims := map[string]int{"a": 3, "b": 4}[r.class]
-				b.queue = append(b.queue, &request{inputs: []*ivalue.Tensor{ivalue.NewTensor(ivalue.Float32, r.rows, dims)}, rows: r.rows, enq: now.Add(-r.age)})
+				b.queue = append(b.queue, &batchRequest{inputs: []*ivalue.Tensor{ivalue.NewTensor(ivalue.Float32, r.rows, dims)}, rows: r.rows, enq: now.Add(-r.age)})
 			}
 			n, wait := b.plan()
 			if tc.pick == nil {
