@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -313,6 +314,13 @@ func (b *batcher) take(w *batchWorker) bool {
 				return false
 			}
 			<-b.wake
+			// The submitter that woke us handed over its time slice:
+			// without a yield the leader takes its one request at once,
+			// ahead of the other submitters runnable on this P, and
+			// under load every batch is of one request. Yielding lets
+			// them queue first; with nothing else runnable it returns
+			// at once.
+			runtime.Gosched()
 			continue
 		}
 		n, wait := b.plan()
