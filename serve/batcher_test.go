@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/gosr/gosr/builtin"
 	"github.com/gosr/gosr/graph"
@@ -128,13 +129,26 @@ func assertSameElems(t *testing.T, want, got *ivalue.Tensor, msg string) bool {
 	return assert.True(t, bytes.Equal(rawBytes(w), rawBytes(g)), "%s: the bytes differ", msg)
 }
 
-// goSubmit submits in a goroutine; the result arrives on the channel.
+// atOffset is a contiguous copy of t placed off elements into its storage.
+func atOffset(t *ivalue.Tensor, off int) *ivalue.Tensor {
+	es := t.DType().Size()
+	s := ivalue.NewStorage((off + t.Numel()) * es)
+	v, err := ivalue.FromStorage(t.DType(), s, off, t.Sizes(), nil)
+	if err != nil {
+		panic(err) // the geometry is ours
+	}
+	copy(s.Data[off*es:], rawBytes(t))
+	return v
+}
+
+// submitResult is what submit returned.
 type submitResult struct {
 	outs   []*ivalue.Tensor
 	queued time.Duration
 	err    error
 }
 
+// goSubmit submits in a goroutine; the result arrives on the channel.
 func goSubmit(ctx context.Context, b *batcher, inputs []*ivalue.Tensor) chan submitResult {
 	c := make(chan submitResult, 1)
 	go func() {
@@ -275,8 +289,11 @@ func TestBatcherConcatSplitDTypes(t *testing.T) {
 			for i, rows := range []int{1, 2, 3} {
 				x := filledTensor(d.dt, 10*i, rows, 2, 3)
 				y := filledTensor(ivalue.Int64, 7*i, rows)
-				if i != 1 {
+				switch i {
+				case 0:
 					x = fixture.NonContiguous(x)
+				case 2:
+					x = atOffset(x, 5) // contiguous, but not at its storage's start
 				}
 				reqs = append(reqs, []*ivalue.Tensor{x, y})
 				results = append(results, goSubmit(context.Background(), b, reqs[i]))
@@ -670,6 +687,7 @@ func TestBatcherBadInputs(t *testing.T) {
 }
 
 func TestBatcherCloseDrains(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // the workers end with close
 	g := newGatedExec()
 	// An hour's delay: what close finds queued runs without waiting it out.
 	b, blocked := startBlockedBatcher(t, g, batcherOptions{MaxBatchSize: 8, MaxQueueDelay: time.Hour})
@@ -736,6 +754,7 @@ func TestBatcherFullBatchPassesOlderGroup(t *testing.T) {
 // random moments: every request gets its own rows or its context's
 // error, and nothing is left queued.
 func TestBatcherStress(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var log batchLog
 	b := newBatcher(batcherOptions{MaxBatchSize: 8, MaxQueueDelay: 200 * time.Microsecond, PreferredBatchSizes: []int{4}, Workers: 3}, identityExec(&log))
 	const clients, each = 32, 40
