@@ -132,6 +132,7 @@ func BenchmarkBatcherMLP(b *testing.B) {
 			if len(lat) > 0 {
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+				b.ReportMetric(float64(lat[len(lat)-1].Microseconds()), "max-µs")
 			}
 		})
 	}
