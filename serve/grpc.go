@@ -221,31 +221,32 @@ func fromContents(name string, dt ivalue.DType, shape []int64, c *inferpb.InferT
 // (a client that asks typed inputs for them is told so by decodeGRPC).
 func typedContents(t *ivalue.Tensor) *inferpb.InferTensorContents {
 	c := &inferpb.InferTensorContents{}
+	lo, hi := t.Offset(), t.Offset()+t.Numel() // t may be a view of a batch's rows
 	switch t.DType() {
 	case ivalue.Bool:
-		c.BoolContents = append([]bool(nil), t.B()...)
+		c.BoolContents = append([]bool(nil), t.B()[lo:hi]...)
 	case ivalue.Float32:
-		c.Fp32Contents = append([]float32(nil), t.F32()...)
+		c.Fp32Contents = append([]float32(nil), t.F32()[lo:hi]...)
 	case ivalue.Float64:
-		c.Fp64Contents = append([]float64(nil), t.F64()...)
+		c.Fp64Contents = append([]float64(nil), t.F64()[lo:hi]...)
 	case ivalue.Int64:
-		c.Int64Contents = append([]int64(nil), t.I64()...)
+		c.Int64Contents = append([]int64(nil), t.I64()[lo:hi]...)
 	case ivalue.Int32:
-		c.IntContents = append([]int32(nil), t.I32()...)
+		c.IntContents = append([]int32(nil), t.I32()[lo:hi]...)
 	case ivalue.Int16:
-		for _, v := range t.I16() {
+		for _, v := range t.I16()[lo:hi] {
 			c.IntContents = append(c.IntContents, int32(v))
 		}
 	case ivalue.Int8:
-		for _, v := range t.I8() {
+		for _, v := range t.I8()[lo:hi] {
 			c.IntContents = append(c.IntContents, int32(v))
 		}
 	case ivalue.Uint8:
-		for _, v := range t.U8() {
+		for _, v := range t.U8()[lo:hi] {
 			c.UintContents = append(c.UintContents, uint32(v))
 		}
 	case ivalue.Float16, ivalue.BFloat16:
-		for _, v := range t.U16() {
+		for _, v := range t.U16()[lo:hi] {
 			c.UintContents = append(c.UintContents, uint32(v))
 		}
 	}

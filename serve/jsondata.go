@@ -148,6 +148,7 @@ func bf16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 
 func appendData(b []byte, t *ivalue.Tensor) []byte {
 	b = append(b, '[')
 	n := t.Numel()
+	o := t.Offset() // t may be a view (a request's rows of a batch)
 	f := func(x float64, bits int) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			b = append(b, "null"...)
@@ -161,25 +162,25 @@ func appendData(b []byte, t *ivalue.Tensor) []byte {
 		}
 		switch t.DType() {
 		case ivalue.Float32:
-			f(float64(t.F32()[i]), 32)
+			f(float64(t.F32()[o+i]), 32)
 		case ivalue.Float64:
-			f(t.F64()[i], 64)
+			f(t.F64()[o+i], 64)
 		case ivalue.Float16:
-			f(float64(ivalue.HalfToFloat32(t.U16()[i])), 32)
+			f(float64(ivalue.HalfToFloat32(t.U16()[o+i])), 32)
 		case ivalue.BFloat16:
-			f(float64(bf16ToFloat32(t.U16()[i])), 32)
+			f(float64(bf16ToFloat32(t.U16()[o+i])), 32)
 		case ivalue.Int64:
-			b = strconv.AppendInt(b, t.I64()[i], 10)
+			b = strconv.AppendInt(b, t.I64()[o+i], 10)
 		case ivalue.Int32:
-			b = strconv.AppendInt(b, int64(t.I32()[i]), 10)
+			b = strconv.AppendInt(b, int64(t.I32()[o+i]), 10)
 		case ivalue.Int16:
-			b = strconv.AppendInt(b, int64(t.I16()[i]), 10)
+			b = strconv.AppendInt(b, int64(t.I16()[o+i]), 10)
 		case ivalue.Int8:
-			b = strconv.AppendInt(b, int64(t.I8()[i]), 10)
+			b = strconv.AppendInt(b, int64(t.I8()[o+i]), 10)
 		case ivalue.Uint8:
-			b = strconv.AppendInt(b, int64(t.U8()[i]), 10)
+			b = strconv.AppendInt(b, int64(t.U8()[o+i]), 10)
 		case ivalue.Bool:
-			b = strconv.AppendBool(b, t.B()[i])
+			b = strconv.AppendBool(b, t.B()[o+i])
 		}
 	}
 	return append(b, ']')

@@ -2,9 +2,11 @@ package serve_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -275,4 +277,80 @@ func TestConcurrentClientsMatchInProcess(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestDynamicBatching: concurrent requests through a model with
+// dynamic_batching are run together (fewer executions than requests)
+// and each gets what running it alone in process gives.
+func TestDynamicBatching(t *testing.T) {
+	cfg := `
+max_batch_size: 8
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 64 ] } ]
+output [ { name: "OUTPUT__0" data_type: TYPE_FP32 dims: [ 10 ] } ]
+instance_group [ { count: 1 } ]
+dynamic_batching { max_queue_delay_microseconds: 20000 preferred_batch_size: [ 8 ] }
+`
+	m := mlpModel
+	m.config = cfg
+	m.extra = nil
+	ts := startServer(t, serve.Options{}, m)
+	const clients, each = 16, 5
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				rows := 1 + (c+i)%2
+				data := make([]float32, rows*64)
+				for k := range data {
+					data[k] = float32((c*7+i*3+k)%23)/11 - 1
+				}
+				x := ivalue.F32Tensor(data, rows, 64)
+				want := inProcess(t, m.src, x)[0]
+				var got []float64
+				switch c % 3 {
+				case 0:
+					code, _, b := ts.do(t, "POST", "/v2/models/mlp/infer", mustJSON(t, map[string]any{"inputs": []any{jsonInput("x", x)}}), nil)
+					require.Equal(t, 200, code, string(b))
+					var r jsonInfer
+					require.NoError(t, json.Unmarshal(b, &r))
+					assert.Equal(t, []int64{int64(rows), 10}, r.Outputs[0].Shape)
+					got = floats(t, r.Outputs[0].Data)
+				case 1: // typed contents in, typed out
+					resp, err := ts.grpc.ModelInfer(context.Background(), &inferpb.ModelInferRequest{ModelName: "mlp",
+						Inputs: []*inferpb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{int64(rows), 64},
+							Contents: &inferpb.InferTensorContents{Fp32Contents: data}}}})
+					require.NoError(t, err)
+					for _, f := range resp.Outputs[0].Contents.Fp32Contents {
+						got = append(got, float64(f))
+					}
+				default:
+					resp, err := ts.grpc.ModelInfer(context.Background(), &inferpb.ModelInferRequest{ModelName: "mlp",
+						Inputs:           []*inferpb.ModelInferRequest_InferInputTensor{{Name: "x", Datatype: "FP32", Shape: []int64{int64(rows), 64}}},
+						RawInputContents: [][]byte{rawOf(x)}})
+					require.NoError(t, err)
+					assert.Equal(t, []int64{int64(rows), 10}, resp.Outputs[0].Shape)
+					for k := 0; k < len(resp.RawOutputContents[0]); k += 4 {
+						got = append(got, float64(math.Float32frombits(binary.LittleEndian.Uint32(resp.RawOutputContents[0][k:]))))
+					}
+				}
+				assertClose(t, want, got, fmt.Sprintf("client %d request %d", c, i))
+			}
+		}()
+	}
+	wg.Wait()
+	metrics := scrape(t, ts)
+	var execs, success float64
+	for _, line := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(line, `nv_inference_exec_count{model="mlp"`) {
+			fmt.Sscanf(line[strings.LastIndex(line, " ")+1:], "%g", &execs)
+		}
+		if strings.HasPrefix(line, `nv_inference_request_success{model="mlp"`) {
+			fmt.Sscanf(line[strings.LastIndex(line, " ")+1:], "%g", &success)
+		}
+	}
+	assert.Equal(t, float64(clients*each), success)
+	assert.Less(t, execs, success/2, "requests were batched")
+	assert.Contains(t, metrics, `gosr_inference_batch_rows_bucket{model="mlp",version="1",le="8"} `)
 }

@@ -229,7 +229,9 @@ func loadVersion(ctx context.Context, name string, version int64, dir string, cf
 			PreferredBatchSizes: pref,
 			MaxQueueSize:        int(v.maxQueue),
 			Workers:             v.instances,
-		}, v.execute)
+			InputNames:          specNames(v.inputs),
+			OutputNames:         specNames(v.outputs),
+		}, v.executeBatch)
 	}
 	if err := v.warmup(ctx, dir); err != nil {
 		return nil, fmt.Errorf("model %s version %d: warm-up: %w", name, version, err)
@@ -318,6 +320,26 @@ func returnedTensors(g *graph.Graph) int {
 		}
 	}
 	return n
+}
+
+// executeBatch is execute for the batcher: a batch is one execution.
+func (v *modelVersion) executeBatch(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error) {
+	outs, err := v.execute(ctx, inputs)
+	if mm := v.metrics; mm != nil && err == nil {
+		mm.exec.Inc()
+		if len(inputs) > 0 && inputs[0].Dim() > 0 {
+			mm.batchRows.Observe(float64(inputs[0].Size(0)))
+		}
+	}
+	return outs, err
+}
+
+func specNames(specs []tensorSpec) []string {
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return names
 }
 
 // execute runs the model once on inputs (in argument order) and returns
