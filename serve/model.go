@@ -485,24 +485,32 @@ func (v *modelVersion) warmup(ctx context.Context, dir string) error {
 			}
 		}
 	}
-	counts := 1
+	// Every runtime of the pool runs at least twice, holding its runtime
+	// throughout (so that each one is used): the first run of a
+	// runtime records its tensors' sizes and the second runs on the
+	// planned slab, dropping the first run's separate tensors.
+	counts := 2
 	for _, w := range v.cfg.GetModelWarmup() {
 		counts = max(counts, int(w.GetCount()))
 	}
-	// One run on every runtime of the pool, at once, so that each has
-	// planned its memory.
+	args := make([]ivalue.IValue, len(inputs))
+	for i, t := range inputs {
+		args[i] = ivalue.FromTensor(t)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, v.instances)
 	for i := range v.instances {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range counts {
-				if _, err := v.execute(ctx, inputs); err != nil {
-					errs[i] = err
-					return
+			errs[i] = v.pool.Do(ctx, func(r *staticruntime.StaticRuntime) error {
+				for range counts {
+					if _, err := r.RunContext(ctx, args...); err != nil {
+						return err
+					}
 				}
-			}
+				return nil
+			})
 		}()
 	}
 	wg.Wait()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -140,6 +141,11 @@ func (r *repository) load(ctx context.Context, name string) error {
 	}
 	e.current.Store(set)
 	e.setState(StateReady, "")
+	// Warm-up leaves each runtime's first-run tensors behind (the
+	// second run moved to the planned slab): give them back now rather
+	// than at the collector's pace, so that resident memory says what
+	// the model costs.
+	debug.FreeOSMemory()
 	vs := make([]int64, len(set.versions))
 	for i, v := range set.versions {
 		vs[i] = v.version
