@@ -6,6 +6,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
+	github.com/valyala/fastjson v1.6.10
 	github.com/x448/float16 v0.8.4
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/valyala/fastjson"
 )
 
 // The REST side of the Open Inference Protocol (KServe v2), with
@@ -152,22 +154,9 @@ func (s *Server) handleMetadata(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, md)
 }
 
-// jsonRequest is the JSON part of an infer request.
-type jsonRequest struct {
-	ID         string         `json:"id"`
-	Parameters map[string]any `json:"parameters"`
-	Inputs     []struct {
-		Name       string          `json:"name"`
-		Shape      []int64         `json:"shape"`
-		Datatype   string          `json:"datatype"`
-		Parameters map[string]any  `json:"parameters"`
-		Data       json.RawMessage `json:"data"`
-	} `json:"inputs"`
-	Outputs []struct {
-		Name       string         `json:"name"`
-		Parameters map[string]any `json:"parameters"`
-	} `json:"outputs"`
-}
+// parsers parse infer requests' JSON: one pass, no reflection, each
+// number kept as text until the tensor's type says how to read it.
+var parsers fastjson.ParserPool
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
@@ -246,63 +235,119 @@ func (s *Server) decodeHTTP(r *http.Request, body []byte) (*httpRequest, error) 
 		}
 		jsonPart, binary = body[:n], body[n:]
 	}
-	var jr jsonRequest
-	if err := json.Unmarshal(jsonPart, &jr); err != nil {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	root, err := p.ParseBytes(jsonPart)
+	if err != nil {
 		return nil, errorf(CodeInvalidArgument, "malformed JSON request: %w", err)
 	}
-	req := &httpRequest{InferRequest: InferRequest{Model: r.PathValue("model"), Version: r.PathValue("version"), ID: jr.ID}}
-	if b, ok := jr.Parameters["binary_data_output"].(bool); ok {
-		req.BinaryOutputs = b
+	if root.Type() != fastjson.TypeObject {
+		return nil, errorf(CodeInvalidArgument, "malformed JSON request: a %s, not an object", root.Type())
 	}
-	if t, ok := jr.Parameters["timeout"].(float64); ok && t > 0 {
-		req.timeout = time.Duration(t) * time.Microsecond
+	req := &httpRequest{InferRequest: InferRequest{Model: r.PathValue("model"), Version: r.PathValue("version")}}
+	if req.ID, err = optString(root, "id", "the request"); err != nil {
+		return nil, err
 	}
-	for _, in := range jr.Inputs {
-		if in.Name == "" {
-			return nil, errorf(CodeInvalidArgument, "an input has no name")
+	if params := root.Get("parameters"); params != nil {
+		if params.Type() != fastjson.TypeObject {
+			return nil, errorf(CodeInvalidArgument, "the request's parameters: a %s, not an object", params.Type())
 		}
-		dt, err := DTypeOf(in.Datatype)
+		if b := params.Get("binary_data_output"); b != nil {
+			if req.BinaryOutputs, err = b.Bool(); err != nil {
+				return nil, errorf(CodeInvalidArgument, "binary_data_output: %s is not true or false", b)
+			}
+		}
+		if t := params.Get("timeout"); t != nil {
+			us, err := t.Int64()
+			if err != nil || us < 0 {
+				return nil, errorf(CodeInvalidArgument, "timeout: %s is not a count of microseconds", t)
+			}
+			req.timeout = time.Duration(us) * time.Microsecond
+		}
+	}
+	inputs, err := optArray(root, "inputs", "the request")
+	if err != nil {
+		return nil, err
+	}
+	for i, in := range inputs {
+		if in.Type() != fastjson.TypeObject {
+			return nil, errorf(CodeInvalidArgument, "input %d: a %s, not an object", i, in.Type())
+		}
+		name, err := optString(in, "name", fmt.Sprintf("input %d", i))
 		if err != nil {
-			return nil, errorf(CodeInvalidArgument, "input %q: %w", in.Name, err)
+			return nil, err
 		}
-		if in.Shape == nil {
-			return nil, errorf(CodeInvalidArgument, "input %q has no shape", in.Name)
+		if name == "" {
+			return nil, errorf(CodeInvalidArgument, "input %d has no name", i)
 		}
-		if size, ok := in.Parameters["binary_data_size"]; ok {
-			n, ok := size.(float64)
-			if !ok || n < 0 || n != float64(int64(n)) {
-				return nil, errorf(CodeInvalidArgument, "input %q: binary_data_size %v is not a byte count", in.Name, size)
+		datatype, err := optString(in, "datatype", fmt.Sprintf("input %q", name))
+		if err != nil {
+			return nil, err
+		}
+		dt, err := DTypeOf(datatype)
+		if err != nil {
+			return nil, errorf(CodeInvalidArgument, "input %q: %w", name, err)
+		}
+		sv := in.Get("shape")
+		if sv == nil {
+			return nil, errorf(CodeInvalidArgument, "input %q has no shape", name)
+		}
+		dims, err := sv.Array()
+		if err != nil {
+			return nil, errorf(CodeInvalidArgument, "input %q: shape %s is not an array", name, sv)
+		}
+		shape := make([]int64, len(dims))
+		for k, d := range dims {
+			if shape[k], err = d.Int64(); err != nil {
+				return nil, errorf(CodeInvalidArgument, "input %q: shape %s: %s is not an integer", name, sv, d)
 			}
-			if int(n) > len(binary) {
-				return nil, errorf(CodeInvalidArgument, "input %q: binary_data_size %d, but %d bytes of binary data are left in the body", in.Name, int(n), len(binary))
+		}
+		if size := in.Get("parameters", "binary_data_size"); size != nil {
+			n, err := size.Int64()
+			if err != nil || n < 0 {
+				return nil, errorf(CodeInvalidArgument, "input %q: binary_data_size %s is not a byte count", name, size)
 			}
-			t, err := tensorFromRaw(in.Name, dt, in.Shape, binary[:int(n)], s.opts.MaxRequestBytes)
+			if n > int64(len(binary)) {
+				return nil, errorf(CodeInvalidArgument, "input %q: binary_data_size %d, but %d bytes of binary data are left in the body", name, n, len(binary))
+			}
+			t, err := tensorFromRaw(name, dt, shape, binary[:n], s.opts.MaxRequestBytes)
 			if err != nil {
 				return nil, err
 			}
-			binary = binary[int(n):]
-			req.Inputs = append(req.Inputs, InferInput{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape, Data: t})
+			binary = binary[n:]
+			req.Inputs = append(req.Inputs, InferInput{Name: name, Datatype: datatype, Shape: shape, Data: t})
 			continue
 		}
-		if in.Data == nil {
-			return nil, errorf(CodeInvalidArgument, "input %q has neither data nor binary_data_size", in.Name)
+		data := in.Get("data")
+		if data == nil {
+			return nil, errorf(CodeInvalidArgument, "input %q has neither data nor binary_data_size", name)
 		}
-		t, err := newTensor(dt, in.Shape, s.opts.MaxRequestBytes)
+		t, err := newTensor(dt, shape, s.opts.MaxRequestBytes)
 		if err != nil {
-			return nil, errorf(CodeInvalidArgument, "input %q: %w", in.Name, err)
+			return nil, errorf(CodeInvalidArgument, "input %q: %w", name, err)
 		}
-		if err := decodeData(in.Name, in.Data, t); err != nil {
+		if err := decodeData(name, data, t); err != nil {
 			return nil, err
 		}
-		req.Inputs = append(req.Inputs, InferInput{Name: in.Name, Datatype: in.Datatype, Shape: in.Shape, Data: t})
+		req.Inputs = append(req.Inputs, InferInput{Name: name, Datatype: datatype, Shape: shape, Data: t})
 	}
 	if len(binary) > 0 {
 		return nil, errorf(CodeInvalidArgument, "%d bytes of binary data are left after the inputs", len(binary))
 	}
-	for _, o := range jr.Outputs {
-		ro := RequestedOutput{Name: o.Name}
-		if b, ok := o.Parameters["binary_data"].(bool); ok {
-			ro.Binary = b
+	outputs, err := optArray(root, "outputs", "the request")
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range outputs {
+		name, err := optString(o, "name", fmt.Sprintf("output %d", i))
+		if err != nil {
+			return nil, err
+		}
+		ro := RequestedOutput{Name: name}
+		if b := o.Get("parameters", "binary_data"); b != nil {
+			if ro.Binary, err = b.Bool(); err != nil {
+				return nil, errorf(CodeInvalidArgument, "output %q: binary_data %s is not true or false", name, b)
+			}
 		}
 		req.Outputs = append(req.Outputs, ro)
 	}
@@ -358,4 +403,30 @@ func encodeHTTP(out *bytes.Buffer, resp *InferResponse) (int, bool) {
 		}
 	}
 	return n, binary
+}
+
+// optString is member key of object v as a string ("" when absent).
+func optString(v *fastjson.Value, key, what string) (string, error) {
+	m := v.Get(key)
+	if m == nil {
+		return "", nil
+	}
+	b, err := m.StringBytes()
+	if err != nil {
+		return "", errorf(CodeInvalidArgument, "%s: %s %s is not a string", what, key, m)
+	}
+	return string(b), nil
+}
+
+// optArray is member key of object v as an array (nil when absent).
+func optArray(v *fastjson.Value, key, what string) ([]*fastjson.Value, error) {
+	m := v.Get(key)
+	if m == nil {
+		return nil, nil
+	}
+	a, err := m.Array()
+	if err != nil {
+		return nil, errorf(CodeInvalidArgument, "%s: %s is a %s, not an array", what, key, m.Type())
+	}
+	return a, nil
 }

@@ -4,61 +4,53 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unsafe"
+
+	"github.com/valyala/fastjson"
 
 	"github.com/gosr/gosr/ivalue"
 )
 
 // JSON tensor data: the protocol's "data" member holds a tensor's
 // elements row-major, flat ([1,2,3,4]) or nested as the shape
-// ([[1,2],[3,4]]). decodeData reads either straight into the tensor's
-// storage, one number at a time, without building Go values for them.
+// ([[1,2],[3,4]]). decodeData reads either from the parsed request
+// (fastjson's values, which keep each number's text) straight into the
+// tensor's storage.
 
-// decodeData fills t (zeroed, of its dtype and shape) from raw JSON.
-func decodeData(name string, raw []byte, t *ivalue.Tensor) error {
+// decodeData fills t (zeroed, of its dtype and shape) from data.
+func decodeData(name string, data *fastjson.Value, t *ivalue.Tensor) error {
 	n := t.Numel()
-	i, count, depth := 0, 0, 0
+	count := 0
 	bad := func(format string, args ...any) error {
 		return errorf(CodeInvalidArgument, "input %q: data: "+format, append([]any{name}, args...)...)
 	}
-	dt := t.DType()
-	for i < len(raw) {
-		c := raw[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
-			i++
-			continue
-		case c == '[':
-			depth++
-			i++
-			continue
-		case c == ']':
-			depth--
-			if depth < 0 {
-				return bad("unbalanced ']' at byte %d", i)
+	var walk func(v *fastjson.Value, depth int) error
+	walk = func(v *fastjson.Value, depth int) error {
+		if v.Type() == fastjson.TypeArray {
+			if depth > t.Dim() {
+				return bad("nested deeper than the shape %v", t.Sizes())
 			}
-			i++
-			continue
+			items, _ := v.Array()
+			for _, it := range items {
+				if err := walk(it, depth+1); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		if depth == 0 && count == 0 && n != 1 {
-			return bad("not an array")
-		}
-		j := i
-		for j < len(raw) && raw[j] != ',' && raw[j] != ']' && raw[j] != ' ' && raw[j] != '\n' && raw[j] != '\t' && raw[j] != '\r' {
-			j++
-		}
-		tok := raw[i:j]
 		if count >= n {
 			return bad("more than the %d elements of shape %v", n, t.Sizes())
 		}
-		if err := setElem(t, dt, count, tok); err != nil {
+		if err := setElem(t, count, v); err != nil {
 			return bad("element %d: %v", count, err)
 		}
 		count++
-		i = j
+		return nil
 	}
-	if depth != 0 {
-		return bad("unbalanced '['")
+	if data.Type() != fastjson.TypeArray && n != 1 {
+		return bad("not an array")
+	}
+	if err := walk(data, 0); err != nil {
+		return err
 	}
 	if count != n {
 		return bad("%d elements for shape %v (%d elements)", count, t.Sizes(), n)
@@ -66,25 +58,20 @@ func decodeData(name string, raw []byte, t *ivalue.Tensor) error {
 	return nil
 }
 
-func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-func setElem(t *ivalue.Tensor, dt ivalue.DType, i int, tok []byte) error {
-	s := str(tok)
+func setElem(t *ivalue.Tensor, i int, v *fastjson.Value) error {
+	dt := t.DType()
 	switch dt {
 	case ivalue.Bool:
-		switch s {
-		case "true":
-			t.B()[i] = true
-		case "false":
-			t.B()[i] = false
-		default:
-			return fmt.Errorf("%q is not true or false", s)
+		b, err := v.Bool()
+		if err != nil {
+			return fmt.Errorf("%s is not true or false", v)
 		}
+		t.B()[i] = b
 		return nil
 	case ivalue.Float32, ivalue.Float64, ivalue.Float16, ivalue.BFloat16:
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := v.Float64()
 		if err != nil {
-			return fmt.Errorf("%q is not a number", s)
+			return fmt.Errorf("%s is not a number", v)
 		}
 		switch dt {
 		case ivalue.Float32:
@@ -98,14 +85,14 @@ func setElem(t *ivalue.Tensor, dt ivalue.DType, i int, tok []byte) error {
 		}
 		return nil
 	}
-	v, err := strconv.ParseInt(s, 10, 64)
+	x, err := v.Int64()
 	if err != nil {
-		return fmt.Errorf("%q is not an integer", s)
+		return fmt.Errorf("%s is not an integer", v)
 	}
 	var lo, hi int64
 	switch dt {
 	case ivalue.Int64:
-		t.I64()[i] = v
+		t.I64()[i] = x
 		return nil
 	case ivalue.Int32:
 		lo, hi = math.MinInt32, math.MaxInt32
@@ -116,18 +103,18 @@ func setElem(t *ivalue.Tensor, dt ivalue.DType, i int, tok []byte) error {
 	case ivalue.Uint8:
 		lo, hi = 0, math.MaxUint8
 	}
-	if v < lo || v > hi {
-		return fmt.Errorf("%d is out of the range of %s", v, Datatype(dt))
+	if x < lo || x > hi {
+		return fmt.Errorf("%d is out of the range of %s", x, Datatype(dt))
 	}
 	switch dt {
 	case ivalue.Int32:
-		t.I32()[i] = int32(v)
+		t.I32()[i] = int32(x)
 	case ivalue.Int16:
-		t.I16()[i] = int16(v)
+		t.I16()[i] = int16(x)
 	case ivalue.Int8:
-		t.I8()[i] = int8(v)
+		t.I8()[i] = int8(x)
 	case ivalue.Uint8:
-		t.U8()[i] = uint8(v)
+		t.U8()[i] = uint8(x)
 	}
 	return nil
 }
