@@ -1,12 +1,14 @@
 package serve_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -353,4 +355,40 @@ dynamic_batching { max_queue_delay_microseconds: 20000 preferred_batch_size: [ 8
 	assert.Equal(t, float64(clients*each), success)
 	assert.Less(t, execs, success/2, "requests were batched")
 	assert.Contains(t, metrics, `gosr_inference_batch_rows_bucket{model="mlp",version="1",le="8"} `)
+}
+
+// TestHostileClients: a body announced as 1 GB is refused before it is
+// read, a client that stalls mid-body is cut off by the read timeout,
+// and the server serves on.
+func TestHostileClients(t *testing.T) {
+	ts := startServer(t, serve.Options{ReadTimeout: 300 * time.Millisecond, MaxRequestBytes: 1 << 20}, mlpModel)
+	addr := ts.Addr("http")
+
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1073741824\r\n\r\n{\"inputs\":")
+	start := time.Now()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 413, resp.StatusCode)
+	b, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(b), "1073741824-byte body is over")
+	assert.Less(t, time.Since(start), 5*time.Second)
+
+	slow, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /v2/models/mlp/infer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"inputs\":")
+	start = time.Now()
+	slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+	rest, _ := io.ReadAll(slow) // the server answers (or not) and closes
+	assert.Less(t, time.Since(start), 5*time.Second, "cut off by the read timeout")
+	if len(rest) > 0 {
+		assert.Contains(t, string(rest), "400", "an answer, if any, is a 400")
+	}
+
+	x := samples(t, td+"pt/mlp.inputs.pt")[0]
+	code, _, body := ts.do(t, "POST", "/v2/models/mlp/infer", mlpBody(t, x), nil)
+	assert.Equal(t, 200, code, string(body))
 }
