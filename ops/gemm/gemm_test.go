@@ -1,4 +1,4 @@
-package ops
+package gemm
 
 import (
 	"math"
@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// gemmRef is a float64 reference for C = alpha*A*B + beta*C.
-func gemmRef(m, n, k int, alpha float32, a, b gemmMat, beta float32, c []float32, ldc int) []float64 {
+// refGemm is a float64 reference for C = alpha*A*B + beta*C.
+func refGemm(m, n, k int, alpha float32, a, b Mat, beta float32, c []float32, ldc int) []float64 {
 	out := make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
@@ -27,16 +27,16 @@ func gemmRef(m, n, k int, alpha float32, a, b gemmMat, beta float32, c []float32
 	return out
 }
 
-func gemmRandMat(r *rand.Rand, rows, cols int, trans bool) gemmMat {
+func randMat(r *rand.Rand, rows, cols int, trans bool) Mat {
 	pad := 3
 	data := make([]float32, pad+rows*cols+5)
 	for i := range data {
 		data[i] = float32(r.NormFloat64())
 	}
 	if trans { // column-major storage
-		return gemmMat{data, pad, 1, rows}
+		return Mat{data, pad, 1, rows}
 	}
-	return gemmMat{data, pad, cols, 1}
+	return Mat{data, pad, cols, 1}
 }
 
 func TestGemmShapes(t *testing.T) {
@@ -44,26 +44,26 @@ func TestGemmShapes(t *testing.T) {
 	shapes := [][3]int{
 		{1, 1, 1}, {1, 64, 64}, {64, 1, 64}, {7, 13, 5}, {6, 16, 3}, {13, 33, 300},
 		{73, 17, 257}, {1, 9, 13}, {11, 1, 21}, {5, 4100, 9}, {64, 70, 576}, {2, 3, 0}, {1, 9, 1000},
-		// Blocks gemmMacroDirect takes: a few rows, or one or two panels.
+		// Blocks macroDirect takes: a few rows, or one or two panels.
 		{4, 32, 13}, {4, 16, 32}, {3, 40, 7}, {9, 32, 300}, {30, 20, 17}, {2, 2, 600},
-		// And gemmDots: tiny products of a matrix and a transposed one.
+		// And dots: tiny products of a matrix and a transposed one.
 		{4, 4, 16}, {5, 3, 9}, {8, 8, 1}, {7, 9, 33},
 	}
 	for _, mode := range []struct{ asm, noDirect bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 		asm := mode.asm
-		if asm && !gemmHasAsm {
+		if asm && !useAsm {
 			continue
 		}
-		saved := gemmHasAsm
-		gemmHasAsm = asm
-		gemmNoDirect = mode.noDirect
+		saved := useAsm
+		useAsm = asm
+		noDirect = mode.noDirect
 		for _, sh := range shapes {
 			m, n, k := sh[0], sh[1], sh[2]
 			for _, ta := range []bool{false, true} {
 				for _, tb := range []bool{false, true} {
 					for _, ab := range [][2]float32{{1, 0}, {0.5, 1}, {-2, 0.25}} {
-						a := gemmRandMat(r, m, k, ta)
-						b := gemmRandMat(r, k, n, tb)
+						a := randMat(r, m, k, ta)
+						b := randMat(r, k, n, tb)
 						ldc := n + 2
 						c := make([]float32, m*ldc)
 						for i := range c {
@@ -72,8 +72,8 @@ func TestGemmShapes(t *testing.T) {
 						if ab[1] == 0 {
 							c[0] = float32(math.NaN()) // beta 0 must ignore it
 						}
-						want := gemmRef(m, n, k, ab[0], a, b, ab[1], c, ldc)
-						gemm(nil, m, n, k, ab[0], a, b, nil, ab[1], c, 0, ldc)
+						want := refGemm(m, n, k, ab[0], a, b, ab[1], c, ldc)
+						Gemm(nil, m, n, k, ab[0], a, b, nil, ab[1], c, 0, ldc)
 						for i := 0; i < m; i++ {
 							for j := 0; j < n; j++ {
 								require.InDelta(t, want[i*n+j], c[i*ldc+j], 1e-3*(1+math.Sqrt(float64(k))),
@@ -84,8 +84,8 @@ func TestGemmShapes(t *testing.T) {
 				}
 			}
 		}
-		gemmHasAsm = saved
-		gemmNoDirect = false
+		useAsm = saved
+		noDirect = false
 	}
 }
 
@@ -99,10 +99,10 @@ func TestGemmDotAxpy(t *testing.T) {
 			x[i], y[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 			want += float64(x[i]) * float64(y[i])
 		}
-		require.InDelta(t, want, gemmDot(x, y), 1e-4*float64(n+1))
-		require.InDelta(t, want, gemmDotGo(x, y), 1e-4*float64(n+1))
+		require.InDelta(t, want, dot(x, y), 1e-4*float64(n+1))
+		require.InDelta(t, want, dotGo(x, y), 1e-4*float64(n+1))
 		y2 := append([]float32(nil), y...)
-		gemmAxpy(1.5, x, y2)
+		Axpy(1.5, x, y2)
 		for i := range y2 {
 			require.InDelta(t, float64(y[i])+1.5*float64(x[i]), y2[i], 1e-5)
 		}
@@ -119,18 +119,18 @@ func BenchmarkGemm(b *testing.B) {
 				name = "asm"
 			}
 			b.Run(name+"/"+itoa(m)+"x"+itoa(n)+"x"+itoa(k), func(b *testing.B) {
-				saved := gemmHasAsm
-				gemmHasAsm = asm && saved
-				defer func() { gemmHasAsm = saved }()
-				a := gemmRandMat(r, m, k, false)
-				bm := gemmRandMat(r, k, n, false)
+				saved := useAsm
+				useAsm = asm && saved
+				defer func() { useAsm = saved }()
+				a := randMat(r, m, k, false)
+				bm := randMat(r, k, n, false)
 				if m == 1 {
-					bm = gemmRandMat(r, k, n, true) // linear weight layout
+					bm = randMat(r, k, n, true) // linear weight layout
 				}
 				c := make([]float32, m*n)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					gemm(nil, m, n, k, 1, a, bm, nil, 0, c, 0, n)
+					Gemm(nil, m, n, k, 1, a, bm, nil, 0, c, 0, n)
 				}
 				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -150,18 +150,18 @@ func itoa(v int) string {
 }
 
 func TestGemmPrepacked(t *testing.T) {
-	// Several (jc, pc) blocks: n > gemmNC, k > gemmKC.
+	// Several (jc, pc) blocks: n > NC, k > KC.
 	r := rand.New(rand.NewSource(4))
-	m, n, k := 7, gemmNC+77, gemmKC+45
+	m, n, k := 7, NC+77, KC+45
 	for _, tb := range []bool{false, true} {
-		a := gemmRandMat(r, m, k, false)
-		b := gemmRandMat(r, k, n, tb)
+		a := randMat(r, m, k, false)
+		b := randMat(r, k, n, tb)
 		c := make([]float32, m*n)
 		for i := range c {
 			c[i] = float32(r.NormFloat64())
 		}
-		want := gemmRef(m, n, k, 2, a, b, 0.5, c, n)
-		gemmWithPrepacked(nil, m, 2, a, gemmPrepack(n, k, b), 0.5, c, 0, n)
+		want := refGemm(m, n, k, 2, a, b, 0.5, c, n)
+		WithPrepackedB(nil, m, 2, a, PrepackB(n, k, b), 0.5, c, 0, n)
 		for i := range want {
 			require.InDelta(t, want[i], c[i], 1e-3*(1+math.Sqrt(float64(k))), "tb=%v element %d", tb, i)
 		}
