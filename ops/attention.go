@@ -6,6 +6,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // PyTorch 1.13's fused attention ops (aten/src/ATen/native/transformers):
@@ -70,7 +71,7 @@ func init() {
 // mhaWeights are the weights packed at preparation (nil where not
 // constant); each is used only while the node's input is that tensor.
 type mhaWeights struct {
-	qkv, proj   *gemmPrepacked
+	qkv, proj   *gemm.PrepackedB
 	qkvW, projW *ivalue.Tensor
 }
 
@@ -108,7 +109,7 @@ func attnGrow(buf *[]float32, n int) []float32 {
 
 // attnRows views t ([..., cols]) as a matrix of its rows, copying into
 // buf when its leading dims do not merge.
-func attnRows(t *ivalue.Tensor, buf *[]float32) gemmMat {
+func attnRows(t *ivalue.Tensor, buf *[]float32) gemm.Mat {
 	return gemmMatrixInto(t, t.Dim()-1, buf)
 }
 
@@ -141,9 +142,9 @@ type mhaArgs struct {
 	out          []float32 // [B*T, D]
 	wout         []float32 // [B, T, T] (avg) or [B, H, T, T]; nil without weights
 	self         bool      // q, k and v are one tensor
-	qm           gemmMat   // query's rows, when already known
+	qm           gemm.Mat  // query's rows, when already known
 	qmSet        bool
-	sc           *Scratch
+	sc           *gemm.Scratch
 	st           *mhaState
 	pw           *mhaWeights
 }
@@ -326,10 +327,10 @@ func mhaRun(a *mhaArgs) error {
 		// Self-attention: one gemm against the whole weight.
 		w := a.qkvW
 		if a.pw != nil && a.pw.qkv != nil && w == a.pw.qkvW && m > 1 {
-			gemmWithPrepacked(sc, m, 1, qm, a.pw.qkv, 1, qkv, 0, D3)
+			gemm.WithPrepackedB(sc, m, 1, qm, a.pw.qkv, 1, qkv, 0, D3)
 		} else {
 			ws := w.Strides()
-			gemm(sc, m, D3, D, 1, qm, gemmMat{w.F32(), w.Offset(), ws[1], ws[0]}, nil, 1, qkv, 0, D3)
+			gemm.Gemm(sc, m, D3, D, 1, qm, gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]}, nil, 1, qkv, 0, D3)
 		}
 	} else {
 		w := a.qkvW
@@ -339,8 +340,8 @@ func mhaRun(a *mhaArgs) error {
 			if c > 0 {
 				x = attnRows(t, &st.qbuf[c])
 			}
-			wc := gemmMat{w.F32(), w.Offset() + c*D*ws[0], ws[1], ws[0]}
-			gemm(sc, m, D, D, 1, x, wc, nil, 1, qkv, c*D, D3)
+			wc := gemm.Mat{Data: w.F32(), Off: w.Offset() + c*D*ws[0], RS: ws[1], CS: ws[0]}
+			gemm.Gemm(sc, m, D, D, 1, x, wc, nil, 1, qkv, c*D, D3)
 		}
 	}
 	dh := D / H
@@ -360,9 +361,9 @@ func mhaRun(a *mhaArgs) error {
 			if a.wout != nil && !a.avg {
 				s, soff = a.wout, (b*H+h)*T*T
 			}
-			qh := gemmMat{qkv, base + h*dh, D3, 1}
-			kt := gemmMat{qkv, base + D + h*dh, 1, D3} // k^T, read in place
-			gemm(sc, T, T, dh, 1, qh, kt, nil, 0, s, soff, T)
+			qh := gemm.Mat{Data: qkv, Off: base + h*dh, RS: D3, CS: 1}
+			kt := gemm.Mat{Data: qkv, Off: base + D + h*dh, RS: 1, CS: D3} // k^T, read in place
+			gemm.Gemm(sc, T, T, dh, 1, qh, kt, nil, 0, s, soff, T)
 			for i := 0; i < T; i++ {
 				row := s[soff+i*T : soff+i*T+T]
 				if a.mask != nil {
@@ -382,8 +383,8 @@ func mhaRun(a *mhaArgs) error {
 					}
 				}
 			}
-			vh := gemmMat{qkv, base + 2*D + h*dh, D3, 1}
-			gemm(sc, T, dh, T, 1, gemmMat{s, soff, T, 1}, vh, nil, 0, ctx, b*T*D+h*dh, D)
+			vh := gemm.Mat{Data: qkv, Off: base + 2*D + h*dh, RS: D3, CS: 1}
+			gemm.Gemm(sc, T, dh, T, 1, gemm.Mat{Data: s, Off: soff, RS: T, CS: 1}, vh, nil, 0, ctx, b*T*D+h*dh, D)
 		}
 	}
 	if a.wout != nil && a.avg {
@@ -392,12 +393,12 @@ func mhaRun(a *mhaArgs) error {
 			a.wout[j] /= hf
 		}
 	}
-	var pre *gemmPrepacked
+	var pre *gemm.PrepackedB
 	var preW *ivalue.Tensor
 	if a.pw != nil {
 		pre, preW = a.pw.proj, a.pw.projW
 	}
-	return linearRun(sc, m, a.projW.Size(0), D, gemmMat{ctx, 0, D, 1}, a.projW, a.projB, pre, preW, a.out)
+	return linearRun(sc, m, a.projW.Size(0), D, gemm.Mat{Data: ctx, RS: D, CS: 1}, a.projW, a.projB, pre, preW, a.out)
 }
 
 // attnSoftmax writes the softmax of the n values x[xo+i*xs] to
@@ -472,7 +473,7 @@ func attnSoftmaxRow32(o, x []float32) {
 
 type encoderWeights struct {
 	mha          mhaWeights
-	ffn1, ffn2   *gemmPrepacked
+	ffn1, ffn2   *gemm.PrepackedB
 	ffn1W, ffn2W *ivalue.Tensor
 }
 
@@ -548,7 +549,7 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 	attn := attnGrow(&st.abuf, m*D)
 	a := mhaArgs{B: B, T: T, D: D, H: H, qkvW: ts[3], qkvB: ts[4], projW: ts[5], projB: ts[6],
 		mask: mask, out: attn, sc: p.Scratch, st: st, pw: &pw.mha,
-		qm: gemmMat{ain, 0, D, 1}, qmSet: true, self: true}
+		qm: gemm.Mat{Data: ain, RS: D, CS: 1}, qmSet: true, self: true}
 	if err := mhaRun(&a); err != nil {
 		return err
 	}
@@ -564,7 +565,7 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 		layerNormRows(fin, attn, D, eps, norms[2], norms[3])
 	}
 	hid := attnGrow(&st.fbuf, m*F)
-	if err := linearRun(p.Scratch, m, F, D, gemmMat{fin, 0, D, 1}, w1, ts[15], pw.ffn1, pw.ffn1W, hid); err != nil {
+	if err := linearRun(p.Scratch, m, F, D, gemm.Mat{Data: fin, RS: D, CS: 1}, w1, ts[15], pw.ffn1, pw.ffn1W, hid); err != nil {
 		return Errorf("ffn 1: %v", err)
 	}
 	if useGelu {
@@ -577,7 +578,7 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 		}
 	}
 	o := out.F32Contig()
-	if err := linearRun(p.Scratch, m, D, F, gemmMat{hid, 0, F, 1}, w2, ts[17], pw.ffn2, pw.ffn2W, o); err != nil {
+	if err := linearRun(p.Scratch, m, D, F, gemm.Mat{Data: hid, RS: F, CS: 1}, w2, ts[17], pw.ffn2, pw.ffn2W, o); err != nil {
 		return Errorf("ffn 2: %v", err)
 	}
 	for i, v := range attn {

@@ -11,6 +11,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // The attention kernels' values are checked against PyTorch by the attn_
@@ -337,7 +338,7 @@ func attnBench(b *testing.B, kind string, in []ivalue.IValue, ty []*graph.Type, 
 	}
 	p, err := buildNode(b, kind, in, ty, outs, constant)
 	require.NoError(b, err)
-	p.Scratch = &ops.Scratch{}
+	p.Scratch = &gemm.Scratch{}
 	require.NoError(b, p.Run())
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::baddbmm, aten::addbmm and aten::addmv (and their in-place forms)
@@ -79,12 +80,12 @@ func baddbmmKernel(p *ProcessedNode) error {
 		attnFillBroadcast(c, st.shape, self)
 	}
 	s1, s2 := b1.Strides(), b2.Strides()
-	am := gemmMat{b1.F32(), b1.Offset(), s1[1], s1[2]}
-	bm := gemmMat{b2.F32(), b2.Offset(), s2[1], s2[2]}
+	am := gemm.Mat{Data: b1.F32(), Off: b1.Offset(), RS: s1[1], CS: s1[2]}
+	bm := gemm.Mat{Data: b2.F32(), Off: b2.Offset(), RS: s2[1], CS: s2[2]}
 	for i := 0; i < bs; i++ {
-		gemm(p.Scratch, m, n, k, alpha, am, bm, nil, beta, c, i*m*n, n)
-		am.off += s1[0]
-		bm.off += s2[0]
+		gemm.Gemm(p.Scratch, m, n, k, alpha, am, bm, nil, beta, c, i*m*n, n)
+		am.Off += s1[0]
+		bm.Off += s2[0]
 	}
 	return nil
 }
@@ -115,14 +116,14 @@ func addbmmKernel(p *ProcessedNode) error {
 	}
 	// PyTorch: result = beta*self, then result.addmm_(b1[i], b2[i]) with
 	// beta 1 after the first batch.
-	gemmScaleC(m, n, beta, c, 0, n)
+	gemm.ScaleC(m, n, beta, c, 0, n)
 	s1, s2 := b1.Strides(), b2.Strides()
-	am := gemmMat{b1.F32(), b1.Offset(), s1[1], s1[2]}
-	bm := gemmMat{b2.F32(), b2.Offset(), s2[1], s2[2]}
+	am := gemm.Mat{Data: b1.F32(), Off: b1.Offset(), RS: s1[1], CS: s1[2]}
+	bm := gemm.Mat{Data: b2.F32(), Off: b2.Offset(), RS: s2[1], CS: s2[2]}
 	for i := 0; i < bs; i++ {
-		gemm(p.Scratch, m, n, k, alpha, am, bm, nil, 1, c, 0, n)
-		am.off += s1[0]
-		bm.off += s2[0]
+		gemm.Gemm(p.Scratch, m, n, k, alpha, am, bm, nil, 1, c, 0, n)
+		am.Off += s1[0]
+		bm.Off += s2[0]
 	}
 	return nil
 }
@@ -152,9 +153,9 @@ func addmvKernel(p *ProcessedNode) error {
 		attnFillBroadcast(c, st.shape, self)
 	}
 	ms, vs := mat.Strides(), vec.Strides()
-	am := gemmMat{mat.F32(), mat.Offset(), ms[0], ms[1]}
-	bm := gemmMat{vec.F32(), vec.Offset(), vs[0], 0} // vec as a k x 1 column
-	gemm(p.Scratch, m, 1, k, alpha, am, bm, nil, beta, c, 0, 1)
+	am := gemm.Mat{Data: mat.F32(), Off: mat.Offset(), RS: ms[0], CS: ms[1]}
+	bm := gemm.Mat{Data: vec.F32(), Off: vec.Offset(), RS: vs[0], CS: 0} // vec as a k x 1 column
+	gemm.Gemm(p.Scratch, m, 1, k, alpha, am, bm, nil, beta, c, 0, 1)
 	return nil
 }
 

@@ -12,7 +12,7 @@ func clamp32(o, a []float32, lo, hi float32) {
 	n := len(a)
 	o = o[:n]
 	n8 := n &^ 7
-	if gemmHasAsm && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		clamp32AVX2(&o[0], &a[0], n8, lo, hi)
 	} else {
 		n8 = 0

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::conv2d, aten::conv1d (int and "same"/"valid" padding) and
@@ -68,7 +69,7 @@ func init() {
 type convPrepacked struct {
 	w      *ivalue.Tensor
 	groups int
-	a      []*gemmPrepackedA
+	a      []*gemm.PrepackedA
 }
 
 // convPrepack packs a constant weight (frozen graphs) with constant
@@ -110,7 +111,7 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	og := o / groups
 	pre := &convPrepacked{w: w, groups: groups}
 	for gr := 0; gr < groups; gr++ {
-		pre.a = append(pre.a, gemmPrepackA(og, kdim, gemmMat{wd, woff + gr*og*kdim, kdim, 1}))
+		pre.a = append(pre.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: wd, Off: woff + gr*og*kdim, RS: kdim, CS: 1}))
 	}
 	return pre
 }
@@ -289,13 +290,13 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		case depthwise && g.o == g.c && plain:
 			ord = planePlan(c, plane, xlo, xhi, g.n*g.c, g.h*g.w, true)
 		case g.groups == 1 && plain && olo == xlo && convIsPointwise(&g):
-			var preA []*gemmPrepackedA
-			var wm gemmMat
+			var preA []*gemm.PrepackedA
+			var wm gemm.Mat
 			if pre != nil && pre.w == w && pre.groups == g.groups && plane > 1 && og > 1 {
 				preA = pre.a
 			} else {
 				wd, woff := convWeightRows(st, w)
-				wm = gemmMat{wd, woff, kdim, 1}
+				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
 			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c)
 			return nil
@@ -323,11 +324,11 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(p.Scratch, &g, x, pre.a, gemmMat{}, pointwise, beta, c)
+		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, beta, c)
 		return nil
 	}
 	wd, woff := convWeightRows(st, w)
-	convGemm(p.Scratch, &g, x, nil, gemmMat{wd, woff, kdim, 1}, pointwise, beta, c)
+	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, beta, c)
 	return nil
 }
 
@@ -395,12 +396,12 @@ func convCopyInput(st *convState, x *ivalue.Tensor, g *convGeom, dims int) *ival
 // nn begins at or after input image nn). Tiles are whole panels of the
 // gemm and take the path the whole image takes, so every element comes
 // out bit for bit as with separate memory.
-func convPointwiseInPlace(sc *Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemmPrepackedA, w gemmMat, bd []float32, bo, bs int, c []float32) {
+func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, c []float32) {
 	const tileFloats = 1 << 14 // 64 KiB of input columns
 	plane := g.oh * g.ow
 	tw := plane
 	if g.c*plane > tileFloats {
-		tw = min(plane, max(gemmNR, tileFloats/g.c/gemmNR*gemmNR))
+		tw = min(plane, max(gemm.NR, tileFloats/g.c/gemm.NR*gemm.NR))
 	}
 	if cap(st.tile) < g.c*tw {
 		st.tile = make([]float32, g.c*tw)
@@ -425,68 +426,49 @@ func convPointwiseInPlace(sc *Scratch, st *convState, g *convGeom, xd []float32,
 				}
 				beta = 1
 			}
-			b := gemmMat{tile, 0, tw, 1}
+			b := gemm.Mat{Data: tile, RS: tw, CS: 1}
 			if pre != nil {
-				gemmWithPrepackedA(sc, n, pre[0], b, nil, beta, c, coff, plane)
+				gemm.WithPrepackedA(sc, n, pre[0], b, nil, beta, c, coff, plane)
 			} else {
-				convGemmCols(sc, g.o, n, plane, g.c, w, b, beta, c, coff, plane)
+				gemm.Cols(sc, g.o, n, plane, g.c, w, b, beta, c, coff, plane)
 			}
 		}
-	}
-}
-
-// convGemmCols is gemm (alpha 1) for n of the nFull columns of a
-// product, b and c starting at the first of them: it takes the path gemm
-// takes for all nFull columns (gemv or blocked), so each column comes out
-// as one gemm call over all of them gives it.
-func convGemmCols(sc *Scratch, m, n, nFull, k int, a, b gemmMat, beta float32, c []float32, coff, ldc int) {
-	if n == nFull || m <= 0 || n <= 0 {
-		gemm(sc, m, n, k, 1, a, b, nil, beta, c, coff, ldc)
-		return
-	}
-	gemmScaleC(m, n, beta, c, coff, ldc)
-	switch {
-	case k <= 0:
-	case m == 1:
-		gemmGemv(n, k, 1, b.t(), a.data, a.off, a.cs, c, coff, 1)
-	default:
-		gemmBlocked(sc, m, n, k, 1, a, b, nil, nil, nil, c, coff, ldc)
 	}
 }
 
 // convGemm runs the convolution as one gemm per image and group, with A
 // the group's weight rows: packed in advance (pre, one per group) or
 // read from w ([o, cg*kh*kw] rows).
-func convGemm(sc *Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemmPrepackedA, w gemmMat, pointwise bool, beta float32, c []float32) {
+func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, beta float32, c []float32) {
 	cg, og := g.c/g.groups, g.o/g.groups
-	kdim := w.rs
+	kdim := w.RS
 	if pre != nil {
-		kdim = pre[0].k
+		kdim = pre[0].K()
 	}
 	plane := g.oh * g.ow
 	xd := x.F32()
-	cv := gemmConvSrc{data: xd, sC: g.sC, sH: g.sH, sW: g.sW, h: g.h, w: g.w, kh: g.kh, kw: g.kw,
-		strH: g.strH, strW: g.strW, padH: g.padH, padW: g.padW, dilH: g.dilH, dilW: g.dilW, oh: g.oh, ow: g.ow,
-		d: 1, kd: 1, od: 1, strD: 1, dilD: 1}
+	cv := gemm.ConvSrc{Data: xd, SC: g.sC, SH: g.sH, SW: g.sW, H: g.h, W: g.w, KH: g.kh, KW: g.kw,
+		StrH: g.strH, StrW: g.strW, PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow,
+		D: 1, KD: 1, OD: 1, StrD: 1, DilD: 1}
 	for nn := 0; nn < g.n; nn++ {
 		for gr := 0; gr < g.groups; gr++ {
 			xoff := x.Offset() + nn*g.sN + gr*cg*g.sC
 			coff := (nn*g.o + gr*og) * plane
-			var b gemmMat
-			var src *gemmConvSrc
+			var b gemm.Mat
+			var src *gemm.ConvSrc
 			if pointwise {
-				b = gemmMat{xd, xoff, g.sC, g.sW}
+				b = gemm.Mat{Data: xd, Off: xoff, RS: g.sC, CS: g.sW}
 			} else {
-				cv.off = xoff
+				cv.Off = xoff
 				src = &cv
 			}
 			if pre != nil {
-				gemmWithPrepackedA(sc, plane, pre[gr], b, src, beta, c, coff, plane)
+				gemm.WithPrepackedA(sc, plane, pre[gr], b, src, beta, c, coff, plane)
 				continue
 			}
 			a := w
-			a.off += gr * og * kdim
-			gemm(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
+			a.Off += gr * og * kdim
+			gemm.Gemm(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
 		}
 	}
 }
@@ -547,7 +529,7 @@ func convDepthwiseOne(g *convGeom, xd []float32, in int, wk []float32, dst []flo
 				row := dst[oh*g.ow+lo : oh*g.ow+hi]
 				src := in + ih*g.sH + (lo*g.strW+dw)*g.sW
 				if step := g.strW * g.sW; step == 1 {
-					gemmAxpy(wv, xd[src:src+len(row)], row)
+					gemm.Axpy(wv, xd[src:src+len(row)], row)
 				} else {
 					for t := range row {
 						row[t] += wv * xd[src+t*step]
@@ -605,7 +587,7 @@ func convDepthwisePlane(g *convGeom, xd []float32, in int, wk []float32, dst []f
 					}
 				}
 			}
-			gemmAxpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
+			gemm.Axpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
 			if wide {
 				k := 0
 				for r := rlo; r < rhi; r++ {

@@ -3,12 +3,13 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::conv3d (int and "same"/"valid" padding), and aten::_convolution
 // / aten::convolution with 5-d weights (convKernel hands those over): one
 // gemm per image and group, the weight rows as A and the implicit
-// im2col of the volume as B (gemmConvSrc with depth), or, for 1x1x1
+// im2col of the volume as B (gemm.ConvSrc with depth), or, for 1x1x1
 // stride-1 convolutions over mergeable strides, the input itself.
 
 const (
@@ -151,37 +152,37 @@ func conv3dKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convS
 	// the input, [cg, d*h*w] with column stride sW.
 	pointwise := g.kd == 1 && g.kh == 1 && g.kw == 1 && g.str == [3]int{1, 1, 1} && g.pad == [3]int{} &&
 		(g.h == 1 || g.sH == g.w*g.sW) && (g.d == 1 || g.sD == g.h*g.sH)
-	var preA []*gemmPrepackedA
-	var wm gemmMat
+	var preA []*gemm.PrepackedA
+	var wm gemm.Mat
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (vol > 1 && og > 1)) {
 		preA = pre.a
 	} else {
 		wd, woff := convWeightRows(st, w)
-		wm = gemmMat{wd, woff, kdim, 1}
+		wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 	}
 	xd := x.F32()
-	cv := gemmConvSrc{data: xd, sC: g.sC, sH: g.sH, sW: g.sW, h: g.h, w: g.w, kh: g.kh, kw: g.kw,
-		strH: g.str[1], strW: g.str[2], padH: g.pad[1], padW: g.pad[2], dilH: g.dil[1], dilW: g.dil[2], oh: g.oh, ow: g.ow,
-		sD: g.sD, d: g.d, kd: g.kd, od: g.od, strD: g.str[0], padD: g.pad[0], dilD: g.dil[0]}
+	cv := gemm.ConvSrc{Data: xd, SC: g.sC, SH: g.sH, SW: g.sW, H: g.h, W: g.w, KH: g.kh, KW: g.kw,
+		StrH: g.str[1], StrW: g.str[2], PadH: g.pad[1], PadW: g.pad[2], DilH: g.dil[1], DilW: g.dil[2], OH: g.oh, OW: g.ow,
+		SD: g.sD, D: g.d, KD: g.kd, OD: g.od, StrD: g.str[0], PadD: g.pad[0], DilD: g.dil[0]}
 	for nn := 0; nn < g.n; nn++ {
 		for gr := 0; gr < g.groups; gr++ {
 			xoff := x.Offset() + nn*g.sN + gr*cg*g.sC
 			coff := (nn*g.o + gr*og) * vol
-			var b gemmMat
-			var src *gemmConvSrc
+			var b gemm.Mat
+			var src *gemm.ConvSrc
 			if pointwise {
-				b = gemmMat{xd, xoff, g.sC, g.sW}
+				b = gemm.Mat{Data: xd, Off: xoff, RS: g.sC, CS: g.sW}
 			} else {
-				cv.off = xoff
+				cv.Off = xoff
 				src = &cv
 			}
 			if preA != nil {
-				gemmWithPrepackedA(p.Scratch, vol, preA[gr], b, src, beta, c, coff, vol)
+				gemm.WithPrepackedA(p.Scratch, vol, preA[gr], b, src, beta, c, coff, vol)
 				continue
 			}
 			a := wm
-			a.off += gr * og * kdim
-			gemm(p.Scratch, og, vol, kdim, 1, a, b, src, beta, c, coff, vol)
+			a.Off += gr * og * kdim
+			gemm.Gemm(p.Scratch, og, vol, kdim, 1, a, b, src, beta, c, coff, vol)
 		}
 	}
 	return nil

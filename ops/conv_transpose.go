@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::conv_transpose1d/2d/3d and aten::_convolution / convolution with
@@ -63,8 +64,8 @@ func init() {
 
 // convTransposeA is group gr's A operand, W_g^T: [cout_g*taps, cin_g]
 // read from the weight's [cin, cout_g*taps] rows.
-func convTransposeA(wd []float32, woff, cg, m, gr int) gemmMat {
-	return gemmMat{wd, woff + gr*cg*m, 1, m}
+func convTransposeA(wd []float32, woff, cg, m, gr int) gemm.Mat {
+	return gemm.Mat{Data: wd, Off: woff + gr*cg*m, RS: 1, CS: m}
 }
 
 // convTransposePrepack packs a constant weight (with constant groups)
@@ -92,7 +93,7 @@ func convTransposePrepack(n *graph.Node, groupsIdx int) *convPrepacked {
 	cg, m := cin/groups, w.Numel()/cin
 	pre := &convPrepacked{w: w, groups: groups}
 	for gr := 0; gr < groups; gr++ {
-		pre.a = append(pre.a, gemmPrepackA(m, cg, convTransposeA(wd, woff, cg, m, gr)))
+		pre.a = append(pre.a, gemm.PrepackA(m, cg, convTransposeA(wd, woff, cg, m, gr)))
 	}
 	return pre
 }
@@ -231,11 +232,11 @@ func convTransposeKernel(p *ProcessedNode, spec convTransposeSpec, pre *convPrep
 	g := col2imGeom{in: in, out: out, k: k, str: str, pad: pad, dil: dil}
 	for nn := 0; nn < n; nn++ {
 		for gr := 0; gr < groups; gr++ {
-			b := gemmMat{xd, xoff + nn*sN + gr*cg*sC, sC, sPos}
+			b := gemm.Mat{Data: xd, Off: xoff + nn*sN + gr*cg*sC, RS: sC, CS: sPos}
 			if usePre {
-				gemmWithPrepackedA(p.Scratch, inVol, pre.a[gr], b, nil, 0, cols, 0, inVol)
+				gemm.WithPrepackedA(p.Scratch, inVol, pre.a[gr], b, nil, 0, cols, 0, inVol)
 			} else {
-				gemm(p.Scratch, m, inVol, cg, 1, convTransposeA(wd, woff, cg, m, gr), b, nil, 0, cols, 0, inVol)
+				gemm.Gemm(p.Scratch, m, inVol, cg, 1, convTransposeA(wd, woff, cg, m, gr), b, nil, 0, cols, 0, inVol)
 			}
 			base := (nn*cout + gr*og) * outVol
 			col2imAdd(&g, cols, og, c[base:base+og*outVol])
@@ -283,7 +284,7 @@ func col2imAdd(g *col2imGeom, cols []float32, channels int, dst []float32) {
 							s := src[iz*ihw+ih*g.in[2]+lo : iz*ihw+ih*g.in[2]+hi]
 							d0 := oz*ohw + oh*g.out[2] + lo*g.str[2] + dw
 							if g.str[2] == 1 {
-								gemmAxpy(1, s, plane[d0:d0+len(s)])
+								gemm.Axpy(1, s, plane[d0:d0+len(s)])
 								continue
 							}
 							d := plane[d0 : d0+(len(s)-1)*g.str[2]+1]

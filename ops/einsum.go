@@ -7,12 +7,13 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::einsum for float32, as PyTorch 1.13 evaluates it: operands are
 // contracted left to right, two at a time (the optional path argument
 // only reorders this and is ignored), each contraction one batched GEMM
-// on the shared gemm (gemm.go).
+// on the shared gemm (package ops/gemm).
 //
 // Before contracting, each operand is viewed with one dimension per
 // distinct subscript: a subscript repeated within an operand is its
@@ -712,7 +713,7 @@ func einsumGroup(v *einsumView, g []int) (size, stride int, ok bool) {
 
 // einsumContract computes step s's result c (contiguous, labels s.res)
 // from A (a) and B (b).
-func einsumContract(sc *Scratch, st *einsumState, s *einsumStep, a, b *einsumView, c []float32) {
+func einsumContract(sc *gemm.Scratch, st *einsumState, s *einsumStep, a, b *einsumView, c []float32) {
 	pl := st.plan
 	ma, rsA, ok1 := einsumGroup(a, s.m)
 	ka, csA, ok2 := einsumGroup(a, s.k)
@@ -730,8 +731,8 @@ func einsumContract(sc *Scratch, st *einsumState, s *einsumStep, a, b *einsumVie
 		_, rsB, _ = einsumGroup(b, s.k)
 		nb, csB, _ = einsumGroup(b, s.n)
 	}
-	am := gemmMat{a.data, a.off, rsA, csA}
-	bm := gemmMat{b.data, b.off, rsB, csB}
+	am := gemm.Mat{Data: a.data, Off: a.off, RS: rsA, CS: csA}
+	bm := gemm.Mat{Data: b.data, Off: b.off, RS: rsB, CS: csB}
 	mn := ma * nb
 	nbat := 1
 	for _, l := range s.batch {
@@ -744,11 +745,11 @@ func einsumContract(sc *Scratch, st *einsumState, s *einsumStep, a, b *einsumVie
 	clear(idx)
 	offA, offB := a.off, b.off
 	for bi := 0; bi < nbat; bi++ {
-		am.off, bm.off = offA, offB
+		am.Off, bm.Off = offA, offB
 		if s.swap {
-			gemm(sc, nb, ma, ka, 1, bm.t(), am.t(), nil, 0, c, bi*mn, ma)
+			gemm.Gemm(sc, nb, ma, ka, 1, bm.T(), am.T(), nil, 0, c, bi*mn, ma)
 		} else {
-			gemm(sc, ma, nb, ka, 1, am, bm, nil, 0, c, bi*mn, nb)
+			gemm.Gemm(sc, ma, nb, ka, 1, am, bm, nil, 0, c, bi*mn, nb)
 		}
 		for d := len(s.batch) - 1; d >= 0; d-- {
 			l := s.batch[d]

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::embedding and aten::embedding_bag (both overloads). The bag op
@@ -348,7 +349,7 @@ func embeddingBagKernel(p *ProcessedNode, hasPad bool) error {
 					scale = pswData[pswOff+i*pswStep]
 				}
 				if ws[1] == 1 {
-					gemmAxpy(scale, wd[src:src+dim], dst)
+					gemm.Axpy(scale, wd[src:src+dim], dst)
 				} else {
 					for j := range dst {
 						dst[j] += scale * wd[src+j*ws[1]]

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::linear and aten::addmm on the shared gemm.
@@ -73,16 +74,16 @@ func gemmRowStride(t *ivalue.Tensor, n int) (int, bool) {
 // gemmMatrixOf views t, whose leading dims [0, nLead) fold into rows and
 // whose last dim is the columns, as a matrix, copying into st.buf when
 // the rows do not merge.
-func gemmMatrixOf(t *ivalue.Tensor, nLead int, st *gemmState) gemmMat {
+func gemmMatrixOf(t *ivalue.Tensor, nLead int, st *gemmState) gemm.Mat {
 	return gemmMatrixInto(t, nLead, &st.buf)
 }
 
 // gemmMatrixInto is gemmMatrixOf copying into *buf (grown as needed).
-func gemmMatrixInto(t *ivalue.Tensor, nLead int, buf *[]float32) gemmMat {
+func gemmMatrixInto(t *ivalue.Tensor, nLead int, buf *[]float32) gemm.Mat {
 	d := t.Dim()
 	cs := t.Strides()[d-1]
 	if rs, ok := gemmRowStride(t, nLead); ok {
-		return gemmMat{t.F32(), t.Offset(), rs, cs}
+		return gemm.Mat{Data: t.F32(), Off: t.Offset(), RS: rs, CS: cs}
 	}
 	n := t.Numel()
 	if cap(*buf) < n {
@@ -91,7 +92,7 @@ func gemmMatrixInto(t *ivalue.Tensor, nLead int, buf *[]float32) gemmMat {
 	*buf = (*buf)[:n]
 	gemmCopyContig(*buf, t)
 	cols := t.Sizes()[d-1]
-	return gemmMat{*buf, 0, cols, 1}
+	return gemm.Mat{Data: *buf, RS: cols, CS: 1}
 }
 
 // gemmCopyContig copies t's elements in logical order into dst.
@@ -179,12 +180,12 @@ func init() {
 			return nil
 		}
 		// A constant mat2 is packed once here, as linear's weight.
-		var pre *gemmPrepacked
+		var pre *gemm.PrepackedB
 		var preW *ivalue.Tensor
 		if c, ok := graph.ConstantValue(n.Inputs[2]); ok {
 			if w := c.Tensor(); w != nil && w.DType() == ivalue.Float32 && w.Dim() == 2 {
 				ws := w.Strides()
-				pre = gemmPrepack(w.Size(1), w.Size(0), gemmMat{w.F32(), w.Offset(), ws[0], ws[1]})
+				pre = gemm.PrepackB(w.Size(1), w.Size(0), gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[0], CS: ws[1]})
 				preW = w
 			}
 		}
@@ -192,7 +193,7 @@ func init() {
 	})
 }
 
-func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) error {
+func linearKernel(p *ProcessedNode, pre *gemm.PrepackedB, preW *ivalue.Tensor) error {
 	x, err := gemmInput(p, 0, "linear input")
 	if err != nil {
 		return err
@@ -232,7 +233,7 @@ func linearKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) err
 
 // linearPrepack packs input i of n, when it is a constant 2-d float32
 // weight [out_features, in_features], for linearRun; nil otherwise.
-func linearPrepack(n *graph.Node, i int) (*gemmPrepacked, *ivalue.Tensor) {
+func linearPrepack(n *graph.Node, i int) (*gemm.PrepackedB, *ivalue.Tensor) {
 	c, ok := graph.ConstantValue(n.Inputs[i])
 	if !ok {
 		return nil, nil
@@ -242,15 +243,15 @@ func linearPrepack(n *graph.Node, i int) (*gemmPrepacked, *ivalue.Tensor) {
 		return nil, nil
 	}
 	ws := w.Strides()
-	return gemmPrepack(w.Size(0), w.Size(1), gemmMat{w.F32(), w.Offset(), ws[1], ws[0]}), w
+	return gemm.PrepackB(w.Size(0), w.Size(1), gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]}), w
 }
 
 // linearRun writes c (m x nOut, contiguous) = a * w^T + bias for a m x k
 // and w [nOut, k] (bias optional, broadcast over rows). pre is w packed
 // by linearPrepack when w is preW.
-func linearRun(sc *Scratch, m, nOut, k int, a gemmMat, w, bias *ivalue.Tensor, pre *gemmPrepacked, preW *ivalue.Tensor, c []float32) error {
+func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Tensor, pre *gemm.PrepackedB, preW *ivalue.Tensor, c []float32) error {
 	ws := w.Strides()
-	b := gemmMat{w.F32(), w.Offset(), ws[1], ws[0]} // weight transposed, no copy
+	b := gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]} // weight transposed, no copy
 	var beta float32
 	if bias != nil {
 		if err := gemmFillBroadcast(c, m, nOut, bias); err != nil {
@@ -259,14 +260,14 @@ func linearRun(sc *Scratch, m, nOut, k int, a gemmMat, w, bias *ivalue.Tensor, p
 		beta = 1
 	}
 	if pre != nil && w == preW && m > 1 {
-		gemmWithPrepacked(sc, m, 1, a, pre, beta, c, 0, nOut)
+		gemm.WithPrepackedB(sc, m, 1, a, pre, beta, c, 0, nOut)
 		return nil
 	}
-	gemm(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
+	gemm.Gemm(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
 	return nil
 }
 
-func addmmKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) error {
+func addmmKernel(p *ProcessedNode, pre *gemm.PrepackedB, preW *ivalue.Tensor) error {
 	self, err := gemmInput(p, 0, "addmm self")
 	if err != nil {
 		return err
@@ -300,12 +301,12 @@ func addmmKernel(p *ProcessedNode, pre *gemmPrepacked, preW *ivalue.Tensor) erro
 		return Errorf("addmm self: expected a tensor broadcastable to [%d, %d], got sizes %v", m, n, self.Sizes())
 	}
 	s1, s2 := m1.Strides(), m2.Strides()
-	a := gemmMat{m1.F32(), m1.Offset(), s1[0], s1[1]}
+	a := gemm.Mat{Data: m1.F32(), Off: m1.Offset(), RS: s1[0], CS: s1[1]}
 	if pre != nil && m2 == preW && m > 1 {
-		gemmWithPrepacked(p.Scratch, m, alpha, a, pre, beta, c, 0, n)
+		gemm.WithPrepackedB(p.Scratch, m, alpha, a, pre, beta, c, 0, n)
 		return nil
 	}
-	b := gemmMat{m2.F32(), m2.Offset(), s2[0], s2[1]}
-	gemm(p.Scratch, m, n, k, alpha, a, b, nil, beta, c, 0, n)
+	b := gemm.Mat{Data: m2.F32(), Off: m2.Offset(), RS: s2[0], CS: s2[1]}
+	gemm.Gemm(p.Scratch, m, n, k, alpha, a, b, nil, beta, c, 0, n)
 	return nil
 }

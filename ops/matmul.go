@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::mm, aten::bmm and aten::matmul (every rank case of
@@ -77,7 +78,7 @@ func matmulKernel(p *ProcessedNode) error {
 }
 
 // matmulRun computes torch.matmul(a, b) into out.
-func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
+func matmulRun(sc *gemm.Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 	da, db := a.Dim(), b.Dim()
 	if da == 0 || db == 0 {
 		return Errorf("matmul: both arguments need at least 1 dim, got sizes %v and %v", a.Sizes(), b.Sizes())
@@ -91,10 +92,10 @@ func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 		return Errorf("matmul: shapes %v and %v cannot be multiplied (%d != %d)", a.Sizes(), b.Sizes(), k, kb)
 	}
 	as, bs := a.Strides(), b.Strides()
-	n, bm := 1, gemmMat{b.F32(), b.Offset(), bs[0], 0} // b as a k x 1 column
+	n, bm := 1, gemm.Mat{Data: b.F32(), Off: b.Offset(), RS: bs[0], CS: 0} // b as a k x 1 column
 	if db >= 2 {
 		n = b.Size(-1)
-		bm = gemmMat{b.F32(), b.Offset(), bs[db-2], bs[db-1]}
+		bm = gemm.Mat{Data: b.F32(), Off: b.Offset(), RS: bs[db-2], CS: bs[db-1]}
 	}
 	switch {
 	case da == 1 && db <= 2:
@@ -103,8 +104,8 @@ func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 			st.shape = append(st.shape, n)
 		}
 		out.Resize(ivalue.Float32, st.shape)
-		am := gemmMat{a.F32(), a.Offset(), 0, as[0]}
-		gemm(sc, 1, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
+		am := gemm.Mat{Data: a.F32(), Off: a.Offset(), RS: 0, CS: as[0]}
+		gemm.Gemm(sc, 1, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
 		return nil
 	case db <= 2:
 		// Fold a's batch dims into rows.
@@ -118,15 +119,15 @@ func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 			m *= s
 		}
 		am := gemmMatrixOf(a, da-1, st)
-		gemm(sc, m, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
+		gemm.Gemm(sc, m, n, k, 1, am, bm, nil, 0, out.F32Contig(), 0, n)
 		return nil
 	}
 	// Batched, broadcasting the batch dims.
-	m, am := 1, gemmMat{a.F32(), a.Offset(), 0, as[da-1]}
+	m, am := 1, gemm.Mat{Data: a.F32(), Off: a.Offset(), RS: 0, CS: as[da-1]}
 	var batchA []int
 	if da >= 2 {
 		m = a.Size(-2)
-		am.rs = as[da-2]
+		am.RS = as[da-2]
 		batchA = a.Sizes()[:da-2]
 	}
 	batchB := b.Sizes()[:db-2]
@@ -153,8 +154,8 @@ func matmulRun(sc *Scratch, a, b, out *ivalue.Tensor, st *gemmState) error {
 	c := out.F32Contig()
 	offA, offB := a.Offset(), b.Offset()
 	for bi := 0; bi < nb; bi++ {
-		am.off, bm.off = offA, offB
-		gemm(sc, m, n, k, 1, am, bm, nil, 0, c, bi*m*n, n)
+		am.Off, bm.Off = offA, offB
+		gemm.Gemm(sc, m, n, k, 1, am, bm, nil, 0, c, bi*m*n, n)
 		for d := nd - 1; d >= 0; d-- {
 			st.idx[d]++
 			offA += st.sa[d]

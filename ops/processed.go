@@ -5,6 +5,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // BlockRunner runs one sub-block of a control-flow node against the
@@ -52,7 +53,7 @@ type ProcessedNode struct {
 	Guard []int32
 	// Scratch is shared by all nodes of one runtime (nil: kernels use
 	// shared free lists).
-	Scratch *Scratch
+	Scratch *gemm.Scratch
 	// Recycle, for a Fresh node, hands out a new tensor object per
 	// execution within a run, reusing the objects of the previous run
 	// (dead by then: outputs live until the next run). Nil means allocate.

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::lstm, gru, rnn_tanh, rnn_relu: whole sequences, stacked layers,
@@ -52,7 +53,7 @@ type rnnSeq struct {
 	// pre[i] is params[i] packed at preparation when the params list is
 	// made of constants; preT[i] is that tensor, to check it is the one
 	// a run gets.
-	pre  []*gemmPrepacked
+	pre  []*gemm.PrepackedB
 	preT []*ivalue.Tensor
 	// inputWhat names the input in errors (made once: a concatenation
 	// per run would allocate).
@@ -111,7 +112,7 @@ func init() {
 				pi = 3
 			}
 			if ws := rnnConstTensors(n.Inputs[pi]); ws != nil {
-				k.pre = make([]*gemmPrepacked, len(ws))
+				k.pre = make([]*gemm.PrepackedB, len(ws))
 				k.preT = make([]*ivalue.Tensor, len(ws))
 				for i, w := range ws {
 					k.pre[i], k.preT[i] = rnnPrepackTensor(w)
@@ -153,7 +154,7 @@ func rnnConstTensors(v *graph.Value) []*ivalue.Tensor {
 	return ts
 }
 
-func (k *rnnSeq) preFor(i int, w *ivalue.Tensor) *gemmPrepacked {
+func (k *rnnSeq) preFor(i int, w *ivalue.Tensor) *gemm.PrepackedB {
 	if i < len(k.pre) && k.preT[i] == w {
 		return k.pre[i]
 	}
@@ -332,19 +333,19 @@ func (k *rnnSeq) run(p *ProcessedNode) error {
 	for l := 0; l < L; l++ {
 		// The layer's input rows as a gemm operand.
 		inL := D * P
-		var a gemmMat
+		var a gemm.Mat
 		if l == 0 {
 			inL = I
 			lead := x.Dim() - 1
 			if rs, ok := gemmRowStride(x, lead); ok {
-				a = gemmMat{x.F32(), x.Offset(), rs, x.Strides()[lead]}
+				a = gemm.Mat{Data: x.F32(), Off: x.Offset(), RS: rs, CS: x.Strides()[lead]}
 			} else {
 				st.xbuf = rnnBuf(st.xbuf, N*I)
 				gemmCopyContig(st.xbuf, x)
-				a = gemmMat{st.xbuf, 0, I, 1}
+				a = gemm.Mat{Data: st.xbuf, RS: I, CS: 1}
 			}
 		} else {
-			a = gemmMat{st.bufs[(l-1)%2], 0, ldo, 1}
+			a = gemm.Mat{Data: st.bufs[(l-1)%2], RS: ldo, CS: 1}
 		}
 		ob := outData
 		if l < L-1 {
@@ -447,7 +448,7 @@ func (st *rnnState) packedLayout(bsT *ivalue.Tensor, rows int) error {
 // or into st.gh for GRU), the gate loop over the step's batch rows
 // writing h into the layer output ob (through W_hr with projections),
 // and the LSTM cell states in cs.
-func (k *rnnSeq) recur(sc *Scratch, st *rnnState, d int, ob, cs []float32, whh, whr *ivalue.Tensor, preHH, preHR *gemmPrepacked) {
+func (k *rnnSeq) recur(sc *gemm.Scratch, st *rnnState, d int, ob, cs []float32, whh, whr *ivalue.Tensor, preHH, preHR *gemm.PrepackedB) {
 	T, sB, H, P, GH, ldo, proj := len(st.bs), st.sB, st.H, st.P, st.GH, st.ldo, st.proj
 	for s := 0; s < T; s++ {
 		t, prev := s, s-1
@@ -465,10 +466,10 @@ func (k *rnnSeq) recur(sc *Scratch, st *rnnState, d int, ob, cs []float32, whh, 
 			c, coff, ldc, beta = st.gh, 0, GH, 0
 		}
 		if n1 > 0 {
-			rnnMatmulWT(sc, n1, gemmMat{ob, st.rowStart[prev]*ldo + d*P, sB * ldo, 1}, whh, preHH, beta, c, coff, ldc)
+			rnnMatmulWT(sc, n1, gemm.Mat{Data: ob, Off: st.rowStart[prev]*ldo + d*P, RS: sB * ldo, CS: 1}, whh, preHH, beta, c, coff, ldc)
 		}
 		if m > n1 {
-			rnnMatmulWT(sc, m-n1, gemmMat{st.h0, n1 * P, P, 1}, whh, preHH, beta, c, coff+n1*ldc, ldc)
+			rnnMatmulWT(sc, m-n1, gemm.Mat{Data: st.h0, Off: n1 * P, RS: P, CS: 1}, whh, preHH, beta, c, coff+n1*ldc, ldc)
 		}
 		for b := 0; b < m; b++ {
 			r := r0 + b*sB
@@ -494,7 +495,7 @@ func (k *rnnSeq) recur(sc *Scratch, st *rnnState, d int, ob, cs []float32, whh, 
 			}
 		}
 		if proj {
-			rnnMatmulWT(sc, m, gemmMat{st.hraw, 0, H, 1}, whr, preHR, 0, ob, r0*ldo+d*P, sB*ldo)
+			rnnMatmulWT(sc, m, gemm.Mat{Data: st.hraw, RS: H, CS: 1}, whr, preHR, 0, ob, r0*ldo+d*P, sB*ldo)
 		}
 	}
 }

@@ -15,7 +15,7 @@ func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 func geluVec(o, a []float32) {
 	o = o[:len(a)]
 	n8 := len(a) &^ 7
-	if gemmHasAsm && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		rnnGeluAVX2(&o[0], &a[0], n8, &rnnActTab)
 	} else {
 		n8 = 0
@@ -29,7 +29,7 @@ func geluVec(o, a []float32) {
 func rnnSigmoidVec(o, a []float32) {
 	o = o[:len(a)]
 	n8 := len(a) &^ 7
-	if gemmHasAsm && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		rnnSigmoidAVX2(&o[0], &a[0], n8, &rnnActTab)
 	} else {
 		n8 = 0
@@ -43,7 +43,7 @@ func rnnSigmoidVec(o, a []float32) {
 func rnnTanhVec(o, a []float32) {
 	o = o[:len(a)]
 	n8 := len(a) &^ 7
-	if gemmHasAsm && n8 > 0 {
+	if useAVX2 && n8 > 0 {
 		rnnTanhAVX2(&o[0], &a[0], n8, &rnnActTab)
 	} else {
 		n8 = 0

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // Recurrent cells: the gate loops the sequence ops (rnn.go) run per time
@@ -125,7 +126,7 @@ func rnnVec(dst []float32, t *ivalue.Tensor, n int) {
 
 // rnnPrepack packs a constant 2-d float32 weight W (out x in) as the B
 // operand of x W^T, or returns nil.
-func rnnPrepack(v *graph.Value) (*gemmPrepacked, *ivalue.Tensor) {
+func rnnPrepack(v *graph.Value) (*gemm.PrepackedB, *ivalue.Tensor) {
 	c, ok := graph.ConstantValue(v)
 	if !ok {
 		return nil, nil
@@ -133,29 +134,29 @@ func rnnPrepack(v *graph.Value) (*gemmPrepacked, *ivalue.Tensor) {
 	return rnnPrepackTensor(c.Tensor())
 }
 
-func rnnPrepackTensor(w *ivalue.Tensor) (*gemmPrepacked, *ivalue.Tensor) {
+func rnnPrepackTensor(w *ivalue.Tensor) (*gemm.PrepackedB, *ivalue.Tensor) {
 	if w == nil || w.DType() != ivalue.Float32 || w.Dim() != 2 || w.Numel() == 0 {
 		return nil, nil
 	}
 	ws := w.Strides()
-	return gemmPrepack(w.Size(0), w.Size(1), gemmMat{w.F32(), w.Offset(), ws[1], ws[0]}), w
+	return gemm.PrepackB(w.Size(0), w.Size(1), gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]}), w
 }
 
 // rnnMatmulWT computes C = A W^T + beta C for A m x k (W is n x k),
 // from pre when W is the tensor it was packed from.
-func rnnMatmulWT(sc *Scratch, m int, a gemmMat, w *ivalue.Tensor, pre *gemmPrepacked, beta float32, c []float32, coff, ldc int) {
+func rnnMatmulWT(sc *gemm.Scratch, m int, a gemm.Mat, w *ivalue.Tensor, pre *gemm.PrepackedB, beta float32, c []float32, coff, ldc int) {
 	if pre != nil && m > 1 {
-		gemmWithPrepacked(sc, m, 1, a, pre, beta, c, coff, ldc)
+		gemm.WithPrepackedB(sc, m, 1, a, pre, beta, c, coff, ldc)
 		return
 	}
 	ws := w.Strides()
-	gemm(sc, m, w.Size(0), w.Size(1), 1, a, gemmMat{w.F32(), w.Offset(), ws[1], ws[0]}, nil, beta, c, coff, ldc)
+	gemm.Gemm(sc, m, w.Size(0), w.Size(1), 1, a, gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]}, nil, beta, c, coff, ldc)
 }
 
 // rnnMatOf views the 2-d float32 tensor t as a gemm operand.
-func rnnMatOf(t *ivalue.Tensor) gemmMat {
+func rnnMatOf(t *ivalue.Tensor) gemm.Mat {
 	s := t.Strides()
-	return gemmMat{t.F32(), t.Offset(), s[0], s[1]}
+	return gemm.Mat{Data: t.F32(), Off: t.Offset(), RS: s[0], CS: s[1]}
 }
 
 const (
@@ -169,7 +170,7 @@ const (
 // weights packed at preparation (nil otherwise).
 type rnnCell struct {
 	mode         rnnMode
-	preIH, preHH *gemmPrepacked
+	preIH, preHH *gemm.PrepackedB
 	wIH, wHH     *ivalue.Tensor
 	// name and what (the inputs' names) are for errors, made once.
 	name string

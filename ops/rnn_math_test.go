@@ -42,12 +42,12 @@ func TestRNNActVec(t *testing.T) {
 	xs = append(xs, special...)
 	xs = append(xs, 0.3, -0.3, 3) // a tail of 3 after the last full 8
 	for _, asm := range []bool{true, false} {
-		saved := gemmHasAsm
-		gemmHasAsm = gemmHasAsm && asm
+		saved := useAVX2
+		useAVX2 = useAVX2 && asm
 		sig, th := make([]float32, len(xs)), append([]float32(nil), xs...)
 		rnnSigmoidVec(sig, xs)
 		rnnTanhVec(th, th) // in place
-		gemmHasAsm = saved
+		useAVX2 = saved
 		worstS, worstT := int64(0), int64(0)
 		for i, x := range xs {
 			ws := float32(1 / (1 + math.Exp(-float64(x))))

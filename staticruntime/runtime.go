@@ -12,6 +12,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // StaticRuntime runs a StaticModule. It owns the values array that all
@@ -56,7 +57,7 @@ type StaticRuntime struct {
 	// planner's time (the nodes' go to their BlockRunners' prof).
 	prof *runProfile
 	// scratch is the kernels' per-runtime memory (gemm packing buffers).
-	scratch *ops.Scratch
+	scratch *gemm.Scratch
 	// sites are the runtime's prim::fork nodes.
 	sites []*forkSite
 	// A placed module's inputs on the device and outputs on the host,
@@ -234,7 +235,7 @@ func (b *BlockRunner) nodeError(i int, err error) error {
 // per goroutine. A runtime of a closed module returns ErrClosed from
 // every run.
 func (m *StaticModule) NewRuntime() *StaticRuntime {
-	r := &StaticRuntime{m: m, scratch: &ops.Scratch{}}
+	r := &StaticRuntime{m: m, scratch: &gemm.Scratch{}}
 	if !m.life.register(r) {
 		return m.closedRuntime(r)
 	}

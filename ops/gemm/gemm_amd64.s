@@ -2,10 +2,10 @@
 
 #include "textflag.h"
 
-// func gemmKernel6x16AVX2(k int, a, b, c *float32, ldc int)
+// func kernel6x16AVX2(k int, a, b, c *float32, ldc int)
 // C[6x16] += A[6xk] * B[kx16]; A packed k-major in groups of 6, B in
 // groups of 16. Y0..Y11 hold the tile.
-TEXT ·gemmKernel6x16AVX2(SB), NOSPLIT, $0-40
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-40
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
@@ -132,8 +132,8 @@ kstore:
 	VZEROUPPER
 	RET
 
-// func gemmDotAVX2(x, y *float32, n int) float32
-TEXT ·gemmDotAVX2(SB), NOSPLIT, $0-28
+// func dotAVX2(x, y *float32, n int) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
 	MOVQ x+0(FP), SI
 	MOVQ y+8(FP), DI
 	MOVQ n+16(FP), CX
@@ -192,8 +192,8 @@ dotdone:
 	MOVSS X0, ret+24(FP)
 	RET
 
-// func gemmAxpyAVX2(alpha float32, x, y *float32, n int)
-TEXT ·gemmAxpyAVX2(SB), NOSPLIT, $0-32
+// func axpyAVX2(alpha float32, x, y *float32, n int)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS alpha+0(FP), Y0
 	MOVQ x+8(FP), SI
 	MOVQ y+16(FP), DI
@@ -245,9 +245,9 @@ axpydone:
 	VZEROUPPER
 	RET
 
-// func gemmDot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
+// func dot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
 // out[r] = dot(a[r*lda : r*lda+n], x[:n]) for r < 4; n is a multiple of 8.
-TEXT ·gemmDot4AVX2(SB), NOSPLIT, $0-40
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-40
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R8
 	SHLQ $2, R8
@@ -310,10 +310,10 @@ d4red:
 	VZEROUPPER
 	RET
 
-// func gemmGemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
+// func gemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
 // y[i] += alpha * dot(a[i*lda : i*lda+k], x[:k]) for i < m; m is a
 // multiple of 4 and k of 8. Four rows at a time share the loads of x.
-TEXT ·gemmGemv4AVX2(SB), NOSPLIT, $0-52
+TEXT ·gemv4AVX2(SB), NOSPLIT, $0-52
 	MOVQ a+0(FP), SI
 	MOVQ lda+8(FP), R8
 	SHLQ $2, R8
@@ -394,10 +394,10 @@ gvdone:
 	VZEROUPPER
 	RET
 
-// func gemmDealAVX2(dst, src *float32, n, stride int)
+// func dealAVX2(dst, src *float32, n, stride int)
 // dst[i*stride : i*stride+16] = src[i*16 : i*16+16] for i < n: one row
 // of B dealt to n packed panels.
-TEXT ·gemmDealAVX2(SB), NOSPLIT, $0-32
+TEXT ·dealAVX2(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -420,11 +420,11 @@ dealdone:
 	VZEROUPPER
 	RET
 
-// func gemmKernel4x16DirectAVX2(k int, a *float32, lda int, b, c *float32, ldc int)
+// func kernel4x16DirectAVX2(k int, a *float32, lda int, b, c *float32, ldc int)
 // C[4x16] += A[4xk] * B[kx16]; A read in place (4 rows of stride lda,
 // unit column stride), B packed in groups of 16. Y0..Y7 hold the tile:
 // eight independent FMA chains, enough to keep both FMA ports busy.
-TEXT ·gemmKernel4x16DirectAVX2(SB), NOSPLIT, $0-48
+TEXT ·kernel4x16DirectAVX2(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ lda+16(FP), R9

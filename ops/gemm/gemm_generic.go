@@ -1,0 +1,29 @@
+//go:build !amd64 || purego
+
+package gemm
+
+// Without assembly the pure-Go kernels serve.
+
+func kernel(k int, a, b, c []float32, ldc int) { kernelGo(k, a, b, c, ldc) }
+
+func kernelDirect(k int, a []float32, lda int, b, c []float32, ldc int) {
+	kernelDirectGo(k, a, lda, b, c, ldc)
+}
+
+func dot(x, y []float32) float32 { return dotGo(x, y) }
+
+// Axpy computes y += alpha*x over len(x) elements.
+func Axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
+
+// cpuHasAsm and useAsm mirror gemm_amd64.go's: no assembly here.
+const cpuHasAsm = false
+
+var useAsm = false
+
+func dot4(a []float32, lda int, x []float32, out *[4]float32) { dot4Go(a, lda, x, out) }
+
+func gemvRows(alpha float32, a []float32, lda int, x, y []float32) {
+	gemvRowsGo(alpha, a, lda, x, y)
+}
+
+func deal(dst, row []float32, stride int) { dealGo(dst, row, stride) }
