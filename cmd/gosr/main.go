@@ -19,6 +19,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/gosr/gosr/serve"
 	"github.com/gosr/gosr/staticruntime"
@@ -39,37 +40,69 @@ func main() {
 // keys. Flags given on the command line win over the file.
 type fileConfig map[string]any
 
-func serveMain(args []string) error {
+// serveFlags are gosr serve's settings, as flags.
+type serveFlags struct {
+	configFile, repo, host, control, logFormat, logLevel string
+	httpPort, grpcPort, metricsPort                      int
+	instances, maxQueue, python, threads                 int
+	maxBody                                              int64
+	readTO, writeTO, idleTO, drain                       time.Duration
+}
+
+func newServeFlags() (*flag.FlagSet, *serveFlags) {
 	fs := flag.NewFlagSet("gosr serve", flag.ContinueOnError)
 	d := serve.DefaultOptions()
-	var (
-		configFile  = fs.String("config", "", "a JSON file of flag values (keys are the flag names); flags on the command line win")
-		repo        = fs.String("model-repository", "", "the model repository (Triton's layout: DIR/<model>/<version>/model.pt, DIR/<model>/config.pbtxt)")
-		host        = fs.String("host", "", "the address to listen on (all by default)")
-		httpPort    = fs.Int("http-port", 8080, "the REST port (-1: off)")
-		grpcPort    = fs.Int("grpc-port", 8081, "the gRPC port (-1: off)")
-		metricsPort = fs.Int("metrics-port", 8002, "the Prometheus /metrics port (-1: off)")
-		instances   = fs.Int("instances", 0, "runtimes per model without an instance_group count (0: the CPUs the container may use)")
-		maxQueue    = fs.Int("max-queue-size", d.MaxQueueSize, "requests a model may have queued or running before it answers 503 / UNAVAILABLE")
-		maxBody     = fs.Int64("max-request-bytes", d.MaxRequestBytes, "the largest request body or gRPC message")
-		readTO      = fs.Duration("read-timeout", d.ReadTimeout, "HTTP: the time to read a whole request")
-		writeTO     = fs.Duration("write-timeout", d.WriteTimeout, "HTTP: the time to write a response")
-		idleTO      = fs.Duration("idle-timeout", d.IdleTimeout, "HTTP: how long an idle keep-alive connection stays")
-		drain       = fs.Duration("drain-timeout", d.DrainTimeout, "on SIGTERM, how long requests in flight may take to finish")
-		control     = fs.String("model-control-mode", d.ModelControl, "explicit: load and unload requests are taken; none: refused")
-		python      = fs.Int("python-interpreters", d.PythonInterpreters, "private Python interpreters for torch.package models (started on first use; 0: off)")
-		threads     = fs.Int("interop-threads", 0, "per model: forks run at most this many at a time (0: the runtime's default)")
-		logFormat   = fs.String("log-format", "text", "text or json")
-		logLevel    = fs.String("log-level", "info", "debug, info, warn or error")
-	)
+	f := &serveFlags{}
+	fs.StringVar(&f.configFile, "config", "", "a JSON file of flag values (keys are the flag names); flags on the command line win")
+	fs.StringVar(&f.repo, "model-repository", "", "the model repository (Triton's layout: DIR/<model>/<version>/model.pt, DIR/<model>/config.pbtxt)")
+	fs.StringVar(&f.host, "host", "", "the address to listen on (all by default)")
+	fs.IntVar(&f.httpPort, "http-port", 8080, "the REST port (-1: off)")
+	fs.IntVar(&f.grpcPort, "grpc-port", 8081, "the gRPC port (-1: off)")
+	fs.IntVar(&f.metricsPort, "metrics-port", 8002, "the Prometheus /metrics port (-1: off)")
+	fs.IntVar(&f.instances, "instances", 0, "runtimes per model without an instance_group count (0: the CPUs the container may use)")
+	fs.IntVar(&f.maxQueue, "max-queue-size", d.MaxQueueSize, "requests a model may have queued or running before it answers 503 / UNAVAILABLE")
+	fs.Int64Var(&f.maxBody, "max-request-bytes", d.MaxRequestBytes, "the largest request body or gRPC message")
+	fs.DurationVar(&f.readTO, "read-timeout", d.ReadTimeout, "HTTP: the time to read a whole request")
+	fs.DurationVar(&f.writeTO, "write-timeout", d.WriteTimeout, "HTTP: the time to write a response")
+	fs.DurationVar(&f.idleTO, "idle-timeout", d.IdleTimeout, "HTTP: how long an idle keep-alive connection stays")
+	fs.DurationVar(&f.drain, "drain-timeout", d.DrainTimeout, "on SIGTERM, how long requests in flight may take to finish")
+	fs.StringVar(&f.control, "model-control-mode", d.ModelControl, "explicit: load and unload requests are taken; none: refused")
+	fs.IntVar(&f.python, "python-interpreters", d.PythonInterpreters, "private Python interpreters for torch.package models (started on first use; 0: off)")
+	fs.IntVar(&f.threads, "interop-threads", 0, "per model: forks run at most this many at a time (0: the runtime's default)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return fs, f
+}
+
+// parseServeFlags parses args and then the config file they name.
+func parseServeFlags(args []string) (*serveFlags, error) {
+	fs, f := newServeFlags()
 	if err := fs.Parse(args); err != nil {
-		return err
+		return nil, err
 	}
-	if *configFile != "" {
-		if err := applyConfigFile(fs, *configFile); err != nil {
-			return err
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q (flags only)", fs.Args())
+	}
+	if f.configFile != "" {
+		if err := applyConfigFile(fs, f.configFile); err != nil {
+			return nil, err
 		}
 	}
+	return f, nil
+}
+
+func serveMain(args []string) error {
+	f, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	var (
+		repo, host, control, logFormat, logLevel = &f.repo, &f.host, &f.control, &f.logFormat, &f.logLevel
+		httpPort, grpcPort, metricsPort          = &f.httpPort, &f.grpcPort, &f.metricsPort
+		instances, maxQueue, python, threads     = &f.instances, &f.maxQueue, &f.python, &f.threads
+		maxBody                                  = &f.maxBody
+		readTO, writeTO, idleTO, drain           = &f.readTO, &f.writeTO, &f.idleTO, &f.drain
+	)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
