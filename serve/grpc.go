@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/gosr/gosr/ivalue"
@@ -19,6 +20,9 @@ func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	max := int(min(s.opts.MaxRequestBytes, math.MaxInt32))
 	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(math.MaxInt32)}, opts...)...)
 	inferpb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
+	// grpc.health.v1 too, for probes and load balancers that speak it:
+	// SERVING until the server drains.
+	healthpb.RegisterHealthServer(g, s.health)
 	return g
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/loaders"
@@ -119,7 +120,7 @@ type Server struct {
 	pyErr  error
 
 	draining atomic.Bool
-	inflight sync.WaitGroup
+	health   *health.Server // grpc.health.v1
 
 	// Set by Start.
 	httpSrv, metricsSrv *http.Server
@@ -137,7 +138,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.ModelControl != "explicit" && opts.ModelControl != "none" {
 		return nil, fmt.Errorf("serve: ModelControl %q: explicit or none", opts.ModelControl)
 	}
-	s := &Server{opts: opts, log: opts.Logger, metrics: newMetrics()}
+	s := &Server{opts: opts, log: opts.Logger, metrics: newMetrics(), health: health.NewServer()}
 	ro := staticruntime.DefaultOptions()
 	if opts.Runtime != nil {
 		ro = *opts.Runtime
@@ -544,6 +545,7 @@ func (s *Server) MetricsHandler() http.Handler {
 // finish (at most ctx's time), then the models are freed.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.health.Shutdown() // NOT_SERVING for every service
 	s.log.Info("draining")
 	var errs []error
 	if s.httpSrv != nil {

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/gosr/gosr/internal/reference"
@@ -293,6 +294,9 @@ func TestHealthAndMetadata(t *testing.T) {
 	assert.False(t, mrr.Ready)
 	_, err = ts.grpc.ModelMetadata(ctx, &inferpb.ModelMetadataRequest{Name: "nope"})
 	assert.Equal(t, codes.NotFound, status.Code(err))
+	hc, err := healthpb.NewHealthClient(ts.conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, hc.Status, "grpc.health.v1")
 }
 
 // TestInferMatchesPyTorch: the mlp over JSON (flat and nested data),
