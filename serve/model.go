@@ -60,6 +60,20 @@ func (s tensorSpec) fits(shape []int64) bool {
 	return true
 }
 
+// learn fills what s does not declare from an example tensor t: its
+// datatype, and its shape (dim 0 any size when batched).
+func (s *tensorSpec) learn(t *ivalue.Tensor, batched bool) {
+	if s.DType == ivalue.Undefined {
+		s.DType = t.DType()
+	}
+	if s.Shape == nil {
+		s.Shape = int64Shape(t.Sizes())
+		if batched && len(s.Shape) > 0 {
+			s.Shape[0] = -1
+		}
+	}
+}
+
 // modelVersion is one version of a model, prepared and ready to run:
 // what a request holds while it runs. Its fields do not change once it
 // is published; a reload publishes a new one and retires this one.
@@ -434,16 +448,7 @@ func (v *modelVersion) warmup(ctx context.Context, dir string) error {
 		inputs = ts
 		// The samples tell the datatypes and shapes the signature did not.
 		for i, t := range ts {
-			s := &v.inputs[i]
-			if s.DType == ivalue.Undefined {
-				s.DType = t.DType()
-			}
-			if s.Shape == nil {
-				s.Shape = int64Shape(t.Sizes())
-				if v.maxBatch > 0 && len(s.Shape) > 0 {
-					s.Shape[0] = -1
-				}
-			}
+			v.inputs[i].learn(t, v.maxBatch > 0)
 		}
 	} else {
 		for _, s := range v.inputs {
@@ -474,16 +479,7 @@ func (v *modelVersion) warmup(ctx context.Context, dir string) error {
 		return err
 	}
 	for i, t := range outs {
-		s := &v.outputs[i]
-		if s.DType == ivalue.Undefined {
-			s.DType = t.DType()
-		}
-		if s.Shape == nil {
-			s.Shape = int64Shape(t.Sizes())
-			if v.maxBatch > 0 && len(s.Shape) > 0 {
-				s.Shape[0] = -1
-			}
-		}
+		v.outputs[i].learn(t, v.maxBatch > 0)
 	}
 	// Every runtime of the pool runs at least twice, holding its runtime
 	// throughout (so that each one is used): the first run of a

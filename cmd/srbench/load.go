@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gosr/gosr/serve"
 )
 
 // srbench load drives a server speaking the Open Inference Protocol
@@ -150,13 +152,13 @@ func parseCounts(flagName, s string) ([]int, error) {
 
 // loadReport is what load prints, and writes with -json.
 type loadReport struct {
-	URL      string       `json:"url"`
-	Model    string       `json:"model"`
-	Version  string       `json:"version,omitempty"`
-	Protocol string       `json:"protocol"` // http, http-binary or grpc
-	Inputs   []tensorMeta `json:"inputs"`
-	Outputs  []tensorMeta `json:"outputs"`
-	WindowS  float64      `json:"window_s"`
+	URL      string                 `json:"url"`
+	Model    string                 `json:"model"`
+	Version  string                 `json:"version,omitempty"`
+	Protocol string                 `json:"protocol"` // http, http-binary or grpc
+	Inputs   []serve.TensorMetadata `json:"inputs"`
+	Outputs  []serve.TensorMetadata `json:"outputs"`
+	WindowS  float64                `json:"window_s"`
 	// Stability is the fraction each of the last 3 windows' throughputs
 	// may be off their mean.
 	Stability float64       `json:"stability"`
@@ -381,7 +383,7 @@ func (f *loadFlags) run(w io.Writer) error {
 		inputs, err = inputsFromFile(f.input)
 	} else {
 		mctx, cancel := context.WithTimeout(ctx, f.timeout)
-		var meta *modelMeta
+		var meta *serve.ModelMetadata
 		meta, err = client.metadata(mctx)
 		cancel()
 		if err == nil {
@@ -392,7 +394,7 @@ func (f *loadFlags) run(w io.Writer) error {
 		return err
 	}
 	for _, in := range inputs {
-		rep.Inputs = append(rep.Inputs, in.tensorMeta)
+		rep.Inputs = append(rep.Inputs, in.TensorMetadata)
 	}
 	if err := client.prepare(inputs); err != nil {
 		return err
@@ -453,7 +455,7 @@ func printLoadHeader(w io.Writer, rep *loadReport) {
 	fmt.Fprintf(w, loadColumns, "concurrency", "infer/s", "p50 µs", "p90 µs", "p95 µs", "p99 µs", "errors", "windows", "stable")
 }
 
-func metaList(ts []tensorMeta) string {
+func metaList(ts []serve.TensorMetadata) string {
 	parts := make([]string, len(ts))
 	for i, t := range ts {
 		parts[i] = fmt.Sprintf("%s %s %v", t.Name, t.Datatype, t.Shape)

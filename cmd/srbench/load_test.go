@@ -213,16 +213,16 @@ func jsonString(t *testing.T, v any) string {
 }
 
 func TestInputsFromMeta(t *testing.T) {
-	meta := &modelMeta{Name: "m", Inputs: []tensorMeta{
-		{"INPUT__0", "FP32", []int64{-1, 4}},
-		{"INPUT__1", "INT64", []int64{3}},
+	meta := &serve.ModelMetadata{Name: "m", Inputs: []serve.TensorMetadata{
+		{Name: "INPUT__0", Datatype: "FP32", Shape: []int64{-1, 4}},
+		{Name: "INPUT__1", Datatype: "INT64", Shape: []int64{3}},
 	}}
 	ts, err := inputsFromMeta(meta, map[string][]int64{"INPUT__0": {2, 4}}, false)
 	require.NoError(t, err)
 	require.Len(t, ts, 2)
-	assert.Equal(t, tensorMeta{"INPUT__0", "FP32", []int64{2, 4}}, ts[0].tensorMeta)
+	assert.Equal(t, serve.TensorMetadata{Name: "INPUT__0", Datatype: "FP32", Shape: []int64{2, 4}}, ts[0].TensorMetadata)
 	assert.Len(t, ts[0].raw, 2*4*4)
-	assert.Equal(t, tensorMeta{"INPUT__1", "INT64", []int64{3}}, ts[1].tensorMeta)
+	assert.Equal(t, serve.TensorMetadata{Name: "INPUT__1", Datatype: "INT64", Shape: []int64{3}}, ts[1].TensorMetadata)
 	assert.Len(t, ts[1].raw, 3*8)
 	assert.NotEqual(t, make([]byte, 32), ts[0].raw, "random data")
 	again, err := inputsFromMeta(meta, map[string][]int64{"INPUT__0": {2, 4}}, false)
@@ -246,13 +246,13 @@ func TestInputsFromMeta(t *testing.T) {
 		assert.ErrorContains(t, err, tc.err, "%v", tc.shapes)
 	}
 	// [-1]: any rank.
-	anyRank := &modelMeta{Name: "m", Inputs: []tensorMeta{{"x", "FP32", []int64{-1}}}}
+	anyRank := &serve.ModelMetadata{Name: "m", Inputs: []serve.TensorMetadata{{Name: "x", Datatype: "FP32", Shape: []int64{-1}}}}
 	ts, err = inputsFromMeta(anyRank, map[string][]int64{"x": {1, 3, 2, 2}}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1, 3, 2, 2}, ts[0].Shape)
 	assert.Len(t, ts[0].raw, 12*4)
 
-	_, err = inputsFromMeta(&modelMeta{Name: "m"}, nil, false)
+	_, err = inputsFromMeta(&serve.ModelMetadata{Name: "m"}, nil, false)
 	assert.ErrorContains(t, err, "the metadata lists no inputs")
 }
 
@@ -265,7 +265,7 @@ func TestInputsFromFile(t *testing.T) {
 	ts, err := inputsFromFile(good)
 	require.NoError(t, err)
 	require.Len(t, ts, 2)
-	assert.Equal(t, tensorMeta{"x", "FP32", []int64{2, 2}}, ts[0].tensorMeta)
+	assert.Equal(t, serve.TensorMetadata{Name: "x", Datatype: "FP32", Shape: []int64{2, 2}}, ts[0].TensorMetadata)
 	assert.Equal(t, []float32{1, 2, 3, 4}, f32s(ts[0].raw))
 	assert.Equal(t, []byte{1, 0}, ts[1].raw)
 
@@ -351,9 +351,9 @@ type fakeServer struct {
 	n         atomic.Int64
 }
 
-var fakeMeta = modelMeta{Name: "double", Versions: []string{"1"}, Platform: "pytorch_libtorch",
-	Inputs:  []tensorMeta{{"INPUT__0", "FP32", []int64{-1, 4}}},
-	Outputs: []tensorMeta{{"OUTPUT__0", "FP32", []int64{-1, 4}}}}
+var fakeMeta = serve.ModelMetadata{Name: "double", Versions: []string{"1"}, Platform: "pytorch_libtorch",
+	Inputs:  []serve.TensorMetadata{{Name: "INPUT__0", Datatype: "FP32", Shape: []int64{-1, 4}}},
+	Outputs: []serve.TensorMetadata{{Name: "OUTPUT__0", Datatype: "FP32", Shape: []int64{-1, 4}}}}
 
 func (s *fakeServer) fail() bool {
 	return s.failEvery > 0 && s.n.Add(1)%s.failEvery == 0
@@ -546,7 +546,7 @@ func TestLoadEndToEnd(t *testing.T) {
 			// (which also counts the warm-up windows and the first request).
 			assert.Less(t, int64(total), s.served.Load())
 			assert.Equal(t, "double", rep.Model)
-			assert.Equal(t, []tensorMeta{{"OUTPUT__0", "FP32", []int64{2, 4}}}, rep.Outputs)
+			assert.Equal(t, []serve.TensorMetadata{{Name: "OUTPUT__0", Datatype: "FP32", Shape: []int64{2, 4}}}, rep.Outputs)
 		})
 	}
 }
@@ -640,8 +640,8 @@ func TestLoadGosrServer(t *testing.T) {
 		require.NoError(t, f.run(&stdout), tc.name)
 		var rep loadReport
 		require.NoError(t, json.Unmarshal([]byte(stdout.String()), &rep), tc.name)
-		assert.Equal(t, []tensorMeta{{"x", "FP32", []int64{1, 64}}}, rep.Inputs, tc.name)
-		assert.Equal(t, []tensorMeta{{"OUTPUT__0", "FP32", []int64{1, 10}}}, rep.Outputs, tc.name)
+		assert.Equal(t, []serve.TensorMetadata{{Name: "x", Datatype: "FP32", Shape: []int64{1, 64}}}, rep.Inputs, tc.name)
+		assert.Equal(t, []serve.TensorMetadata{{Name: "OUTPUT__0", Datatype: "FP32", Shape: []int64{1, 10}}}, rep.Outputs, tc.name)
 		require.Len(t, rep.Results, 2, tc.name)
 		for _, r := range rep.Results {
 			assert.Zero(t, r.Errors, "%s: %s", tc.name, r.FirstError)

@@ -32,27 +32,10 @@ import (
 // is encoded once and the workers only send it: the client's own cost per
 // request stays small beside the server's.
 
-// tensorMeta is one input or output as the model's metadata describes it
-// (the REST and gRPC metadata carry the same fields).
-type tensorMeta struct {
-	Name     string  `json:"name"`
-	Datatype string  `json:"datatype"`
-	Shape    []int64 `json:"shape"`
-}
-
-// modelMeta is a model's metadata (GET /v2/models/{m}, ModelMetadata).
-type modelMeta struct {
-	Name     string       `json:"name"`
-	Versions []string     `json:"versions"`
-	Platform string       `json:"platform"`
-	Inputs   []tensorMeta `json:"inputs"`
-	Outputs  []tensorMeta `json:"outputs"`
-}
-
 // loadTensor is one input of the request: its bytes row-major and
 // little-endian, as the protocol's raw contents are.
 type loadTensor struct {
-	tensorMeta
+	serve.TensorMetadata
 	raw []byte
 }
 
@@ -85,7 +68,7 @@ func numElems(shape []int64) (int, error) {
 // input with a -1 dimension, and taking precedence over the declared
 // one); zero fills them with zeros instead of random values (seeded, so
 // that every run sends the same data).
-func inputsFromMeta(meta *modelMeta, shapes map[string][]int64, zero bool) ([]loadTensor, error) {
+func inputsFromMeta(meta *serve.ModelMetadata, shapes map[string][]int64, zero bool) ([]loadTensor, error) {
 	if len(meta.Inputs) == 0 {
 		return nil, fmt.Errorf("model %q: the metadata lists no inputs; give them with -input FILE", meta.Name)
 	}
@@ -118,7 +101,7 @@ func inputsFromMeta(meta *modelMeta, shapes map[string][]int64, zero bool) ([]lo
 		if err != nil {
 			return nil, fmt.Errorf("input %s: %w", in.Name, err)
 		}
-		ts[i] = loadTensor{tensorMeta{in.Name, in.Datatype, shape}, raw}
+		ts[i] = loadTensor{serve.TensorMetadata{Name: in.Name, Datatype: in.Datatype, Shape: shape}, raw}
 	}
 	for name := range shapes {
 		if !known[name] {
@@ -128,7 +111,7 @@ func inputsFromMeta(meta *modelMeta, shapes map[string][]int64, zero bool) ([]lo
 	return ts, nil
 }
 
-func metaNames(ts []tensorMeta) string {
+func metaNames(ts []serve.TensorMetadata) string {
 	names := make([]string, len(ts))
 	for i, t := range ts {
 		names[i] = t.Name
@@ -259,7 +242,7 @@ func inputsFromFile(path string) ([]loadTensor, error) {
 	}
 	var req struct {
 		Inputs []struct {
-			tensorMeta
+			serve.TensorMetadata
 			Data json.RawMessage `json:"data"`
 		} `json:"inputs"`
 	}
@@ -275,7 +258,7 @@ func inputsFromFile(path string) ([]loadTensor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: input %d (%q): %w", path, i, in.Name, err)
 		}
-		ts[i] = loadTensor{in.tensorMeta, raw}
+		ts[i] = loadTensor{in.TensorMetadata, raw}
 	}
 	return ts, nil
 }
@@ -362,13 +345,13 @@ type sender interface {
 	// failed request (a status other than success). check also decodes
 	// the answer and checks that its outputs hold the bytes their shapes
 	// and datatypes call for, returning them.
-	infer(ctx context.Context, check bool) ([]tensorMeta, error)
+	infer(ctx context.Context, check bool) ([]serve.TensorMetadata, error)
 	close()
 }
 
 // loadClient knows a server and a model, and makes a worker's sender.
 type loadClient interface {
-	metadata(ctx context.Context) (*modelMeta, error)
+	metadata(ctx context.Context) (*serve.ModelMetadata, error)
 	// prepare encodes the request for inputs once, before any sender.
 	prepare(inputs []loadTensor) error
 	newSender() (sender, error)
@@ -460,7 +443,7 @@ func httpError(resp *http.Response) error {
 	return fmt.Errorf("%s %s: %s", resp.Request.Method, resp.Request.URL.Path, strings.TrimSpace(resp.Status+": "+msg))
 }
 
-func (c *httpClient) metadata(ctx context.Context) (*modelMeta, error) {
+func (c *httpClient) metadata(ctx context.Context) (*serve.ModelMetadata, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.idURL, nil)
 	if err != nil {
 		return nil, err
@@ -473,7 +456,7 @@ func (c *httpClient) metadata(ctx context.Context) (*modelMeta, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, httpError(resp)
 	}
-	var m modelMeta
+	var m serve.ModelMetadata
 	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
 		return nil, fmt.Errorf("GET %s: the model's metadata: %w", c.idURL, err)
 	}
@@ -488,7 +471,7 @@ type (
 		Parameters map[string]any `json:"parameters,omitempty"`
 	}
 	inputJSON struct {
-		tensorMeta
+		serve.TensorMetadata
 		Parameters map[string]any `json:"parameters,omitempty"`
 		Data       []any          `json:"data,omitempty"`
 	}
@@ -498,7 +481,7 @@ func (c *httpClient) prepare(inputs []loadTensor) error {
 	var req inferRequestJSON
 	var raw bytes.Buffer
 	for _, in := range inputs {
-		ij := inputJSON{tensorMeta: in.tensorMeta}
+		ij := inputJSON{TensorMetadata: in.TensorMetadata}
 		if c.binary {
 			ij.Parameters = map[string]any{"binary_data_size": len(in.raw)}
 			raw.Write(in.raw)
@@ -529,7 +512,7 @@ type httpSender struct{ c *httpClient }
 
 func (s httpSender) close() {}
 
-func (s httpSender) infer(ctx context.Context, check bool) ([]tensorMeta, error) {
+func (s httpSender) infer(ctx context.Context, check bool) ([]serve.TensorMetadata, error) {
 	c := s.c
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.inferURL, bytes.NewReader(c.body))
 	if err != nil {
@@ -564,7 +547,7 @@ func (s httpSender) infer(ctx context.Context, check bool) ([]tensorMeta, error)
 // checkHTTPResponse decodes an infer response (JSON, or a JSON header of
 // headerLen bytes and the outputs' bytes) and checks that each output
 // holds as many elements as its shape.
-func checkHTTPResponse(body []byte, headerLen string) ([]tensorMeta, error) {
+func checkHTTPResponse(body []byte, headerLen string) ([]serve.TensorMetadata, error) {
 	header, rest := body, []byte(nil)
 	if headerLen != "" {
 		n, err := strconv.Atoi(headerLen)
@@ -575,7 +558,7 @@ func checkHTTPResponse(body []byte, headerLen string) ([]tensorMeta, error) {
 	}
 	var resp struct {
 		Outputs []struct {
-			tensorMeta
+			serve.TensorMetadata
 			Parameters map[string]any  `json:"parameters"`
 			Data       json.RawMessage `json:"data"`
 		} `json:"outputs"`
@@ -586,9 +569,9 @@ func checkHTTPResponse(body []byte, headerLen string) ([]tensorMeta, error) {
 	if len(resp.Outputs) == 0 {
 		return nil, errors.New("response: no outputs")
 	}
-	metas := make([]tensorMeta, len(resp.Outputs))
+	metas := make([]serve.TensorMetadata, len(resp.Outputs))
 	for i, o := range resp.Outputs {
-		metas[i] = o.tensorMeta
+		metas[i] = o.TensorMetadata
 		size, err := elemSize(o.Datatype)
 		if err != nil {
 			return nil, fmt.Errorf("response: output %s: %w", o.Name, err)
@@ -647,18 +630,18 @@ func (c *grpcClient) dial() (*grpc.ClientConn, error) {
 
 func (c *grpcClient) close() { c.conn.Close() }
 
-func (c *grpcClient) metadata(ctx context.Context) (*modelMeta, error) {
+func (c *grpcClient) metadata(ctx context.Context) (*serve.ModelMetadata, error) {
 	r, err := inferpb.NewGRPCInferenceServiceClient(c.conn).ModelMetadata(ctx,
 		&inferpb.ModelMetadataRequest{Name: c.model, Version: c.version})
 	if err != nil {
 		return nil, fmt.Errorf("ModelMetadata %s: %w", c.model, grpcErr(err))
 	}
-	m := &modelMeta{Name: r.Name, Versions: r.Versions, Platform: r.Platform}
+	m := &serve.ModelMetadata{Name: r.Name, Versions: r.Versions, Platform: r.Platform}
 	for _, t := range r.Inputs {
-		m.Inputs = append(m.Inputs, tensorMeta{t.Name, t.Datatype, t.Shape})
+		m.Inputs = append(m.Inputs, serve.TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
 	}
 	for _, t := range r.Outputs {
-		m.Outputs = append(m.Outputs, tensorMeta{t.Name, t.Datatype, t.Shape})
+		m.Outputs = append(m.Outputs, serve.TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape})
 	}
 	return m, nil
 }
@@ -698,7 +681,7 @@ type grpcSender struct {
 
 func (s *grpcSender) close() { s.conn.Close() }
 
-func (s *grpcSender) infer(ctx context.Context, check bool) ([]tensorMeta, error) {
+func (s *grpcSender) infer(ctx context.Context, check bool) ([]serve.TensorMetadata, error) {
 	// The request is shared by the workers: marshaling only reads it.
 	ctx, cancel := context.WithTimeout(ctx, s.c.timeout)
 	defer cancel()
@@ -714,16 +697,16 @@ func (s *grpcSender) infer(ctx context.Context, check bool) ([]tensorMeta, error
 
 // checkGRPCResponse checks that each output of r holds as many bytes
 // (raw_output_contents) or elements (contents) as its shape.
-func checkGRPCResponse(r *inferpb.ModelInferResponse) ([]tensorMeta, error) {
+func checkGRPCResponse(r *inferpb.ModelInferResponse) ([]serve.TensorMetadata, error) {
 	if len(r.Outputs) == 0 {
 		return nil, errors.New("response: no outputs")
 	}
 	if len(r.RawOutputContents) != 0 && len(r.RawOutputContents) != len(r.Outputs) {
 		return nil, fmt.Errorf("response: %d outputs with %d raw_output_contents", len(r.Outputs), len(r.RawOutputContents))
 	}
-	metas := make([]tensorMeta, len(r.Outputs))
+	metas := make([]serve.TensorMetadata, len(r.Outputs))
 	for i, o := range r.Outputs {
-		metas[i] = tensorMeta{o.Name, o.Datatype, o.Shape}
+		metas[i] = serve.TensorMetadata{Name: o.Name, Datatype: o.Datatype, Shape: o.Shape}
 		size, err := elemSize(o.Datatype)
 		if err != nil {
 			return nil, fmt.Errorf("response: output %s: %w", o.Name, err)
