@@ -126,6 +126,12 @@ func RunChild(c Case, memory int64, w io.Writer) {
 	if err != nil {
 		fmt.Fprintf(w, "hostile: cannot cap memory: %v\n", err)
 	}
+	// On the runner's SIGQUIT, print the stacks of goroutines running on
+	// other threads too (a busy loop is one): at "all" the runtime says
+	// only "running on other thread; stack unavailable". "crash" then
+	// aborts, so no core file is written (noCore).
+	noCore()
+	debug.SetTraceback("crash")
 	debug.SetMaxStack(int(min(int64(maxStack), max(memory/4, 16<<20))))
 	t0 := time.Now()
 	err = c.Run()
