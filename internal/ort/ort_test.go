@@ -20,22 +20,22 @@ import (
 
 // The tests need ONNX Runtime's library ($GOSR_ORT_LIB) and PyTorch
 // (/usr/bin/python3) to export models; they skip without them unless
-// GOSR_ORT_REQUIRED=1 (CI, which installs the library).
+// GOSR_REQUIRE_ORT is set (CI, which installs the library).
 const python = "/usr/bin/python3"
 
 func requireORT(t *testing.T) string {
 	t.Helper()
 	path := os.Getenv("GOSR_ORT_LIB")
-	required := os.Getenv("GOSR_ORT_REQUIRED") == "1"
+	_, required := os.LookupEnv("GOSR_REQUIRE_ORT")
 	if _, err := os.Stat(path); path == "" || err != nil {
 		if required {
-			t.Fatalf("GOSR_ORT_REQUIRED=1 but GOSR_ORT_LIB=%q is not a file", path)
+			t.Fatalf("GOSR_REQUIRE_ORT is set but GOSR_ORT_LIB=%q is not a file", path)
 		}
 		t.Skip("no ONNX Runtime library: set GOSR_ORT_LIB (" + InstallHint + ")")
 	}
 	if err := exec.Command(python, "-c", "import torch").Run(); err != nil {
 		if required {
-			t.Fatalf("GOSR_ORT_REQUIRED=1 but %s cannot import torch: %v", python, err)
+			t.Fatalf("GOSR_REQUIRE_ORT is set but %s cannot import torch: %v", python, err)
 		}
 		t.Skipf("%s cannot import torch: %v", python, err)
 	}
