@@ -17,10 +17,12 @@ model is frozen unless it already is, then:
     (srbench reads any output as progress). The graph executor's optimizations are off for it:
     they would unroll that loop and merge its identical iterations (CSE),
     timing nothing; the frozen graph is already optimized by freezing.
-OUT.pt gets torch.save((sr_out, interp_out)). With OUT.onnx, the loaded
-module is exported there with torch.onnx.export (opset 14) on the same
-inputs, for ONNX Runtime; a failure is reported as onnx_error, and the
-timings stand. The last line of stdout is a
+OUT.pt gets torch.save((sr_out, interp_out)). With OUT.onnx, the frozen
+module (the one the Static Runtime runs) is exported there with
+torch.onnx.export (opset 14) on the same inputs, for ONNX Runtime; a
+failure is reported as onnx_error, and the timings stand. (Exporting the
+loaded module after freezing fails for archives with submodules:
+freezing rewrites the class type the two share.) The last line of stdout is a
 JSON object: interp_us and sr_us (per iteration, one per repeat), load_ms,
 freeze_ms, static_module_ms, prepare_ms (load + freeze + Static Runtime
 build), outputs_agree (allclose 1e-5), torch_version, and from the last
@@ -234,7 +236,7 @@ def main():
         print("interpreter repeat %d: %.3f us" % (rep, interp_us[-1]), flush=True)
 
     torch.save((sr_out, interp_out), out_path)
-    onnx_error = export_onnx(model, inputs, onnx_path) if onnx_path else None
+    onnx_error = export_onnx(frozen, inputs, onnx_path) if onnx_path else None
     print(json.dumps({
         "interp_us": interp_us,
         "sr_us": sr_us,
