@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gosr/gosr/builtin"
+	"github.com/gosr/gosr/internal/ort"
 	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
@@ -37,6 +38,8 @@ type compareFlags struct {
 	// ptTimeout is how long the PyTorch child may go without reporting
 	// progress before it is killed (0: the default).
 	ptTimeout time.Duration
+	// ort is -ort: ONNX Runtime timed beside gosr (auto, on or off).
+	ort string
 }
 
 func (f *compareFlags) register(fs *flag.FlagSet) {
@@ -46,10 +49,16 @@ func (f *compareFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the rows as one JSON array")
 	fs.BoolVar(&f.verbose, "v", false, "with -backend auto, print each node's choice")
 	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
+	fs.StringVar(&f.ort, "ort", ortAuto, "ONNX Runtime beside gosr, on the ONNX file PyTorch's child exports (opset 14): auto (where its library is found: $GOSR_ORT_LIB or the usual places), on (required) or off")
 	fs.DurationVar(&f.ptTimeout, "pt-timeout", defaultPTTimeout, "kill PyTorch's child process for a model once it has gone this long without progress (a timed repeat done), and go on")
 }
 
 func (f *compareFlags) validate() error {
+	switch f.ort {
+	case "", ortAuto, ortOn, ortOff:
+	default:
+		return fmt.Errorf("-ort %q: want auto, on or off", f.ort)
+	}
 	if f.ptTimeout <= 0 {
 		return fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
 	}
@@ -111,6 +120,16 @@ type compareResult struct {
 	// of managed tensors" from its benchmark report; nil when not known.
 	TorchSRManagedBytes   *int64 `json:"pytorch_static_runtime_managed_bytes,omitempty"`
 	TorchSRManagedTensors *int   `json:"pytorch_static_runtime_managed_tensors,omitempty"`
+	// ONNX Runtime on PyTorch's ONNX export of the model (-ort): its time
+	// per run, gosr's time over it, the largest difference of its outputs
+	// from PyTorch's (nil: none to compare) and whether they agree within
+	// 1e-4; ORTNote says why a column is missing.
+	ORTUs       float64  `json:"ort_us,omitempty"`
+	GosrOverORT float64  `json:"gosr_over_ort,omitempty"`
+	ORTDiff     *float64 `json:"ort_vs_pytorch_max_abs_diff,omitempty"`
+	ORTAgree    *bool    `json:"ort_outputs_agree,omitempty"`
+	ORTVersion  string   `json:"ort_version,omitempty"`
+	ORTNote     string   `json:"ort_note,omitempty"`
 }
 
 // planMemory prepares m with every planner and runs it twice (the first
@@ -186,6 +205,13 @@ func (f *compareFlags) run(w io.Writer) error {
 		backends = allBackends
 	}
 	py := findPython(f.python)
+	if f.ort == "" {
+		f.ort = ortAuto
+	}
+	ortLib, ortInfo, ortMissing, err := f.openORT()
+	if err != nil {
+		return err
+	}
 	var results []compareResult
 	for _, name := range names {
 		m, err := loadModel(name, f.modelFlags)
@@ -197,9 +223,14 @@ func (f *compareFlags) run(w io.Writer) error {
 				Backend: f.backendName(), Note: "gosr cannot load it: " + err.Error()})
 			continue
 		}
-		// PyTorch runs once per model; every backend's row shares it.
+		// PyTorch runs once per model (exporting it to ONNX when ONNX
+		// Runtime is on); every backend's row shares it, and ONNX
+		// Runtime's time.
 		var ts *torchSide
 		var torchErr error
+		var onnxDir string
+		var ortRes *ortSide
+		var ortErr error
 		for _, be := range backends {
 			fb := *f
 			fb.backend = be
@@ -217,10 +248,39 @@ func (f *compareFlags) run(w io.Writer) error {
 			case py == "":
 				cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
 			case ts == nil && torchErr == nil:
+				onnx := ""
+				if ortLib != "" {
+					if onnxDir, err = os.MkdirTemp("", "srbench-onnx"); err != nil {
+						return err
+					}
+					onnx = filepath.Join(onnxDir, "model.onnx")
+				}
 				if m.script != nil {
-					ts, torchErr = pytorchScript(py, m, fb, res)
+					ts, torchErr = pytorchScript(py, m, fb, res, onnx)
 				} else {
-					ts, torchErr = pytorchIR(py, m, fb, res)
+					ts, torchErr = pytorchIR(py, m, fb, res, onnx)
+				}
+				switch {
+				case onnx == "":
+				case torchErr != nil:
+					ortErr = fmt.Errorf("no ONNX export: PyTorch failed")
+				case ts.onnxError != "":
+					ortErr = fmt.Errorf("torch.onnx.export failed: %s", ts.onnxError)
+				default:
+					want := ts.srOut
+					if m.script == nil {
+						want = m.Expected
+					}
+					ortRes, ortErr = timeORT(ortLib, onnx, m, fb, want)
+				}
+			}
+			if ortLib != "" {
+				cr.ORTVersion = ortInfo.Version
+				switch {
+				case py == "":
+					cr.applyORT(nil, fmt.Errorf("no ONNX export without PyTorch"))
+				default:
+					cr.applyORT(ortRes, ortErr)
 				}
 			}
 			if py != "" {
@@ -240,13 +300,21 @@ func (f *compareFlags) run(w io.Writer) error {
 			}
 			results = append(results, cr)
 		}
+		if onnxDir != "" {
+			os.RemoveAll(onnxDir)
+		}
 	}
 	if f.json {
 		return json.NewEncoder(w).Encode(results)
 	}
 	printCompareHeader(w, f.benchFlags, py != "")
+	printORTHeader(w, ortLib, ortInfo, ortMissing, f.intraOpThreads())
 	mw := modelWidth(results)
-	fmt.Fprintf(w, "%-*s %-8s %10s %14s %9s %14s %9s %12s %12s %s\n", mw, "model", "backend", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", "gosr |diff|", "load+prep ms", "agree")
+	ortCols := ""
+	if ortLib != "" {
+		ortCols = fmt.Sprintf(" %10s %9s %11s", "ORT us", "gosr/ORT", "ORT |diff|")
+	}
+	fmt.Fprintf(w, "%-*s %-8s %10s %14s %9s %14s %9s%s %12s %12s %s\n", mw, "model", "backend", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", ortCols, "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
 		prep := ""
 		if c.TorchPrepareMs > 0 {
@@ -256,9 +324,25 @@ func (f *compareFlags) run(w io.Writer) error {
 		if c.HasAgree {
 			ag = strconv.FormatBool(c.Agree)
 		}
-		fmt.Fprintf(w, "%-*s %-8s %10.3f %14.3f %8.2fx %14.3f %8.2fx %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, c.GosrDiff, prep, ag, c.Note)
+		note := c.Note
+		if ortLib != "" {
+			ortCols = fmt.Sprintf(" %10s %9s %11s", "-", "-", "-")
+			if c.ORTUs > 0 {
+				diff := "-"
+				if c.ORTDiff != nil {
+					diff = fmt.Sprintf("%.3g", *c.ORTDiff)
+				}
+				ortCols = fmt.Sprintf(" %10.3f %8.2fx %11s", c.ORTUs, c.GosrOverORT, diff)
+			}
+			note = strings.TrimSpace(note + " " + c.ORTNote)
+		}
+		fmt.Fprintf(w, "%-*s %-8s %10.3f %14.3f %8.2fx %14.3f %8.2fx%s %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, ortCols, c.GosrDiff, prep, ag, note)
 	}
-	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results))
+	ortKey := ""
+	if ortLib != "" {
+		ortKey = "; ORT: ONNX Runtime's time per run on PyTorch's ONNX export of the model, gosr/ORT gosr's time over it (above 1: gosr slower), ORT |diff|: its largest absolute difference from PyTorch's outputs"
+	}
+	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures%s; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results), ortKey)
 	for _, c := range results {
 		printAuto(w, "", ", "+c.Model, c.Auto, f.verbose)
 	}
@@ -309,6 +393,16 @@ func printCompareHeader(w io.Writer, f benchFlags, torch bool) {
 		fmt.Fprintf(w, " (single-threaded: gosr's us below are per run on each of its %d goroutines, not comparable one to one; see -json gosr_throughput)", threads)
 	}
 	fmt.Fprintln(w)
+}
+
+// printORTHeader says how ONNX Runtime ran, or why it did not.
+func printORTHeader(w io.Writer, lib string, info ort.Info, missing string, intraOp int) {
+	switch {
+	case lib != "":
+		fmt.Fprintf(w, "ONNX Runtime %s (%s): one caller thread, %s, graph optimization all, on torch.onnx.export (opset %d) of the same module\n", info.Version, lib, plural(intraOp, "intra-op thread"), ortOpset)
+	case missing != "":
+		fmt.Fprintf(w, "ONNX Runtime: not found (-ort auto; set $%s): %s\n", envORTLib, missing)
+	}
 }
 
 // modelWidth is the width of the tables' model column: the longest name.
@@ -383,6 +477,8 @@ type torchSide struct {
 	// srOut (archives): PyTorch SR's outputs, for gosrAgainstTorch; nil
 	// when the script wrote none.
 	srOut []*ivalue.Tensor
+	// onnxError: torch.onnx.export of the model failed (asked for).
+	onnxError string
 }
 
 // apply fills cr's PyTorch columns and the speedups over cr's gosr time.
@@ -404,8 +500,9 @@ func (t *torchSide) apply(cr *compareResult) {
 }
 
 // pytorchIR times an IR fixture with PyTorch's Static Runtime and
-// interpreter in a child python3 (pytorch_bench.py).
-func pytorchIR(py string, m *model, f compareFlags, res *runResult) (*torchSide, error) {
+// interpreter in a child python3 (pytorch_bench.py), which exports the
+// graph to ONNX at onnx unless it is "".
+func pytorchIR(py string, m *model, f compareFlags, res *runResult, onnx string) (*torchSide, error) {
 	ir, st, cleanup, err := m.files()
 	if err != nil {
 		return nil, err
@@ -419,11 +516,16 @@ func pytorchIR(py string, m *model, f compareFlags, res *runResult) (*torchSide,
 	script.WriteString(pytorchBench)
 	script.Close()
 	args := append([]string{script.Name(), ir, st}, ptArgs(f.timingFlags, res.UsPerIter)...)
-	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
+	args = append(args, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))
+	if onnx != "" {
+		args = append(args, onnx)
+	}
+	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, args...)
 	if err != nil {
 		return nil, err
 	}
 	var tail struct {
+		ONNXError      string  `json:"onnx_error"`
 		Torch          string  `json:"torch"`
 		Interop        int     `json:"interop_threads"`
 		IntraOp        int     `json:"intraop_threads"`
@@ -438,5 +540,5 @@ func pytorchIR(py string, m *model, f compareFlags, res *runResult) (*torchSide,
 	}
 	return &torchSide{srUs: stats.Median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
 		version: tail.Torch, interop: tail.Interop, intraOp: tail.IntraOp,
-		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors}, nil
+		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors, onnxError: tail.ONNXError}, nil
 }

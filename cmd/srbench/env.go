@@ -18,6 +18,7 @@ const (
 	envPythonSharedLib = "GOSR_PYTHON_SHARED_LIB" // pyfallback.Options.SharedLibrary
 	envPythonHandoff   = "GOSR_PYTHON_HANDOFF"    // pyfallback.Options.Handoff
 	envPythonSpareP    = "GOSR_PYTHON_SPARE_P"    // pyfallback.Options.SpareProc
+	envORTLib          = "GOSR_ORT_LIB"           // ort.Options.Library (compare -ort)
 )
 
 // envBool reads a boolean variable: def when unset or empty, else one of

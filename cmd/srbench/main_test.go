@@ -480,7 +480,7 @@ func TestCompareHeader(t *testing.T) {
 
 // runPyTorch times an IR fixture with PyTorch (pytorchIR) and fills cr.
 func runPyTorch(py string, m *model, f compareFlags, res *runResult, cr *compareResult) error {
-	ts, err := pytorchIR(py, m, f, res)
+	ts, err := pytorchIR(py, m, f, res, "")
 	if err != nil {
 		return err
 	}
@@ -492,7 +492,7 @@ func runPyTorch(py string, m *model, f compareFlags, res *runResult, cr *compare
 // interpreter and Static Runtime in a child python3 (pytorchScript), and
 // compares gosr's outputs with PyTorch's (gosrAgainstTorch).
 func runPyTorchScript(py string, m *model, f compareFlags, res *runResult, cr *compareResult) error {
-	ts, err := pytorchScript(py, m, f, res)
+	ts, err := pytorchScript(py, m, f, res, "")
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 """Runs a gosr fixture (graph IR + safetensors) through PyTorch, for srbench compare.
 
-Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS [INTEROP [INTRAOP]]
+Usage: python3 pytorch_bench.py MODEL.ir MODEL.safetensors WARMUP ITERS REPEATS [INTEROP [INTRAOP [OUT.onnx]]]
 
 INTRAOP intra-op threads and INTEROP inter-op threads (default 1 each).
+With OUT.onnx the graph (as a TorchScript function) is exported there with
+torch.onnx.export (opset 14) on the same inputs, for ONNX Runtime; the
+JSON line's onnx_error says why when that fails.
 
 The graph text is the one gosr runs; tensor constants are bound in order of
 appearance from the c0, c1, ... entries, inputs are in0, in1, ...  PyTorch's
@@ -79,11 +82,12 @@ def sr_benchmark(sm, inputs, warmup, iters):
 
 
 def main():
-    if len(sys.argv) not in (6, 7, 8):
+    if len(sys.argv) not in (6, 7, 8, 9):
         raise SystemExit(__doc__)
     ir_path, st_path, warmup, iters, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     interop = int(sys.argv[6]) if len(sys.argv) >= 7 else 1
-    intraop = int(sys.argv[7]) if len(sys.argv) == 8 else 1
+    intraop = int(sys.argv[7]) if len(sys.argv) >= 8 else 1
+    onnx_path = sys.argv[8] if len(sys.argv) == 9 else ""
     # Before any parallel work: the inter-op pool's size is fixed when it starts.
     torch.set_num_interop_threads(interop)
     torch.set_num_threads(intraop)
@@ -140,7 +144,13 @@ def main():
     for a, b in zip(flat(out_sr), exp):
         if a.numel():
             diff = max(diff, (a.double() - b.double()).abs().max().item())
-    print(json.dumps({"torch": torch.__version__, "interop_threads": torch.get_num_interop_threads(),
+    onnx_error = None
+    if onnx_path:
+        try:
+            torch.onnx.export(fn, tuple(inputs), onnx_path, opset_version=14)
+        except Exception as e:  # any exporter failure is a note, not the end
+            onnx_error = ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:500]
+    print(json.dumps({"torch": torch.__version__, "onnx_error": onnx_error, "interop_threads": torch.get_num_interop_threads(),
                       "intraop_threads": torch.get_num_threads(),
                       "interp_us_python_loop": interp[len(interp) // 2],
                       "sr_max_abs_diff": diff,

@@ -1,6 +1,6 @@
 """Runs a TorchScript archive through PyTorch, for `srbench compare MODEL.pt`.
 
-Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt [INTEROP [INTRAOP]]
+Usage: python3 pytorch_bench_pt.py MODEL.pt INPUTS.pt WARMUP ITERS REPEATS OUT.pt [INTEROP [INTRAOP [OUT.onnx]]]
 
 MODEL.pt is what torch.jit.save wrote; INPUTS.pt is torch.save of the tuple
 (or list) of positional inputs. INTRAOP intra-op threads and INTEROP
@@ -17,13 +17,18 @@ model is frozen unless it already is, then:
     (srbench reads any output as progress). The graph executor's optimizations are off for it:
     they would unroll that loop and merge its identical iterations (CSE),
     timing nothing; the frozen graph is already optimized by freezing.
-OUT.pt gets torch.save((sr_out, interp_out)). The last line of stdout is a
+OUT.pt gets torch.save((sr_out, interp_out)). With OUT.onnx, the frozen
+module (the one the Static Runtime runs) is exported there with
+torch.onnx.export (opset 14) on the same inputs, for ONNX Runtime; a
+failure is reported as onnx_error, and the timings stand. (Exporting the
+loaded module after freezing fails for archives with submodules:
+freezing rewrites the class type the two share.) The last line of stdout is a
 JSON object: interp_us and sr_us (per iteration, one per repeat), load_ms,
 freeze_ms, static_module_ms, prepare_ms (load + freeze + Static Runtime
 build), outputs_agree (allclose 1e-5), torch_version, and from the last
 benchmark report sr_managed_bytes ("Total memory managed: N bytes") and
 sr_managed_tensors ("Total number of managed tensors: N"), null when the
-report lacks them.
+report lacks them, and onnx_error (null unless the export failed).
 """
 import json
 import os
@@ -147,14 +152,30 @@ def nested_forks(graph):
     return any(forks(n.g("Subgraph")) for n in forks(graph))
 
 
+ONNX_OPSET = 14
+
+
+def export_onnx(module, inputs, path):
+    """Exports module (a ScriptModule or ScriptFunction) to path with
+    torch.onnx.export on inputs; returns None, or why it failed."""
+    try:
+        t0 = time.perf_counter()
+        torch.onnx.export(module, tuple(inputs), path, opset_version=ONNX_OPSET)
+        print("onnx export: %.1f ms" % ((time.perf_counter() - t0) * 1e3), flush=True)
+        return None
+    except Exception as e:  # any exporter failure is a note, not the end
+        return ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:500]
+
+
 def main():
-    if len(sys.argv) not in (7, 8, 9):
+    if len(sys.argv) not in (7, 8, 9, 10):
         raise SystemExit(__doc__)
     model_path, inputs_path = sys.argv[1], sys.argv[2]
     warmup, iters, repeats = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     out_path = sys.argv[6]
     interop = int(sys.argv[7]) if len(sys.argv) >= 8 else 1
-    intraop = int(sys.argv[8]) if len(sys.argv) == 9 else 1
+    intraop = int(sys.argv[8]) if len(sys.argv) >= 9 else 1
+    onnx_path = sys.argv[9] if len(sys.argv) == 10 else ""
     if iters < 1 or repeats < 1 or warmup < 0 or interop < 1 or intraop < 1:
         raise SystemExit("pytorch_bench_pt.py: want WARMUP >= 0, ITERS >= 1, REPEATS >= 1, INTEROP >= 1, INTRAOP >= 1")
     # Before any parallel work: PyTorch fixes the inter-op pool's size
@@ -215,6 +236,7 @@ def main():
         print("interpreter repeat %d: %.3f us" % (rep, interp_us[-1]), flush=True)
 
     torch.save((sr_out, interp_out), out_path)
+    onnx_error = export_onnx(frozen, inputs, onnx_path) if onnx_path else None
     print(json.dumps({
         "interp_us": interp_us,
         "sr_us": sr_us,
@@ -229,6 +251,7 @@ def main():
         "intraop_threads": torch.get_num_threads(),
         "sr_managed_bytes": sr_bytes,
         "sr_managed_tensors": sr_tensors,
+        "onnx_error": onnx_error,
     }), flush=True)
     sys.stderr.flush()
     # No interpreter shutdown: it would free HOLD (see above).

@@ -131,11 +131,14 @@ type torchResult struct {
 	// From the last benchmark report; nil when it lacks the line.
 	SRManagedBytes   *int64 `json:"sr_managed_bytes"`
 	SRManagedTensors *int   `json:"sr_managed_tensors"`
+	// ONNXError: torch.onnx.export failed (when asked for).
+	ONNXError string `json:"onnx_error"`
 }
 
 // pytorchScript runs pytorch_bench_pt.py on the archive: PyTorch's
-// timings, preparation time and its Static Runtime's outputs.
-func pytorchScript(py string, m *model, f compareFlags, res *runResult) (*torchSide, error) {
+// timings, preparation time and its Static Runtime's outputs; it exports
+// the module to ONNX at onnx unless that is "".
+func pytorchScript(py string, m *model, f compareFlags, res *runResult, onnx string) (*torchSide, error) {
 	dir, err := os.MkdirTemp("", "srbench")
 	if err != nil {
 		return nil, err
@@ -147,7 +150,11 @@ func pytorchScript(py string, m *model, f compareFlags, res *runResult) (*torchS
 	}
 	outPath := filepath.Join(dir, "out.pt")
 	args := append([]string{script, m.ptPath, m.inputsPath}, ptArgs(f.timingFlags, res.UsPerIter)...)
-	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, append(args, outPath, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))...)
+	args = append(args, outPath, strconv.Itoa(f.interopThreads()), strconv.Itoa(f.intraOpThreads()))
+	if onnx != "" {
+		args = append(args, onnx)
+	}
+	out, err := runChild(f.ptTimeout, f.intraOpThreads(), py, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +169,7 @@ func pytorchScript(py string, m *model, f compareFlags, res *runResult) (*torchS
 	ts := &torchSide{srUs: stats.Median(srs), interpUs: stats.Median(tr.InterpUs), interpNoPython: true,
 		version: tr.TorchVersion, interop: tr.InteropThreads, intraOp: tr.IntraOpThreads,
 		prepareMs: tr.PrepareMs, managedBytes: tr.SRManagedBytes, managedTensors: tr.SRManagedTensors,
-		disagree: !tr.OutputsAgree}
+		disagree: !tr.OutputsAgree, onnxError: tr.ONNXError}
 	// PyTorch's Static Runtime's outputs, copied out of the file (its
 	// directory goes when this returns).
 	pt, err := loaders.ReadTorchSave(outPath)

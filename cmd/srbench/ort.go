@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gosr/gosr/internal/ort"
+	"github.com/gosr/gosr/internal/reference"
+	"github.com/gosr/gosr/internal/stats"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// compare's -ort values.
+const (
+	ortAuto = "auto" // ONNX Runtime's column where its library is found
+	ortOn   = "on"   // required: compare fails without the library
+	ortOff  = "off"
+)
+
+// ortOpset is the ONNX opset PyTorch's child exports with.
+const ortOpset = 14
+
+// ortLibDirs are where ONNX Runtime's library is looked for when
+// GOSR_ORT_LIB is unset: beside the executable, npm's install of
+// onnxruntime-node in the working directory, its parents and the home
+// directory, and the usual library directories.
+func ortLibCandidates() []string {
+	const npmDir = "node_modules/onnxruntime-node/bin/napi-v6/linux/x64"
+	var out []string
+	if exe, err := os.Executable(); err == nil {
+		out = append(out, filepath.Join(filepath.Dir(exe), "libonnxruntime.so.1"))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			out = append(out, filepath.Join(d, npmDir, "libonnxruntime.so.1"))
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, npmDir, "libonnxruntime.so.1"))
+	}
+	for _, d := range []string{"/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu"} {
+		out = append(out, filepath.Join(d, "libonnxruntime.so.1"), filepath.Join(d, "libonnxruntime.so"))
+	}
+	return out
+}
+
+// ortLibrary is ONNX Runtime's library: $GOSR_ORT_LIB, else the first of
+// ortLibCandidates that exists ("" when none; the error says where it
+// looked).
+func ortLibrary() (string, error) {
+	if p := os.Getenv(envORTLib); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", envORTLib, p, ort.ErrNoLibrary)
+		}
+		return p, nil
+	}
+	c := ortLibCandidates()
+	for _, p := range c {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%w: no libonnxruntime.so.1 in %d places (beside srbench, node_modules/onnxruntime-node of the working directory, its parents and home, /usr/local/lib, /usr/lib); %s", ort.ErrNoLibrary, len(c), ort.InstallHint)
+}
+
+// openORT resolves -ort: the library's path and version, or "" when ONNX
+// Runtime is off (or auto and not found: why goes in note).
+func (f *compareFlags) openORT() (lib string, info ort.Info, note string, err error) {
+	switch f.ort {
+	case ortOff:
+		return "", info, "", nil
+	case ortAuto, ortOn:
+	default:
+		return "", info, "", fmt.Errorf("-ort %q: want auto, on or off", f.ort)
+	}
+	lib, err = ortLibrary()
+	if err == nil {
+		info, err = ort.Available(lib)
+	}
+	if err != nil {
+		if f.ort == ortOn {
+			return "", info, "", fmt.Errorf("-ort on: %w", err)
+		}
+		return "", info, err.Error(), nil
+	}
+	return lib, info, "", nil
+}
+
+// ortSide is ONNX Runtime's side of one model: the ONNX file PyTorch's
+// child exported, timed with gosr's inputs and checked against PyTorch's
+// outputs.
+type ortSide struct {
+	us   float64
+	diff float64
+	// agree: within compare's 1e-4 of PyTorch's outputs.
+	agree bool
+	note  string
+}
+
+// timeORT times onnxPath with ONNX Runtime on m's tensor inputs, as
+// measure times gosr (warm-up runs, then -repeats timed loops of -iters
+// runs, or about 0.2 s worth; the median), and compares its outputs with
+// want (PyTorch's).
+func timeORT(lib, onnxPath string, m *model, f compareFlags, want []*ivalue.Tensor) (*ortSide, error) {
+	s, err := ort.NewSession(onnxPath, ort.Options{Library: lib, IntraOpThreads: f.intraOpThreads()})
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	// torch.onnx.export keeps the tensor inputs, in order; scalars and
+	// lists become constants.
+	var in []*ivalue.Tensor
+	for _, v := range m.Inputs {
+		if v.Kind() == ivalue.KindTensor {
+			in = append(in, v.Tensor())
+		}
+	}
+	if len(in) != len(s.Inputs()) {
+		return nil, fmt.Errorf("the ONNX export takes %d inputs %v; the model has %d tensor inputs", len(s.Inputs()), s.Inputs(), len(in))
+	}
+	c, err := s.Bind(nil, in)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := c.Run(); err != nil {
+		return nil, err
+	}
+	got, err := c.Outputs()
+	if err != nil {
+		return nil, err
+	}
+	side := &ortSide{diff: -1}
+	if len(want) > 0 {
+		if len(got) != len(want) {
+			side.note = fmt.Sprintf("ONNX Runtime returned %d outputs, PyTorch %d", len(got), len(want))
+		} else {
+			side.diff = reference.MaxAbsDiff(got, want)
+			side.agree = agree(got, want)
+		}
+	}
+	for range max(f.warmup, 1) {
+		if err := c.Run(); err != nil {
+			return nil, err
+		}
+	}
+	iters := f.iters
+	if iters <= 0 { // as measure: about 0.2 s per repeat
+		t0 := time.Now()
+		n := 0
+		for time.Since(t0) < 20*time.Millisecond {
+			if err := c.Run(); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		iters = max(10, n*10)
+	}
+	per := make([]float64, 0, max(f.repeats, 1))
+	for range max(f.repeats, 1) {
+		t0 := time.Now()
+		for range iters {
+			if err := c.Run(); err != nil {
+				return nil, err
+			}
+		}
+		per = append(per, float64(time.Since(t0).Nanoseconds())/1e3/float64(iters))
+	}
+	side.us = stats.Median(per)
+	return side, nil
+}
+
+// applyORT fills cr's ONNX Runtime columns from o (nil: its note).
+func (cr *compareResult) applyORT(o *ortSide, err error) {
+	if err != nil {
+		cr.ORTNote = "ONNX Runtime failed: " + err.Error()
+		if errors.Is(err, ort.ErrNoLibrary) {
+			cr.ORTNote = err.Error()
+		}
+		return
+	}
+	if o == nil {
+		return
+	}
+	cr.ORTUs, cr.ORTNote = o.us, o.note
+	if o.diff >= 0 {
+		d := o.diff
+		cr.ORTDiff, cr.ORTAgree = &d, &o.agree
+	}
+	if o.us > 0 && cr.GosrUs > 0 {
+		cr.GosrOverORT = cr.GosrUs / o.us
+	}
+}

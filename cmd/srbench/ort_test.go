@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/internal/ort"
+	"github.com/gosr/gosr/internal/ptfixture"
+)
+
+func TestORTFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+		err  string
+	}{
+		{[]string{"m.pt"}, ortAuto, ""},
+		{[]string{"-ort", "off", "m.pt"}, ortOff, ""},
+		{[]string{"-ort", "on", "m.pt"}, ortOn, ""},
+		{[]string{"-ort", "maybe", "m.pt"}, "", `-ort "maybe": want auto, on or off`},
+	} {
+		c := newCommand("compare")
+		err := parse("compare", c, tc.args, io.Discard)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, "%v", tc.args)
+			continue
+		}
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, c.(*compareFlags).ort, "%v", tc.args)
+	}
+}
+
+// A library that is not there: -ort on fails before any model, auto goes
+// on without ONNX Runtime and says why, off does not look.
+func TestORTMissing(t *testing.T) {
+	t.Setenv(envORTLib, "/nonexistent/libonnxruntime.so.1")
+	_, err := ortLibrary()
+	require.ErrorIs(t, err, ort.ErrNoLibrary)
+	assert.ErrorContains(t, err, "GOSR_ORT_LIB=/nonexistent/libonnxruntime.so.1")
+
+	_, _, _, err = (&compareFlags{ort: ortOn}).openORT()
+	assert.ErrorContains(t, err, "-ort on: GOSR_ORT_LIB=/nonexistent")
+	var out bytes.Buffer
+	err = (&compareFlags{ort: ortOn, modelFlags: modelFlags{model: "mlp"}}).run(&out)
+	assert.ErrorContains(t, err, "-ort on")
+	assert.Empty(t, out.String(), "nothing timed")
+
+	lib, _, note, err := (&compareFlags{ort: ortAuto}).openORT()
+	require.NoError(t, err)
+	assert.Empty(t, lib)
+	assert.Contains(t, note, "GOSR_ORT_LIB=/nonexistent")
+	lib, _, note, err = (&compareFlags{ort: ortOff}).openORT()
+	require.NoError(t, err)
+	assert.Empty(t, lib)
+	assert.Empty(t, note)
+}
+
+// requireORTLib skips without ONNX Runtime's library ($GOSR_ORT_LIB) or
+// PyTorch (which exports the ONNX files), unless GOSR_REQUIRE_ORT is set.
+func requireORTLib(t *testing.T) string {
+	t.Helper()
+	_, required := os.LookupEnv("GOSR_REQUIRE_ORT")
+	lib, err := ortLibrary()
+	if err != nil {
+		if required {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if findPython("") == "" {
+		if required {
+			t.Fatal("GOSR_REQUIRE_ORT is set but no python3 imports torch")
+		}
+		t.Skip("no python3 with torch to export ONNX files")
+	}
+	return lib
+}
+
+// compare -ort on times ONNX Runtime on PyTorch's export of the same
+// model, an IR fixture and a TorchScript archive, and its outputs match
+// PyTorch's.
+func TestCompareORT(t *testing.T) {
+	requireORTLib(t)
+	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOn, ptTimeout: defaultPTTimeout}
+	f.model = "mlp"
+	var out bytes.Buffer
+	require.NoError(t, f.run(&out))
+	var rows []compareResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
+	require.Len(t, rows, 1)
+	r := rows[0]
+	assert.Empty(t, r.ORTNote)
+	assert.Regexp(t, `^1\.\d+\.\d+$`, r.ORTVersion)
+	assert.Greater(t, r.ORTUs, 0.0)
+	assert.InDelta(t, r.GosrUs/r.ORTUs, r.GosrOverORT, 1e-9)
+	require.NotNil(t, r.ORTDiff)
+	assert.LessOrEqual(t, *r.ORTDiff, 1e-4)
+	require.NotNil(t, r.ORTAgree)
+	assert.True(t, *r.ORTAgree)
+
+	f.json = false
+	f.model = filepath.Join(ptfixture.Committed(), "small_cnn.traced_frozen.pt")
+	out.Reset()
+	require.NoError(t, f.run(&out))
+	text := out.String()
+	assert.Contains(t, text, "ONNX Runtime 1.")
+	assert.Contains(t, text, "ORT us")
+	assert.Contains(t, text, "gosr/ORT")
+	assert.NotContains(t, text, "ONNX Runtime failed", text)
+	assert.NotContains(t, text, "torch.onnx.export failed", text)
+}
