@@ -1,0 +1,144 @@
+package gemm
+
+import (
+	"sync/atomic"
+
+	"github.com/gosr/gosr/ops/parallel"
+)
+
+// Intra-op parallelism: a Scratch made with a team splits a large
+// packed product into chunks, row or column ranges on the blocking grid
+// of the whole product, which the goroutines of the team take in turn
+// (so a helper the OS runs late leaves its chunks to the others instead
+// of holding the op up). A chunk packs its own B panels (or reads its
+// columns of a prepacked B) and its own A block (or reads its rows of a
+// prepacked A) into the packing buffers of its goroutine's Scratch, and
+// writes a disjoint range of C. Every MR x NR
+// tile of C is computed as the one-goroutine path computes it (the
+// same k order, the same kernel), so the result is bit for bit the
+// same for any team size.
+
+// parMinPart is the least work (multiply-adds) worth a part of its own:
+// waking a parked helper takes a few microseconds, a part of 2^18
+// multiply-adds tens of them. Tests lower it to split small products.
+var parMinPart = 1 << 18
+
+// split is a Scratch's intra-op state: the team, one Scratch per helper
+// and the product being split (a Task the team runs), reused by every
+// call so that a split allocates nothing.
+type split struct {
+	team    *parallel.Team
+	workers []Scratch // helper i-1's scratch (part 0 uses the owner's)
+	job     job
+	// last is how the latest split product was split (for tests).
+	last struct {
+		parts  int
+		alongN bool
+	}
+}
+
+// job is one split product: blockedPart's arguments, and how to split.
+type job struct {
+	owner     *Scratch
+	m, n, k   int
+	alpha     float32
+	a, b      Mat
+	conv      ConvSrc // copied: a pointer kept here would move callers' ConvSrc to the heap
+	hasConv   bool
+	pre       *PrepackedB
+	preA      *PrepackedA
+	c         []float32
+	coff, ldc int
+	alongN    bool
+	chunks    int          // ranges the product is cut into
+	next      atomic.Int64 // the next chunk to take
+}
+
+// NewScratch returns a Scratch whose products above a size are split
+// across team (nil: a Scratch for one goroutine, as the zero value).
+// The team must be driven only through this Scratch's products while
+// they run; it is not closed by the Scratch.
+func NewScratch(team *parallel.Team) *Scratch {
+	sc := &Scratch{}
+	if team.Size() > 1 {
+		sc.par = &split{team: team, workers: make([]Scratch, team.Size()-1)}
+	}
+	return sc
+}
+
+// Team is the scratch's team (nil: none).
+func (sc *Scratch) Team() *parallel.Team {
+	if sc == nil || sc.par == nil {
+		return nil
+	}
+	return sc.par.team
+}
+
+// split runs the product on the scratch's team if it has one and the
+// product is large enough, and reports whether it did.
+func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int) bool {
+	if sc == nil || sc.par == nil {
+		return false
+	}
+	parts := min(sc.par.team.Size(), m*n*k/parMinPart)
+	if parts < 2 {
+		return false
+	}
+	// Split the columns where there are enough panels: each chunk then
+	// packs only its own B panels (B is the larger operand of a
+	// convolution's im2col), in chunks of at least 4 panels, up to 4 per
+	// goroutine. Otherwise split the rows, one chunk per goroutine, as
+	// each chunk packs all of B (small: few columns) again.
+	var alongN bool
+	chunks := parts
+	switch panels := (n + NR - 1) / NR; {
+	case panels >= 4*parts:
+		alongN = true
+		chunks = min(panels/4, 4*parts)
+	case (m+MR-1)/MR >= 2*parts:
+	case panels >= parts:
+		alongN = true
+	default:
+		return false
+	}
+	j := &sc.par.job
+	j.owner, j.m, j.n, j.k, j.alpha, j.a, j.b = sc, m, n, k, alpha, a, b
+	j.pre, j.preA, j.c, j.coff, j.ldc = pre, preA, c, coff, ldc
+	j.alongN, j.chunks, j.hasConv = alongN, chunks, conv != nil
+	if conv != nil {
+		j.conv = *conv
+	}
+	j.next.Store(0)
+	sc.par.last.parts, sc.par.last.alongN = parts, alongN
+	sc.par.team.Run(j, parts)
+	// Drop the references to the operands: they are not the scratch's.
+	j.owner, j.a, j.b, j.conv, j.pre, j.preA, j.c = nil, Mat{}, Mat{}, ConvSrc{}, nil, nil, nil
+	return true
+}
+
+// RunPart implements parallel.Task.
+func (j *job) RunPart(i, n int) {
+	sc := j.owner
+	if i > 0 {
+		sc = &sc.par.workers[i-1]
+	}
+	var conv *ConvSrc
+	if j.hasConv {
+		conv = &j.conv
+	}
+	for {
+		ch := int(j.next.Add(1) - 1)
+		if ch >= j.chunks {
+			return
+		}
+		i0, i1, j0, j1 := 0, j.m, 0, j.n
+		if j.alongN {
+			j0, j1 = parallel.Range(ch, j.chunks, j.n, NR)
+		} else {
+			i0, i1 = parallel.Range(ch, j.chunks, j.m, MR)
+		}
+		if i0 < i1 && j0 < j1 {
+			blockedPart(sc, j.m, j.n, j.k, j.alpha, j.a, j.b, conv, j.pre, j.preA, j.c, j.coff, j.ldc, i0, i1, j0, j1)
+		}
+	}
+}
