@@ -30,8 +30,9 @@ type split struct {
 	team    *parallel.Team
 	workers []Scratch // helper i-1's scratch (part 0 uses the owner's)
 	job     job
-	// last is how the latest split product was split (for tests).
-	last struct {
+	// splits counts the products split; last is how the latest was.
+	splits int64
+	last   struct {
 		parts  int
 		alongN bool
 	}
@@ -74,6 +75,15 @@ func (sc *Scratch) Team() *parallel.Team {
 	return sc.par.team
 }
 
+// Splits is the number of products the scratch has split across its
+// team so far.
+func (sc *Scratch) Splits() int64 {
+	if sc == nil || sc.par == nil {
+		return 0
+	}
+	return sc.par.splits
+}
+
 // split runs the product on the scratch's team if it has one and the
 // product is large enough, and reports whether it did.
 func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int) bool {
@@ -109,6 +119,7 @@ func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pr
 		j.conv = *conv
 	}
 	j.next.Store(0)
+	sc.par.splits++
 	sc.par.last.parts, sc.par.last.alongN = parts, alongN
 	sc.par.team.Run(j, parts)
 	// Drop the references to the operands: they are not the scratch's.
