@@ -83,15 +83,15 @@ type mhaState struct {
 	scores     []float32 // [T, T]: one head's attention
 	qbuf       [3][]float32
 	maskCast   *ivalue.Tensor
+	xbuf, hbuf []float32 // encoder layer: contiguous src, normed input
+	abuf, fbuf []float32 // encoder layer: attention + residual, ffn hidden
+	pbuf       [6][]float32
+	cbuf       [2]*ivalue.Tensor
 	// mask is the run's mask view, kept here rather than on the stack:
 	// the gemm operands the kernel passes may be handed to other
 	// goroutines (an intra-op team), which escape analysis cannot tell
 	// from a pointer into the args that refer to it.
 	mask attnMask
-	xbuf, hbuf []float32 // encoder layer: contiguous src, normed input
-	abuf, fbuf []float32 // encoder layer: attention + residual, ffn hidden
-	pbuf       [6][]float32
-	cbuf       [2]*ivalue.Tensor
 }
 
 func mhaStateOf(p *ProcessedNode) *mhaState {
