@@ -30,6 +30,12 @@ type split struct {
 	team    *parallel.Team
 	workers []Scratch // helper i-1's scratch (part 0 uses the owner's)
 	job     job
+	pack    packJob
+	// packed is B packed once for a product split along its rows, which
+	// every chunk then reads (a chunk packing all of B again would
+	// repeat the im2col of the whole image per chunk); buf backs it.
+	packed PrepackedB
+	buf    []float32
 	// splits counts the products split; last is how the latest was.
 	splits int64
 	last   struct {
@@ -96,20 +102,26 @@ func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pr
 	}
 	// Split the columns where there are enough panels: each chunk then
 	// packs only its own B panels (B is the larger operand of a
-	// convolution's im2col), in chunks of at least 4 panels, up to 4 per
-	// goroutine. Otherwise split the rows, one chunk per goroutine, as
-	// each chunk packs all of B (small: few columns) again.
+	// convolution's im2col), in chunks of at least 4 panels. Otherwise
+	// split the rows, in chunks of at least 8 row panels, as each chunk
+	// packs all of B (small: few columns) again. Up to 4 chunks per
+	// goroutine.
 	var alongN bool
 	chunks := parts
-	switch panels := (n + NR - 1) / NR; {
+	switch panels, rows := (n+NR-1)/NR, (m+MR-1)/MR; {
 	case panels >= 4*parts:
 		alongN = true
 		chunks = min(panels/4, 4*parts)
-	case (m+MR-1)/MR >= 2*parts:
+	case rows >= 2*parts:
+		chunks = max(parts, min(rows/8, 4*parts))
 	case panels >= parts:
 		alongN = true
 	default:
 		return false
+	}
+	if !alongN && pre == nil {
+		pre = sc.packShared(n, k, b, conv)
+		conv = nil
 	}
 	j := &sc.par.job
 	j.owner, j.m, j.n, j.k, j.alpha, j.a, j.b = sc, m, n, k, alpha, a, b
@@ -151,5 +163,84 @@ func (j *job) RunPart(i, n int) {
 		if i0 < i1 && j0 < j1 {
 			blockedPart(sc, j.m, j.n, j.k, j.alpha, j.a, j.b, conv, j.pre, j.preA, j.c, j.coff, j.ldc, i0, i1, j0, j1)
 		}
+	}
+}
+
+// packJob packs B for a row split, block by block, across the team.
+type packJob struct {
+	owner   *Scratch
+	b       Mat
+	conv    ConvSrc
+	hasConv bool
+	next    atomic.Int64
+}
+
+// packShared packs the k x n B (b, or conv when non-nil) into the
+// scratch's packed blocks, as PrepackB lays them out, with the blocks
+// shared out across the team, and returns them.
+func (sc *Scratch) packShared(n, k int, b Mat, conv *ConvSrc) *PrepackedB {
+	st := sc.par
+	pre := &st.packed
+	pre.n, pre.k = n, k
+	pre.blocks = pre.blocks[:0]
+	need := 0
+	for jc := 0; jc < n; jc += NC {
+		for pc := 0; pc < k; pc += KC {
+			need += min(KC, k-pc) * ((min(NC, n-jc) + NR - 1) / NR * NR)
+		}
+	}
+	if cap(st.buf) < need {
+		st.buf = make([]float32, need)
+	}
+	off := 0
+	for jc := 0; jc < n; jc += NC {
+		for pc := 0; pc < k; pc += KC {
+			size := min(KC, k-pc) * ((min(NC, n-jc) + NR - 1) / NR * NR)
+			pre.blocks = append(pre.blocks, st.buf[off:off+size:off+size])
+			off += size
+		}
+	}
+	pj := &st.pack
+	pj.owner, pj.b, pj.hasConv = sc, b, conv != nil
+	if conv != nil {
+		pj.conv = *conv
+	}
+	pj.next.Store(0)
+	st.team.Run(pj, min(st.team.Size(), len(pre.blocks)))
+	pj.owner, pj.b, pj.conv = nil, Mat{}, ConvSrc{}
+	return pre
+}
+
+// RunPart implements parallel.Task: it packs blocks until none is left.
+func (pj *packJob) RunPart(i, n int) {
+	sc := pj.owner
+	if i > 0 {
+		sc = &sc.par.workers[i-1]
+	}
+	pre := &pj.owner.par.packed
+	npc := (pre.k + KC - 1) / KC
+	var pk *packBufs
+	for {
+		u := int(pj.next.Add(1) - 1)
+		if u >= len(pre.blocks) {
+			break
+		}
+		jc, pc := u/npc*NC, u%npc*KC
+		kc, ncur := min(KC, pre.k-pc), min(NC, pre.n-jc)
+		if !pj.hasConv {
+			packB(pre.blocks[u], pj.b, pc, kc, jc, ncur)
+			continue
+		}
+		if pk == nil {
+			pk = sc.bufs()
+		}
+		// packConv packs into pk.b: point it at the block for the call.
+		saved := pk.b
+		pk.b = pre.blocks[u]
+		packConv(pk, &pj.conv, pc, kc, jc, ncur)
+		pk.b = saved
+	}
+	if pk != nil {
+		sc.done(pk)
 	}
 }

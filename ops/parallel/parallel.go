@@ -2,9 +2,16 @@
 // one op across (intra-op parallelism). A team belongs to one runtime:
 // its helpers are started once, with the runtime, and park on a channel
 // between ops, so an op split across them starts no goroutine and
-// allocates nothing (the Task is a pointer the kernel keeps, sent as an
-// interface value). One goroutine at a time drives a team, as one runs
-// a runtime; the caller runs part 0 itself.
+// allocates nothing (the Task is a pointer the kernel keeps, passed as
+// an interface value). One goroutine at a time drives a team, as one
+// runs a runtime; it runs part 0 itself.
+//
+// A helper joins a run only if it arrives before the caller has
+// finished its own part: the caller never waits for a helper the OS has
+// not scheduled yet (on a busy machine that wait would be a scheduler
+// time slice per op). Tasks therefore share their work out dynamically
+// (chunks taken from an atomic counter), so that whichever goroutines
+// take part do all of it.
 package parallel
 
 import (
@@ -13,20 +20,35 @@ import (
 	"sync/atomic"
 )
 
-// Task is an op split into parts: RunPart runs part i of n. Parts must
-// write disjoint memory; the team waits for all of them before Run
-// returns.
+// Task is an op split into parts: RunPart runs the part of goroutine i
+// of a team of n, and is called for i = 0 (the caller) and for any of
+// the helpers 1..n-1 that join in time, each at most once. The parts
+// must together do all of the work whichever of them run (for example
+// by taking chunks from a counter until none is left) and write
+// disjoint memory; Run returns once every part that started has ended.
 type Task interface {
 	RunPart(i, n int)
 }
 
 // Team runs the parts of a Task on its helpers and the caller. A nil
-// *Team is valid: a team of one (Run calls the parts in turn).
+// *Team is valid: a team of one (Run calls part 0).
 type Team struct {
-	wake   []chan call // one per helper, which runs part index+1
-	done   chan any    // a helper's result: nil, or the value it panicked with
+	wake []chan struct{} // one per helper (helper i+1), holding at most one wake-up
+	// state is the current run's generation (high bits), whether the
+	// caller has closed it to latecomers, and how many helpers are in it.
+	state  atomic.Uint64
+	task   Task
+	n      int
+	done   chan struct{} // the last helper out of a closed run tells the caller
+	panics []any         // per goroutine: the value its part panicked with
 	closed atomic.Bool
 }
+
+const (
+	closedBit = 1 << 31
+	activeMax = closedBit - 1
+	genOne    = 1 << 32
+)
 
 // New starts a team of n goroutines in all: the caller of Run and n-1
 // helpers. n is capped at GOMAXPROCS, since more would only queue on
@@ -37,27 +59,51 @@ func New(n int) *Team {
 	if n <= 1 {
 		return nil
 	}
-	t := &Team{wake: make([]chan call, n-1), done: make(chan any, n-1)}
+	t := &Team{wake: make([]chan struct{}, n-1), done: make(chan struct{}, 1), panics: make([]any, n)}
+	t.state.Store(closedBit) // no run yet
 	for i := range t.wake {
-		t.wake[i] = make(chan call)
-		go helper(t.wake[i], t.done, i+1)
+		t.wake[i] = make(chan struct{}, 1)
+		go t.helper(i + 1)
 	}
 	return t
 }
 
-// helper runs the parts sent to it until its channel is closed. It
-// refers to the channels only, not to the team, so that a team nobody
-// holds can be collected (and closed by a cleanup).
-func helper(wake <-chan call, done chan<- any, i int) {
-	for c := range wake {
-		done <- runPart(c.task, i, c.n)
+// helper joins the runs it is woken for until its channel is closed.
+// Its stack holds the team, so a team is never collected while its
+// helpers run: its owner closes it (staticruntime does when the module
+// is closed or the runtime collected).
+func (t *Team) helper(i int) {
+	var last uint64 // the generation of the last run joined
+	for range t.wake[i-1] {
+		last = t.join(i, last)
 	}
 }
 
-// call is one Run's message to a helper.
-type call struct {
-	task Task
-	n    int
+// join takes part in the current run if it is still open and is not
+// the run last joined (a wake-up left pending by a run the helper came
+// too late for may wake it during a later run it then joins, and that
+// run's own wake-up must not make it join again). It returns the
+// generation of the run it joined, or last.
+func (t *Team) join(i int, last uint64) uint64 {
+	var s uint64
+	for {
+		s = t.state.Load()
+		if s&closedBit != 0 || s/genOne == last {
+			return last // too late (the caller has done the work), or done
+		}
+		if t.state.CompareAndSwap(s, s+1) {
+			break
+		}
+	}
+	// Joined: the caller waits for this part, and its task and n are
+	// the current run's until it ends.
+	if i < t.n {
+		t.panics[i] = runPart(t.task, i, t.n)
+	}
+	if s := t.state.Add(^uint64(0)); s&closedBit != 0 && s&activeMax == 0 {
+		t.done <- struct{}{}
+	}
+	return s / genOne
 }
 
 // runPart runs one part and returns what it panicked with, if anything,
@@ -82,10 +128,10 @@ func (t *Team) Size() int {
 	return len(t.wake) + 1
 }
 
-// Run runs parts 0..n-1 of task, part 0 on the calling goroutine, and
-// returns when all are done. n is at most Size (tasks size their parts
-// with it). A panic in any part is raised again here, after every part
-// has ended.
+// Run runs task's parts on the calling goroutine (part 0) and on those
+// of helpers 1..n-1 that join before part 0 ends, and returns when all
+// that started are done. n is at most Size. A panic in any part is
+// raised again here, after every part has ended.
 func (t *Team) Run(task Task, n int) {
 	if n > t.Size() {
 		panic(fmt.Sprintf("parallel: %d parts for a team of %d", n, t.Size()))
@@ -94,15 +140,30 @@ func (t *Team) Run(task Task, n int) {
 		task.RunPart(0, 1)
 		return
 	}
+	t.task, t.n = task, n
+	// Open the run: a new generation, nobody in it. The stores above
+	// happen before any helper's join succeeds.
+	t.state.Store((t.state.Load() &^ (genOne - 1)) + genOne)
 	for i := 1; i < n; i++ {
-		t.wake[i-1] <- call{task, n}
-	}
-	first := runPart(task, 0, n)
-	for i := 1; i < n; i++ {
-		if p := <-t.done; p != nil && first == nil {
-			first = p
+		select {
+		case t.wake[i-1] <- struct{}{}:
+		default: // a wake-up is pending already
 		}
 	}
+	first := runPart(task, 0, n)
+	// Close the run; wait for the helpers in it, if any.
+	if s := t.state.Or(closedBit); s&activeMax != 0 {
+		<-t.done
+	}
+	for i := 1; i < n; i++ {
+		if p := t.panics[i]; p != nil {
+			t.panics[i] = nil
+			if first == nil {
+				first = p
+			}
+		}
+	}
+	t.task = nil
 	if first != nil {
 		panic(first)
 	}
