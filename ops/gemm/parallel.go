@@ -104,16 +104,19 @@ func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pr
 	// packs only its own B panels (B is the larger operand of a
 	// convolution's im2col), in chunks of at least 8 panels (each chunk
 	// reads all of A again, so a narrower one computes too little per
-	// A block it brings into the cache). Otherwise split the rows, with
-	// B packed once and shared, in chunks of at least 8 row panels. Up
-	// to 2 chunks per goroutine, which lets one that comes late take
-	// less than its share.
+	// A block it brings into the cache), one per goroutine where A is
+	// not prepacked (each chunk packs all of it). Otherwise split the
+	// rows, with B packed once and shared, in chunks of at least 8 row
+	// panels. Up to 2 chunks per goroutine, which lets one that comes
+	// late take less than its share.
 	var alongN bool
 	chunks := parts
 	switch panels, rows := (n+NR-1)/NR, (m+MR-1)/MR; {
 	case panels >= 4*parts:
 		alongN = true
-		chunks = max(parts, min(panels/8, 2*parts))
+		if preA != nil {
+			chunks = max(parts, min(panels/8, 2*parts))
+		}
 	case rows >= 2*parts:
 		chunks = max(parts, min(rows/8, 2*parts))
 	case panels >= parts:

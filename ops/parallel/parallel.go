@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // Task is an op split into parts: RunPart runs the part of goroutine i
@@ -74,8 +75,45 @@ func New(n int) *Team {
 // is closed or the runtime collected).
 func (t *Team) helper(i int) {
 	var last uint64 // the generation of the last run joined
-	for range t.wake[i-1] {
+	for {
+		if g := t.spin(last); g != last {
+			last = t.join(i, last)
+			continue
+		}
+		if _, ok := <-t.wake[i-1]; !ok {
+			return
+		}
 		last = t.join(i, last)
+	}
+}
+
+// spinFor is how long a helper watches for the next run before it parks:
+// a model's split ops come one after another, a few small ones apart,
+// and a parked helper takes tens of microseconds to wake (a futex and
+// the scheduler), which would otherwise come off every op.
+const spinFor = 50 * time.Microsecond
+
+// spin waits up to spinFor for a run after generation last to open,
+// and returns its generation, or last if none did (or the team closed).
+func (t *Team) spin(last uint64) uint64 {
+	var start time.Time
+	for k := 0; ; k++ {
+		s := t.state.Load()
+		if g := s / genOne; g != last && s&closedBit == 0 {
+			return g
+		}
+		if k&63 == 63 {
+			if t.closed.Load() {
+				return last
+			}
+			now := time.Now()
+			if start.IsZero() {
+				start = now
+			} else if now.Sub(start) > spinFor {
+				return last
+			}
+			runtime.Gosched()
+		}
 	}
 }
 
