@@ -1,7 +1,8 @@
 // Package parallel is a persistent team of goroutines a kernel splits
 // one op across (intra-op parallelism). A team belongs to one runtime:
-// its helpers are started once, with the runtime, and park on a channel
-// between ops, so an op split across them starts no goroutine and
+// its helpers are started once, with the runtime, and between ops watch
+// for the next one for a few tens of microseconds, then park on a
+// channel, so an op split across them starts no goroutine and
 // allocates nothing (the Task is a pointer the kernel keeps, passed as
 // an interface value). One goroutine at a time drives a team, as one
 // runs a runtime; it runs part 0 itself.
