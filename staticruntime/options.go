@@ -57,7 +57,7 @@ type Options struct {
 	// run's goroutine alone, as serving through a Pool of runtimes wants
 	// (the pool's runtimes are the parallelism). Each runtime starts its
 	// helpers once, with NewRuntime, and stops them when the module is
-	// closed or the runtime collected; between ops they are parked. The
+	// closed or the runtime collected; between ops they wait (a 50 us spin, then parked). The
 	// goroutines multiply: a Pool of P runtimes may run P x
 	// IntraOpThreads goroutines at once, so size the two together
 	// (P x IntraOpThreads at most the cores). It is capped at GOMAXPROCS.
