@@ -87,6 +87,11 @@ type mhaState struct {
 	abuf, fbuf []float32 // encoder layer: attention + residual, ffn hidden
 	pbuf       [6][]float32
 	cbuf       [2]*ivalue.Tensor
+	// mask is the run's mask view, kept here rather than on the stack:
+	// the gemm operands the kernel passes may be handed to other
+	// goroutines (an intra-op team), which escape analysis cannot tell
+	// from a pointer into the args that refer to it.
+	mask attnMask
 }
 
 func mhaStateOf(p *ProcessedNode) *mhaState {
@@ -268,8 +273,7 @@ func mhaKernel(p *ProcessedNode, pw *mhaWeights) error {
 	if typeSet {
 		maskType = p.Int(12)
 	}
-	var mbuf attnMask
-	mask, err := mhaMaskOf(p, 9, st, B, H, T, maskType, typeSet, &mbuf)
+	mask, err := mhaMaskOf(p, 9, st, B, H, T, maskType, typeSet, &st.mask)
 	if err != nil {
 		return err
 	}
@@ -517,8 +521,7 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 	if typeSet {
 		maskType = p.Int(19)
 	}
-	var mbuf attnMask
-	mask, err := mhaMaskOf(p, 18, st, B, H, T, maskType, typeSet, &mbuf)
+	mask, err := mhaMaskOf(p, 18, st, B, H, T, maskType, typeSet, &st.mask)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,9 @@ type ProcessedNode struct {
 	// hold results of the previous iteration.
 	Guard []int32
 	// Scratch is shared by all nodes of one runtime (nil: kernels use
-	// shared free lists).
+	// shared free lists). It carries the runtime's intra-op team
+	// (Scratch.Team; staticruntime.Options.IntraOpThreads), which the
+	// gemm calls made through it split large products across.
 	Scratch *gemm.Scratch
 	// Recycle, for a Fresh node, hands out a new tensor object per
 	// execution within a run, reusing the objects of the previous run

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/parallel"
 )
 
 // ErrConcurrentUse is returned by a run that found its runtime already
@@ -163,6 +164,7 @@ func (m *StaticModule) Close() error {
 	for _, w := range rts {
 		if r := w.Value(); r != nil {
 			r.stop()
+			r.scratch.Team().Close()
 		}
 	}
 	// Runtimes of forked subgraphs run only inside runs of this
@@ -194,4 +196,16 @@ func (r *StaticRuntime) stop() {
 		}
 		time.Sleep(wait)
 	}
+}
+
+// newTeam starts r's intra-op team of threads goroutines
+// (Options.IntraOpThreads; nil for one). Close stops it, and so does the
+// garbage collector finding r unreachable: the team's helpers refer to
+// the team only, never to r.
+func newTeam(r *StaticRuntime, threads int) *parallel.Team {
+	t := parallel.New(threads)
+	if t != nil {
+		runtime.AddCleanup(r, (*parallel.Team).Close, t)
+	}
+	return t
 }

@@ -419,6 +419,7 @@ func prepareFork(ctx context.Context, n *graph.Node, o Options) (*StaticModule, 
 	}
 	so := o
 	so.ManageOutputTensors = false
+	so.IntraOpThreads = 1 // tasks already run in parallel, on the inter-op pool
 	sub, err := NewStaticModuleContext(ctx, sg, &so)
 	if err != nil {
 		return nil, fmt.Errorf("staticruntime: the subgraph of %s: %w", describe(n), err)

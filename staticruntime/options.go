@@ -50,6 +50,20 @@ type Options struct {
 	// prim::fork when a run names no launcher (at::launch's pool in
 	// PyTorch); 0 means GOMAXPROCS. Modules of the same size share a pool.
 	InterOpThreads int
+	// IntraOpThreads splits one op of a run across that many goroutines
+	// in all (the run's own and helpers): large matrix products and
+	// convolutions (ops/gemm) by rows or columns, bit for bit as one
+	// goroutine computes them. 0 or 1 (the default) runs each op on the
+	// run's goroutine alone, as serving through a Pool of runtimes wants
+	// (the pool's runtimes are the parallelism). Each runtime starts its
+	// helpers once, with NewRuntime, and stops them when the module is
+	// closed or the runtime collected; between ops they wait (a 50 us spin, then parked). The
+	// goroutines multiply: a Pool of P runtimes may run P x
+	// IntraOpThreads goroutines at once, so size the two together
+	// (P x IntraOpThreads at most the cores). It is capped at GOMAXPROCS.
+	// Forked subgraphs (prim::fork) run each op on one goroutine: their
+	// parallelism is the inter-op pool's.
+	IntraOpThreads int
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).
 	CheckPlan bool

@@ -56,7 +56,8 @@ type StaticRuntime struct {
 	// prof, while BenchmarkIndividualOps times runs, collects the
 	// planner's time (the nodes' go to their BlockRunners' prof).
 	prof *runProfile
-	// scratch is the kernels' per-runtime memory (gemm packing buffers).
+	// scratch is the kernels' per-runtime memory (gemm packing buffers)
+	// and the intra-op team, if any (lifetime.go: newTeam).
 	scratch *gemm.Scratch
 	// sites are the runtime's prim::fork nodes.
 	sites []*forkSite
@@ -235,10 +236,12 @@ func (b *BlockRunner) nodeError(i int, err error) error {
 // per goroutine. A runtime of a closed module returns ErrClosed from
 // every run.
 func (m *StaticModule) NewRuntime() *StaticRuntime {
-	r := &StaticRuntime{m: m, scratch: &gemm.Scratch{}}
+	r := &StaticRuntime{m: m}
 	if !m.life.register(r) {
+		r.scratch = &gemm.Scratch{}
 		return m.closedRuntime(r)
 	}
+	r.scratch = gemm.NewScratch(newTeam(r, m.opts.IntraOpThreads))
 	defer r.leave() // register left it running, against a Close meanwhile
 	r.values = make([]ivalue.IValue, m.numValues)
 	// A copy that fails (on a device) leaves the runtime broken: its

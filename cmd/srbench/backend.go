@@ -118,12 +118,15 @@ func (f runtimeFlags) setBackend(o *staticruntime.Options) error {
 	return fmt.Errorf("-backend %q: no single backend (want go, libtorch or auto)", f.backend)
 }
 
-// backendLabel describes the kernels for headers: "go", or "libtorch (1
-// intra-op thread)".
+// backendLabel describes the kernels for headers: "go", "go (2 intra-op
+// threads)", or "libtorch (1 intra-op thread)".
 func (f runtimeFlags) backendLabel() string {
 	threads := plural(f.intraOpThreads(), "intra-op thread")
 	switch f.backendName() {
 	case backendGo:
+		if f.intraOpThreads() > 1 {
+			return fmt.Sprintf("go (%s)", threads)
+		}
 		return backendGo
 	case backendAll:
 		return fmt.Sprintf("all (go, libtorch and auto, one row each; libtorch with %s)", threads)

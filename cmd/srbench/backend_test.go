@@ -106,6 +106,13 @@ func TestParseFlagsBackend(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, opts.Backend)
 	assert.Equal(t, ops.BackendGo, opts.BackendMode)
+	assert.Equal(t, 1, opts.IntraOpThreads, "one goroutine per op by default")
+	// -intra-op-threads splits gosr's Go kernels too.
+	require.NoError(t, parse("run", &f, []string{"-intra-op-threads", "2"}, io.Discard))
+	opts, err = f.options()
+	require.NoError(t, err)
+	assert.Equal(t, 2, opts.IntraOpThreads)
+	assert.Equal(t, "go (2 intra-op threads)", f.backendLabel())
 	require.NoError(t, f.checkBackend())
 	// all is compare's, row by row: never a module's backend.
 	_, err = runtimeFlags{backend: backendAll}.options()

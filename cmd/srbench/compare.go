@@ -69,7 +69,7 @@ func (f *compareFlags) validate() error {
 type compareResult struct {
 	Model string `json:"model"`
 	// Backend is gosr's kernels for this row (go, libtorch or auto);
-	// IntraOpThreads is -intra-op-threads (libtorch's and PyTorch's).
+	// IntraOpThreads is -intra-op-threads (gosr's, libtorch's and PyTorch's).
 	Backend        string `json:"backend"`
 	IntraOpThreads int    `json:"intra_op_threads"`
 	// Auto is what -backend auto chose, after gosr's timed runs.

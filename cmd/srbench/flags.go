@@ -38,8 +38,9 @@ func (f *modelFlags) setModel(spec string) { f.model = spec }
 type runtimeFlags struct {
 	// backend is -backend: go, libtorch, auto, or (compare) all; "" is go.
 	backend string
-	// intraOp is libtorch's intra-op threads and, in compare, PyTorch's;
-	// 0 means 1 (intraOpThreads).
+	// intraOp is the intra-op threads of gosr's Go kernels
+	// (Options.IntraOpThreads), of libtorch's and, in compare, of
+	// PyTorch's; 0 means 1 (intraOpThreads).
 	intraOp int
 	// device places gosr's module (-device: cpu, libtorch-cpu, cuda[:N]).
 	device string
@@ -56,7 +57,7 @@ type runtimeFlags struct {
 
 func (f *runtimeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.backend, "backend", backendGo, "kernels: go (gosr's pure-Go kernels), libtorch (PyTorch's ATen kernels through the shim `make libtorch` builds), auto (per node, the faster of the two, timed on the first runs); compare also takes all (go, libtorch and auto one after the other, one row each)")
-	fs.IntVar(&f.intraOp, "intra-op-threads", 1, "intra-op threads of libtorch's kernels (-backend libtorch|auto) and, in compare, of PyTorch (torch.set_num_threads); gosr's Go kernels run on the calling goroutine")
+	fs.IntVar(&f.intraOp, "intra-op-threads", 1, "intra-op threads: goroutines each op of gosr's Go kernels is split across (Options.IntraOpThreads, capped at GOMAXPROCS; with -threads N, N x this many in all), libtorch's kernels' threads (-backend libtorch|auto) and, in compare, PyTorch's (torch.set_num_threads)")
 	fs.StringVar(&f.device, "device", "cpu", "where gosr's module lives: cpu (gosr's memory), cuda[:N] (a GPU, through libtorch), or libtorch-cpu (the device path on libtorch's CPU allocator: weights copied once, slab from libtorch, inputs in, outputs out); off cpu it needs -backend libtorch")
 	fs.StringVar(&f.planner, "planner", memplan.GreedyBySize{}.Name(), "memory planner: "+plannerNames()+
 		" (none: one slab, no tensor shares memory; storage-groups: PyTorch Static Runtime's; greedy: greedy-by-size offsets)")
@@ -114,6 +115,7 @@ func (f runtimeFlags) options() (*staticruntime.Options, error) {
 	o.DisableOverwrites = f.noOverwrites
 	o.ManageOutputTensors = f.manageOutputs
 	o.InterOpThreads = f.interopThreads()
+	o.IntraOpThreads = f.intraOpThreads()
 	if err := f.setBackend(&o); err != nil {
 		return nil, err
 	}

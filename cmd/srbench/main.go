@@ -27,10 +27,12 @@
 // -v, each node: its kind, its choice, and the best go and libtorch
 // times). compare -backend all runs go, libtorch and auto one after the
 // other for each model (PyTorch once per model): one row per (model,
-// backend). -intra-op-threads N (default 1) is libtorch's intra-op thread
-// count (libtorch.Options.Threads) and, in compare, PyTorch's
-// (torch.set_num_threads), so that each side has one by default; gosr's
-// Go kernels run on the calling goroutine. Outputs, -json included
+// backend). -intra-op-threads N (default 1) is the number of goroutines
+// each large op of gosr's Go kernels is split across
+// (staticruntime.Options.IntraOpThreads, capped at GOMAXPROCS; with
+// -threads T, T x N goroutines may run at once), libtorch's intra-op
+// thread count (libtorch.Options.Threads) and, in compare, PyTorch's
+// (torch.set_num_threads), so that each side has as many. Outputs, -json included
 // ("backend", "intra_op_threads", "auto"), name the backend.
 //
 // -threads N drives N goroutines through one staticruntime.Pool of N
@@ -38,7 +40,7 @@
 // reports throughput and per-request latency percentiles (p50, p90, p99).
 // -interop N sizes the inter-op pool that runs prim::fork tasks
 // (Options.InterOpThreads; 0: GOMAXPROCS), and PyTorch's
-// (torch.set_num_interop_threads) in compare; intra-op threads stay 1.
+// (torch.set_num_interop_threads) in compare.
 // compare gives up on a PyTorch child that reports no progress for
 // -pt-timeout, notes "PyTorch timed out" for that model and goes on.
 //

@@ -58,7 +58,7 @@ func measure(m *model, f benchFlags, save string) (*runResult, error) {
 	pool := staticruntime.NewPool(sm, threads)
 	ctx := context.Background()
 	res := &runResult{Model: m.Name, Backend: f.backendName(), Threads: threads, Interop: f.interopThreads()}
-	if f.usesLibtorch() {
+	if f.usesLibtorch() || f.intraOpThreads() > 1 {
 		res.IntraOpThreads = f.intraOpThreads()
 	}
 	res.OutVariantNodes, res.NativeNodes, res.FallbackNodes = sm.KindCounts()

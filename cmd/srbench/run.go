@@ -161,7 +161,7 @@ func ratio(a, b int64) string {
 type runResult struct {
 	Model string `json:"model"`
 	// Backend is the kernels (-backend: go, libtorch or auto);
-	// IntraOpThreads libtorch's intra-op threads (libtorch and auto).
+	// IntraOpThreads is -intra-op-threads (libtorch and auto, or above 1).
 	Backend        string `json:"backend"`
 	IntraOpThreads int    `json:"intra_op_threads,omitempty"`
 	// Auto is what -backend auto chose, after the timed runs.

@@ -72,4 +72,15 @@
 // at once and is never shared across runtimes. A nil *Scratch borrows
 // buffers from a free list shared by the process for the duration of
 // one call, which is safe from any goroutine.
+//
+// # Intra-op parallelism
+//
+// A Scratch from NewScratch(team) splits a product of more than a few
+// hundred thousand multiply-adds across the goroutines of an
+// ops/parallel team (parallel.go): along its columns in chunks of whole
+// NR panels, or, with few columns, along its rows in chunks of whole MR
+// panels with B packed once (by blocks, across the team) and shared.
+// Each goroutine packs into buffers of its own. The chunks lie on the
+// whole product's blocking grid, so each tile of C is computed exactly
+// as one goroutine computes it: the result is bit for bit the same.
 package gemm

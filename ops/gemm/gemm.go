@@ -65,6 +65,9 @@ var packFree = make(chan *packBufs, packKeep)
 // each call then borrows buffers from the shared free list.
 type Scratch struct {
 	pack *packBufs
+	// par, from NewScratch with a team, splits large products across
+	// it (parallel.go); nil: one goroutine.
+	par *split
 }
 
 // bufs returns the scratch's packing buffers (from the free list on
@@ -153,41 +156,57 @@ func Cols(sc *Scratch, m, n, nFull, k int, a, b Mat, beta float32, c []float32, 
 
 // blocked is the packed path; C is already scaled by beta. B comes
 // from b, conv, or blocks packed in advance (pre); A from a, or from
-// blocks packed in advance (preA, then alpha is 1).
+// blocks packed in advance (preA, then alpha is 1). A scratch with a
+// team splits a large product across it (parallel.go).
 func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int) {
+	if sc.split(m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc) {
+		return
+	}
+	blockedPart(sc, m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, 0, m, 0, n)
+}
+
+// blockedPart computes rows [i0, i1) and columns [j0, j1) of the
+// product (i0 a multiple of MR, j0 of NR) on the blocking grid of the
+// whole product: each MR x NR tile of C is computed as the whole
+// product computes it, so the parts of a split product come out bit
+// for bit as one call over all of it.
+func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc, i0, i1, j0, j1 int) {
 	pk := sc.bufs()
 	nc := min(NC, (n+NR-1)/NR*NR)
 	if need := min(k, KC) * nc; pre == nil && cap(pk.b) < need {
 		pk.b = make([]float32, need)
 	}
-	blk := 0
-	for jc := 0; jc < n; jc += NC {
-		ncur := min(NC, n-jc)
+	npc := (k + KC - 1) / KC
+	for jc := j0 / NC * NC; jc < j1; jc += NC {
+		ncur := min(NC, n-jc) // the block's width, which picks its path
+		js, je := max(jc, j0), min(jc+NC, j1)
+		nw := je - js // the columns of it this part computes
 		for pc := 0; pc < k; pc += KC {
 			kc := min(KC, k-pc)
 			bp := pk.b
 			switch {
 			case pre != nil:
-				bp = pre.blocks[blk]
-				blk++
+				bp = pre.blocks[jc/NC*npc+pc/KC][(js-jc)*kc:]
 			case conv != nil:
-				packConv(pk, conv, pc, kc, jc, ncur)
+				packConv(pk, conv, pc, kc, js, nw)
 			default:
-				packB(bp, b, pc, kc, jc, ncur)
+				packB(bp, b, pc, kc, js, nw)
 			}
-			for ic := 0; ic < m; ic += MC {
+			for ic := i0 / MC * MC; ic < i1; ic += MC {
 				mcur := min(MC, m-ic)
+				is, ie := max(ic, i0), min(ic+MC, i1)
+				mw := ie - is
 				if preA == nil && useDirect(a, alpha, mcur, ncur) {
-					macroDirect(pk, a, ic, mcur, pc, bp, ncur, kc, c, coff+ic*ldc+jc, ldc)
+					macroDirect(pk, a, is, mw, pc, bp, nw, kc, c, coff+is*ldc+js, ldc)
 					continue
 				}
 				ap := pk.a[:]
 				if preA != nil {
-					ap = preA.blocks[pc/KC*preA.nic+ic/MC]
+					ap = preA.blocks[pc/KC*preA.nic+ic/MC][(is-ic)*kc:]
 				} else {
-					packA(ap, a, alpha, ic, mcur, pc, kc)
+					packA(ap, a, alpha, is, mw, pc, kc)
 				}
-				macro(pk, ap, bp, mcur, ncur, kc, c, coff+ic*ldc+jc, ldc)
+				macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc)
 			}
 		}
 	}

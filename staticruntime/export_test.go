@@ -1,0 +1,5 @@
+package staticruntime
+
+// Splits is the number of products r's kernels split across its
+// intra-op team (for the tests of Options.IntraOpThreads).
+func Splits(r *StaticRuntime) int64 { return r.scratch.Splits() }

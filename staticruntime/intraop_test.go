@@ -1,0 +1,197 @@
+package staticruntime_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/gosr/gosr/internal/raceflag"
+	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/staticruntime"
+)
+
+// convNetIR is a small CNN whose products are large enough to be split
+// across an intra-op team: a 3x3 convolution over a 32x32 image (split
+// along its columns), a strided one, a 1x1 one, and a 3x3 one over a
+// 4x4 map with many output channels (split along its rows), then a
+// linear over the batch.
+const convNetIR = `graph(%x : Tensor):
+  %w1 : Tensor = prim::Constant[value=<Tensor>]()
+  %b1 : Tensor = prim::Constant[value=<Tensor>]()
+  %w2 : Tensor = prim::Constant[value=<Tensor>]()
+  %w3 : Tensor = prim::Constant[value=<Tensor>]()
+  %w4 : Tensor = prim::Constant[value=<Tensor>]()
+  %wl : Tensor = prim::Constant[value=<Tensor>]()
+  %none : NoneType = prim::Constant()
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %4 : int = prim::Constant[value=4]()
+  %last : int = prim::Constant[value=-1]()
+  %s1 : int[] = prim::ListConstruct(%1, %1)
+  %s2 : int[] = prim::ListConstruct(%2, %2)
+  %p0 : int[] = prim::ListConstruct(%0, %0)
+  %p1 : int[] = prim::ListConstruct(%1, %1)
+  %o4 : int[] = prim::ListConstruct(%4, %4)
+  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s1, %p1, %s1, %1)
+  %r1 : Tensor = aten::relu(%c1)
+  %c2 : Tensor = aten::conv2d(%r1, %w2, %none, %s2, %p1, %s1, %1)
+  %r2 : Tensor = aten::relu(%c2)
+  %c3 : Tensor = aten::conv2d(%r2, %w3, %none, %s1, %p0, %s1, %1)
+  %a : Tensor = aten::adaptive_avg_pool2d(%c3, %o4)
+  %c4 : Tensor = aten::conv2d(%a, %w4, %none, %s1, %p1, %s1, %1)
+  %f : Tensor = aten::flatten(%c4, %2, %last)
+  %l : Tensor = aten::linear(%f, %wl, %none)
+  return (%l)
+`
+
+func randTensor(r *rand.Rand, sizes ...int) *ivalue.Tensor {
+	n := 1
+	for _, s := range sizes {
+		n *= s
+	}
+	d := make([]float32, n)
+	for i := range d {
+		d[i] = float32(r.NormFloat64()) * 0.1
+	}
+	return ivalue.F32Tensor(d, sizes...)
+}
+
+// convNet prepares convNetIR with random weights and intra-op threads.
+func convNet(t testing.TB, threads int) *staticruntime.StaticModule {
+	r := rand.New(rand.NewSource(1))
+	opts := staticruntime.DefaultOptions()
+	opts.IntraOpThreads = threads
+	return prepare(t, convNetIR, &opts,
+		randTensor(r, 64, 16, 3, 3), randTensor(r, 64),
+		randTensor(r, 128, 64, 3, 3), randTensor(r, 256, 128, 1, 1),
+		randTensor(r, 320, 256, 3, 3), randTensor(r, 100, 16))
+}
+
+// withProcs raises GOMAXPROCS to n for the test: teams are capped at it.
+func withProcs(t *testing.T, n int) {
+	saved := runtime.GOMAXPROCS(max(n, runtime.GOMAXPROCS(0)))
+	t.Cleanup(func() { runtime.GOMAXPROCS(saved) })
+}
+
+// TestIntraOpThreadsSameResult: splitting the convolutions' products
+// across 2 or 3 goroutines changes no bit of the outputs, run after run.
+func TestIntraOpThreadsSameResult(t *testing.T) {
+	withProcs(t, 3)
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(2)), 2, 16, 32, 32))
+	one := convNet(t, 1)
+	defer one.Close()
+	outs, err := one.NewRuntime().Run(x)
+	require.NoError(t, err)
+	want := f32(t, outs[0])
+	require.Len(t, want, 2*320*100)
+	for _, threads := range []int{2, 3} {
+		m := convNet(t, threads)
+		r := m.NewRuntime()
+		for run := range 3 {
+			splits := staticruntime.Splits(r)
+			outs, err := r.Run(x)
+			require.NoError(t, err)
+			// Each convolution, per image (8 products), and the linear.
+			require.Equal(t, int64(9), staticruntime.Splits(r)-splits, "products split in run %d", run)
+			got := f32(t, outs[0])
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					require.Failf(t, "result differs", "%d threads, run %d: element %d is %v, one thread gives %v", threads, run, i, got[i], want[i])
+				}
+			}
+		}
+		m.Close()
+	}
+}
+
+// TestIntraOpThreadsSteadyAllocs: a steady run with 2 threads allocates
+// nothing: the team is started with the runtime, the split state reused.
+func TestIntraOpThreadsSteadyAllocs(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector allocates")
+	}
+	withProcs(t, 2)
+	m := convNet(t, 2)
+	defer m.Close()
+	r := m.NewRuntime()
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(3)), 1, 16, 32, 32))
+	_, err := r.Run(x)
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(10, func() { r.Run(x) }))
+}
+
+// TestIntraOpThreadsStop: a runtime's helpers stop when its module is
+// closed, and when the runtime is collected without a Close; runtimes of
+// a pool, run at once, each have their own.
+func TestIntraOpThreadsStop(t *testing.T) {
+	withProcs(t, 2)
+	base := goleak.IgnoreCurrent()
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(4)), 1, 16, 32, 32))
+
+	m := convNet(t, 2)
+	before := runtime.NumGoroutine()
+	pool := staticruntime.NewPool(m, 2)
+	errs := make(chan error)
+	for range 2 {
+		go func() {
+			var err error
+			for range 3 {
+				if _, e := pool.Run(t.Context(), x); e != nil {
+					err = e
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		require.NoError(t, <-errs)
+	}
+	// The runners may not have exited yet: wait for the count to settle.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() != before+2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, before+2, runtime.NumGoroutine(), "a helper per runtime of the pool")
+	require.NoError(t, m.Close())
+	goleak.VerifyNone(t, base)
+
+	// A runtime dropped without closing its module stops its helper when
+	// collected.
+	m = convNet(t, 2)
+	defer m.Close()
+	r := m.NewRuntime()
+	_, err := r.Run(x)
+	require.NoError(t, err)
+	r = nil
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	goleak.VerifyNone(t, base)
+	_ = r
+}
+
+// BenchmarkIntraOpThreads runs convNetIR with 1 and 2 intra-op threads.
+func BenchmarkIntraOpThreads(b *testing.B) {
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(5)), 1, 16, 32, 32))
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			m := convNet(b, threads)
+			defer m.Close()
+			r := m.NewRuntime()
+			for range b.N {
+				if _, err := r.Run(x); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
