@@ -81,7 +81,7 @@ func setElem(t *ivalue.Tensor, i int, v *fastjson.Value) error {
 		case ivalue.Float16:
 			t.U16()[i] = ivalue.Float32ToHalf(float32(f))
 		case ivalue.BFloat16:
-			t.U16()[i] = float32ToBF16(float32(f))
+			t.U16()[i] = ivalue.Float32ToBFloat16(float32(f))
 		}
 		return nil
 	}
@@ -119,17 +119,6 @@ func setElem(t *ivalue.Tensor, i int, v *fastjson.Value) error {
 	return nil
 }
 
-// float32ToBF16 rounds f to bfloat16, to nearest even.
-func float32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40 // a quiet NaN stays a NaN
-	}
-	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
-}
-
-func bf16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
 // appendData appends t's elements (contiguous) as a flat JSON array. A
 // NaN or infinity, which JSON cannot hold, is written as null.
 func appendData(b []byte, t *ivalue.Tensor) []byte {
@@ -155,7 +144,7 @@ func appendData(b []byte, t *ivalue.Tensor) []byte {
 		case ivalue.Float16:
 			f(float64(ivalue.HalfToFloat32(t.U16()[o+i])), 32)
 		case ivalue.BFloat16:
-			f(float64(bf16ToFloat32(t.U16()[o+i])), 32)
+			f(float64(ivalue.BFloat16ToFloat32(t.U16()[o+i])), 32)
 		case ivalue.Int64:
 			b = strconv.AppendInt(b, t.I64()[o+i], 10)
 		case ivalue.Int32:

@@ -18,11 +18,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/x448/float16"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/serve"
 	"github.com/gosr/gosr/serve/inferpb"
 )
@@ -176,23 +176,14 @@ func putElem(datatype string, b []byte, v float64) {
 	case "INT64":
 		le.PutUint64(b, uint64(int64(v)))
 	case "FP16":
-		le.PutUint16(b, float16.Fromfloat32(float32(v)).Bits())
+		le.PutUint16(b, ivalue.Float32ToHalf(float32(v)))
 	case "BF16":
-		le.PutUint16(b, bf16Bits(float32(v)))
+		le.PutUint16(b, ivalue.Float32ToBFloat16(float32(v)))
 	case "FP32":
 		le.PutUint32(b, math.Float32bits(float32(v)))
 	case "FP64":
 		le.PutUint64(b, math.Float64bits(v))
 	}
-}
-
-// bf16Bits rounds f to bfloat16, to nearest even (NaN stays NaN).
-func bf16Bits(f float32) uint16 {
-	u := math.Float32bits(f)
-	if f != f {
-		return uint16(u>>16) | 0x40
-	}
-	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
 }
 
 // jsonElems is raw as JSON values of datatype, flat (the protocol takes
@@ -220,9 +211,9 @@ func jsonElems(datatype string, raw []byte) ([]any, error) {
 		case "INT64":
 			out[i] = int64(le.Uint64(b))
 		case "FP16":
-			out[i] = float16.Frombits(le.Uint16(b)).Float32()
+			out[i] = ivalue.HalfToFloat32(le.Uint16(b))
 		case "BF16":
-			out[i] = math.Float32frombits(uint32(le.Uint16(b)) << 16)
+			out[i] = ivalue.BFloat16ToFloat32(le.Uint16(b))
 		case "FP32":
 			out[i] = math.Float32frombits(le.Uint32(b))
 		case "FP64":
