@@ -245,7 +245,7 @@ func loadVersion(ctx context.Context, name string, version int64, dir string, cf
 			Workers:             v.instances,
 			InputNames:          specNames(v.inputs),
 			OutputNames:         specNames(v.outputs),
-		}, v.executeBatch)
+		}, v.execute)
 	}
 	if err := v.warmup(ctx, dir); err != nil {
 		return nil, fmt.Errorf("model %s version %d: warm-up: %w", name, version, err)
@@ -336,18 +336,6 @@ func returnedTensors(g *graph.Graph) int {
 	return n
 }
 
-// executeBatch is execute for the batcher: a batch is one execution.
-func (v *modelVersion) executeBatch(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, error) {
-	outs, err := v.execute(ctx, inputs)
-	if mm := v.metrics; mm != nil && err == nil {
-		mm.exec.Inc()
-		if len(inputs) > 0 && inputs[0].Dim() > 0 {
-			mm.batchRows.Observe(float64(inputs[0].Size(0)))
-		}
-	}
-	return outs, err
-}
-
 func specNames(specs []tensorSpec) []string {
 	names := make([]string, len(specs))
 	for i, s := range specs {
@@ -364,7 +352,8 @@ func (v *modelVersion) execute(ctx context.Context, inputs []*ivalue.Tensor) ([]
 }
 
 // executeTimed is execute that also says when a runtime took the run
-// (the end of the request's queueing).
+// (the end of the request's queueing). Each run a runtime took counts
+// as one execution, of the rows in dim 0 (one batch, for the batcher).
 func (v *modelVersion) executeTimed(ctx context.Context, inputs []*ivalue.Tensor) ([]*ivalue.Tensor, time.Time, error) {
 	var outs []*ivalue.Tensor
 	var started time.Time
@@ -381,6 +370,14 @@ func (v *modelVersion) executeTimed(ctx context.Context, inputs []*ivalue.Tensor
 		outs, err = flattenCopy(res, outs[:0])
 		return err
 	})
+	if mm := v.metrics; mm != nil && !started.IsZero() { // nil in warm-up, which is not counted
+		mm.exec.Inc()
+		rows := 1
+		if v.maxBatch > 0 && len(inputs) > 0 && inputs[0].Dim() > 0 {
+			rows = inputs[0].Size(0)
+		}
+		mm.batchRows.Observe(float64(rows))
+	}
 	if err != nil {
 		return nil, started, err
 	}
@@ -391,7 +388,7 @@ func (v *modelVersion) executeTimed(ctx context.Context, inputs []*ivalue.Tensor
 }
 
 // managedBytes is the planned memory of the pool's runtimes (each has
-// run once, in warm-up).
+// run on its planned slab in warm-up).
 func (v *modelVersion) managedBytes() int64 {
 	var b int64
 	_ = v.pool.Do(context.Background(), func(r *staticruntime.StaticRuntime) error {

@@ -353,8 +353,6 @@ func (s *Server) infer(ctx context.Context, v *modelVersion, req *InferRequest, 
 		if !started.IsZero() {
 			mm.queueUs.Add(float64(started.Sub(start).Microseconds()))
 			mm.computeUs.Add(float64(time.Since(started).Microseconds()))
-			mm.exec.Inc()
-			mm.batchRows.Observe(float64(rows))
 		}
 	}
 	if err != nil {
