@@ -57,32 +57,26 @@ func checkConfig(c *configpb.ModelConfig) error {
 	if c.MaxBatchSize < 0 {
 		errs = append(errs, fmt.Errorf("max_batch_size %d is negative", c.MaxBatchSize))
 	}
+	// Inputs and outputs share one namespace: a name is declared once.
 	seen := map[string]bool{}
+	tensor := func(what string, i int, name string, dt configpb.DataType, dims []int64) {
+		if name == "" {
+			errs = append(errs, fmt.Errorf("%s %d has no name", what, i))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("%s %q is declared twice", what, name))
+		}
+		seen[name] = true
+		if _, err := dtypeOfConfig(dt); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", what, name, err))
+		}
+		errs = append(errs, checkDims(what, name, dims))
+	}
 	for i, in := range c.Input {
-		if in.Name == "" {
-			errs = append(errs, fmt.Errorf("input %d has no name", i))
-		}
-		if seen[in.Name] {
-			errs = append(errs, fmt.Errorf("input %q is declared twice", in.Name))
-		}
-		seen[in.Name] = true
-		if _, err := dtypeOfConfig(in.DataType); err != nil {
-			errs = append(errs, fmt.Errorf("input %q: %w", in.Name, err))
-		}
-		errs = append(errs, checkDims("input", in.Name, in.Dims))
+		tensor("input", i, in.Name, in.DataType, in.Dims)
 	}
 	for i, out := range c.Output {
-		if out.Name == "" {
-			errs = append(errs, fmt.Errorf("output %d has no name", i))
-		}
-		if seen[out.Name] {
-			errs = append(errs, fmt.Errorf("output %q is declared twice", out.Name))
-		}
-		seen[out.Name] = true
-		if _, err := dtypeOfConfig(out.DataType); err != nil {
-			errs = append(errs, fmt.Errorf("output %q: %w", out.Name, err))
-		}
-		errs = append(errs, checkDims("output", out.Name, out.Dims))
+		tensor("output", i, out.Name, out.DataType, out.Dims)
 	}
 	for _, g := range c.InstanceGroup {
 		if g.Count < 0 {

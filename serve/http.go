@@ -160,6 +160,20 @@ var parsers fastjson.ParserPool
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// getBuf takes an empty buffer from the pool; putBuf gives it back,
+// unless a large request grew it (the pool would keep that memory).
+func getBuf() *bytes.Buffer {
+	b := bufPool.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bufPool.Put(b)
+	}
+}
+
 func (s *Server) handleInfer(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		writeError(w, errorf(CodeUnavailable, "the server is shutting down"))
@@ -169,13 +183,8 @@ func (s *Server) handleInfer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Code: CodeTooLarge, Msg: fmt.Sprintf("a %d-byte body is over the server's %d-byte limit", r.ContentLength, s.opts.MaxRequestBytes)})
 		return
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			bufPool.Put(buf)
-		}
-	}()
+	buf := getBuf()
+	defer putBuf(buf)
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength))
 	}
@@ -199,13 +208,8 @@ func (s *Server) handleInfer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out := bufPool.Get().(*bytes.Buffer)
-	out.Reset()
-	defer func() {
-		if out.Cap() <= 1<<20 {
-			bufPool.Put(out)
-		}
-	}()
+	out := getBuf()
+	defer putBuf(out)
 	jsonLen, binary := encodeHTTP(out, resp)
 	h := w.Header()
 	if binary {
