@@ -96,48 +96,41 @@ func serveMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	var (
-		repo, host, control, logFormat, logLevel = &f.repo, &f.host, &f.control, &f.logFormat, &f.logLevel
-		httpPort, grpcPort, metricsPort          = &f.httpPort, &f.grpcPort, &f.metricsPort
-		instances, maxQueue, python, threads     = &f.instances, &f.maxQueue, &f.python, &f.threads
-		maxBody                                  = &f.maxBody
-		readTO, writeTO, idleTO, drain           = &f.readTO, &f.writeTO, &f.idleTO, &f.drain
-	)
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(os.Stderr, hopts)
-	if *logFormat == "json" {
+	if f.logFormat == "json" {
 		h = slog.NewJSONHandler(os.Stderr, hopts)
-	} else if *logFormat != "text" {
-		return fmt.Errorf("-log-format %q: text or json", *logFormat)
+	} else if f.logFormat != "text" {
+		return fmt.Errorf("-log-format %q: text or json", f.logFormat)
 	}
 	log := slog.New(h)
-	if *repo == "" {
+	if f.repo == "" {
 		return errors.New("-model-repository is required")
 	}
 	addr := func(port int) string {
 		if port < 0 {
 			return ""
 		}
-		return *host + ":" + strconv.Itoa(port)
+		return f.host + ":" + strconv.Itoa(port)
 	}
 	ro := staticruntime.DefaultOptions()
-	if *threads > 0 {
-		ro.InterOpThreads = *threads
+	if f.threads > 0 {
+		ro.InterOpThreads = f.threads
 	}
 	opts := serve.Options{
-		ModelRepository: *repo, HTTPAddr: addr(*httpPort), GRPCAddr: addr(*grpcPort), MetricsAddr: addr(*metricsPort),
-		Instances: *instances, MaxQueueSize: *maxQueue, MaxRequestBytes: *maxBody,
-		ReadTimeout: *readTO, WriteTimeout: *writeTO, IdleTimeout: *idleTO, DrainTimeout: *drain,
-		ModelControl: *control, PythonInterpreters: *python, Runtime: &ro, Logger: log,
+		ModelRepository: f.repo, HTTPAddr: addr(f.httpPort), GRPCAddr: addr(f.grpcPort), MetricsAddr: addr(f.metricsPort),
+		Instances: f.instances, MaxQueueSize: f.maxQueue, MaxRequestBytes: f.maxBody,
+		ReadTimeout: f.readTO, WriteTimeout: f.writeTO, IdleTimeout: f.idleTO, DrainTimeout: f.drain,
+		ModelControl: f.control, PythonInterpreters: f.python, Runtime: &ro, Logger: log,
 	}
 	if opts.Instances == 0 {
 		opts.Instances = defaultInstances(log)
 	}
-	log.Info("starting", "version", serve.Version, "repository", *repo, "instances", opts.Instances)
+	log.Info("starting", "version", serve.Version, "repository", f.repo, "instances", opts.Instances)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	s, err := serve.New(ctx, opts)
@@ -156,7 +149,7 @@ func serveMain(args []string) error {
 		}
 	}
 	stop()
-	sctx, cancel := context.WithTimeout(context.Background(), *drain)
+	sctx, cancel := context.WithTimeout(context.Background(), f.drain)
 	defer cancel()
 	return s.Shutdown(sctx)
 }
