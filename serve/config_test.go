@@ -175,12 +175,17 @@ func TestModelControlNone(t *testing.T) {
 }
 
 func TestNoRepository(t *testing.T) {
-	_, err := serve.New(context.Background(), serve.Options{ModelRepository: filepath.Join(t.TempDir(), "none"), Logger: quietLogger()})
+	// A repository that cannot be read: no server (gosr serve exits).
+	s, err := serve.New(context.Background(), serve.Options{ModelRepository: filepath.Join(t.TempDir(), "none"), Logger: quietLogger()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "model repository")
+	assert.Nil(t, s)
+	// A model that does not load: a server for the rest, and the error.
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "m"), 0o755))
-	_, err = serve.New(context.Background(), serve.Options{ModelRepository: dir, Logger: quietLogger()})
+	s, err = serve.New(context.Background(), serve.Options{ModelRepository: dir, Logger: quietLogger()})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no version directory")
+	require.NotNil(t, s)
+	require.NoError(t, s.Shutdown(context.Background()))
 }

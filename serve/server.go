@@ -130,9 +130,10 @@ type Server struct {
 }
 
 // New makes a server for opts.ModelRepository and loads its models. A
-// model that fails to load is reported in the returned error and in the
-// repository index; the server serves the others (check the error to
-// refuse starting with a broken repository).
+// repository that cannot be read is an error and no server. A model
+// that fails to load is reported in the returned error and in the
+// repository index, beside a server that serves the others (check the
+// error to refuse starting with a broken repository).
 func New(ctx context.Context, opts Options) (*Server, error) {
 	opts.fill()
 	if opts.ModelControl != "explicit" && opts.ModelControl != "none" {
@@ -149,7 +150,10 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s.repo = newRepository(opts.ModelRepository, lo, s.log, s.metrics, opts.DrainTimeout)
 	if opts.ModelRepository == "" {
-		return s, errors.New("serve: no model repository")
+		return nil, errors.New("serve: no model repository")
+	}
+	if _, err := s.repo.names(); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return s, s.repo.loadAll(ctx)
 }

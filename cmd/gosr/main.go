@@ -134,6 +134,9 @@ func serveMain(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	s, err := serve.New(ctx, opts)
+	if s == nil {
+		return err
+	}
 	if err != nil {
 		// Models that loaded serve; the index tells which did not.
 		log.Error("some models did not load", "err", err)
