@@ -57,6 +57,7 @@ FUZZERS := \
 	./loaders/tscode:FuzzParse \
 	./serve:FuzzDecodeGRPC \
 	./serve:FuzzDecodeHTTP \
+	./serve:FuzzParseJSONFloat \
 	./staticruntime:FuzzPrepareAndRun \
 	./staticruntime:FuzzRunInputs
 FUZZTIME ?= 60s

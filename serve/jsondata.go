@@ -19,46 +19,56 @@ import (
 // decodeData fills t (zeroed, of its dtype and shape) from data.
 func decodeData(name string, data *fastjson.Value, t *ivalue.Tensor) error {
 	n := t.Numel()
-	count := 0
-	bad := func(format string, args ...any) error {
-		return errorf(CodeInvalidArgument, "input %q: data: "+format, append([]any{name}, args...)...)
-	}
-	var walk func(v *fastjson.Value, depth int) error
-	walk = func(v *fastjson.Value, depth int) error {
-		if v.Type() == fastjson.TypeArray {
-			if depth > t.Dim() {
-				return bad("nested deeper than the shape %v", t.Sizes())
-			}
-			items, _ := v.Array()
-			for _, it := range items {
-				if err := walk(it, depth+1); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		if count >= n {
-			return bad("more than the %d elements of shape %v", n, t.Sizes())
-		}
-		if err := setElem(t, count, v); err != nil {
-			return bad("element %d: %v", count, err)
-		}
-		count++
-		return nil
-	}
+	d := dataDecoder{name: name, t: t, n: n}
 	if data.Type() != fastjson.TypeArray && n != 1 {
-		return bad("not an array")
+		return d.bad("not an array")
 	}
-	if err := walk(data, 0); err != nil {
+	if err := d.walk(data, 0); err != nil {
 		return err
 	}
-	if count != n {
-		return bad("%d elements for shape %v (%d elements)", count, t.Sizes(), n)
+	if d.count != n {
+		return d.bad("%d elements for shape %v (%d elements)", d.count, t.Sizes(), n)
 	}
 	return nil
 }
 
-func setElem(t *ivalue.Tensor, i int, v *fastjson.Value) error {
+// dataDecoder walks a data member's nested arrays in row-major order.
+type dataDecoder struct {
+	name     string
+	t        *ivalue.Tensor
+	n, count int
+	num      [64]byte // a number's text, for parseJSONFloat
+}
+
+func (d *dataDecoder) bad(format string, args ...any) error {
+	return errorf(CodeInvalidArgument, "input %q: data: "+format, append([]any{d.name}, args...)...)
+}
+
+func (d *dataDecoder) walk(v *fastjson.Value, depth int) error {
+	if v.Type() == fastjson.TypeArray {
+		if depth > d.t.Dim() {
+			return d.bad("nested deeper than the shape %v", d.t.Sizes())
+		}
+		items, _ := v.Array()
+		for _, it := range items {
+			if err := d.walk(it, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if d.count >= d.n {
+		return d.bad("more than the %d elements of shape %v", d.n, d.t.Sizes())
+	}
+	if err := setElem(d.t, d.count, v, d.num[:0]); err != nil {
+		return d.bad("element %d: %v", d.count, err)
+	}
+	d.count++
+	return nil
+}
+
+// setElem sets element i of t to v; scratch is room for v's text.
+func setElem(t *ivalue.Tensor, i int, v *fastjson.Value, scratch []byte) error {
 	dt := t.DType()
 	switch dt {
 	case ivalue.Bool:
@@ -69,9 +79,21 @@ func setElem(t *ivalue.Tensor, i int, v *fastjson.Value) error {
 		t.B()[i] = b
 		return nil
 	case ivalue.Float32, ivalue.Float64, ivalue.Float16, ivalue.BFloat16:
-		f, err := v.Float64()
-		if err != nil {
-			return fmt.Errorf("%s is not a number", v)
+		bits := 32
+		if dt == ivalue.Float64 {
+			bits = 64
+		}
+		f, ok := 0.0, false
+		if v.Type() == fastjson.TypeNumber {
+			f, ok = parseJSONFloat(v.MarshalTo(scratch), bits)
+		}
+		if !ok {
+			// Not a JSON number, or out of the dtype's range: fastjson
+			// also takes "inf" and "nan" (and saturates), as before.
+			var err error
+			if f, err = v.Float64(); err != nil {
+				return fmt.Errorf("%s is not a number", v)
+			}
 		}
 		switch dt {
 		case ivalue.Float32:

@@ -81,3 +81,42 @@ func BenchmarkGRPCFloor(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHTTPHandler: the infer handler alone, no network: gosr's own
+// CPU per REST request (decode, run, encode, metrics). The JSON numbers
+// are float32's shortest text (as Go's encoding/json and srbench load
+// write them) or float64's 17 digits (as Python clients send a float32
+// tensor's tolist()).
+func BenchmarkHTTPHandler(b *testing.B) {
+	ts := startServer(b, serve.Options{Instances: 1}, mlpModel)
+	h := ts.HTTPHandler()
+	x := samples(b, td+"pt/mlp.inputs.pt")[0]
+	for _, bc := range []struct {
+		name string
+		data any
+	}{{"shortest", x.F32()}, {"17digits", x.Float64s()}} {
+		body := mustJSON(b, map[string]any{"inputs": []any{map[string]any{"name": "x", "datatype": "FP32", "shape": shape64(x), "data": bc.data}}})
+		b.Run(bc.name, func(b *testing.B) {
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for range b.N {
+				r, _ := http.NewRequest("POST", "/v2/models/mlp/infer", bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
+				clear(w.h)
+				h.ServeHTTP(w, r)
+				if w.code != 200 {
+					b.Fatal(w.code)
+				}
+			}
+		})
+	}
+}
+
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(c int)           { w.code = c }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }

@@ -665,3 +665,74 @@ func TestLoadGosrServer(t *testing.T) {
 		assert.ErrorContains(t, f.run(io.Discard), tc.err, tc.name)
 	}
 }
+
+// The HTTP sender keeps one connection across requests and error
+// answers, dials again after the server closes it or after a failure,
+// and gives up on a silent server at the timeout.
+func TestHTTPSenderConnections(t *testing.T) {
+	var conns atomic.Int64
+	var mode atomic.Int32 // 0 answer, 1 answer and close, 2 error answer, 3 hang
+	release := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		switch mode.Load() {
+		case 1:
+			w.Header().Set("Connection", "close")
+		case 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.Write([]byte(`{"error":"queue full"}`))
+			return
+		case 3:
+			<-release
+			return
+		}
+		w.Write([]byte(`{"outputs":[]}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	defer close(release)
+
+	c, err := newHTTPClient(srv.URL, "m", "", false, 1, 200*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, c.prepare(mustInputs(t, map[string][]int64{"INPUT__0": {1, 4}})))
+	s, err := c.newSender()
+	require.NoError(t, err)
+	defer s.close()
+	ctx := context.Background()
+	for range 5 {
+		_, err := s.infer(ctx, false)
+		require.NoError(t, err)
+	}
+	assert.EqualValues(t, 1, conns.Load(), "one kept-alive connection")
+	mode.Store(2)
+	for range 3 {
+		_, err := s.infer(ctx, false)
+		require.ErrorContains(t, err, "503 Service Unavailable: queue full")
+	}
+	assert.EqualValues(t, 1, conns.Load(), "an error answer keeps the connection")
+	mode.Store(1)
+	for range 3 {
+		_, err := s.infer(ctx, false)
+		require.NoError(t, err)
+	}
+	assert.EqualValues(t, 3, conns.Load(), "Connection: close: the kept connection, then a new one each time")
+	mode.Store(3)
+	t0 := time.Now()
+	_, err = s.infer(ctx, false)
+	require.Error(t, err)
+	assert.Less(t, time.Since(t0), 2*time.Second, "the timeout ends a hung request")
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(20*time.Millisecond, cancel)
+	t0 = time.Now()
+	_, err = s.infer(cctx, false)
+	require.Error(t, err)
+	assert.Less(t, time.Since(t0), 150*time.Millisecond, "a cancelled context ends a request at once")
+	mode.Store(0)
+	_, err = s.infer(ctx, false)
+	require.NoError(t, err, "a fresh connection after the failures")
+}
