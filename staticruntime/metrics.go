@@ -23,7 +23,12 @@ type IndividualMetrics struct {
 	Nodes          []NodeInfo // the top-level nodes, in order
 	TimePerOp      map[string]time.Duration
 	InstancesPerOp map[string]int
-	KindPerOp      map[string]ops.Kind
+	// FLOPs is one iteration's floating-point work (ops.FLOPs: the
+	// convolutions and matrix products, 2 per multiply-add) over every
+	// node of every block; FLOPsPerOp splits it by op.
+	FLOPs      int64
+	FLOPsPerOp map[string]int64
+	KindPerOp  map[string]ops.Kind
 	// EveryNode times every node of every block, depth first (a node's
 	// sub-blocks' nodes follow it). Forked subgraphs run on runtimes of
 	// their own and are timed as their aten::wait.
@@ -39,6 +44,7 @@ type NodeTiming struct {
 	NodeInfo
 	Depth int           // 0 in the top block, 1 in a sub-block of it, ...
 	Time  time.Duration // per iteration, all its executions together
+	FLOPs int64         // per iteration, all its executions together
 	// Runs counts its executions in all the timed iterations: Iters for
 	// a top-level node, Iters times the trip count in a loop body, fewer
 	// in a branch not always taken.
@@ -67,8 +73,9 @@ func (p *runProfile) stop(t time.Time) {
 // blockProfile holds, per node of a block, the time and number of its
 // executions.
 type blockProfile struct {
-	time []time.Duration
-	runs []int
+	time  []time.Duration
+	runs  []int
+	flops []int64
 }
 
 // profile makes r's runs timed (on) or not: every BlockRunner of r gets
@@ -82,7 +89,8 @@ func (r *StaticRuntime) profile(on bool) {
 	walk = func(b *BlockRunner) {
 		b.prof = nil
 		if on {
-			b.prof = &blockProfile{time: make([]time.Duration, len(b.nodes)), runs: make([]int, len(b.nodes))}
+			n := len(b.nodes)
+			b.prof = &blockProfile{time: make([]time.Duration, n), runs: make([]int, n), flops: make([]int64, n)}
 		}
 		for i := range b.nodes {
 			for _, sb := range b.nodes[i].Blocks {
@@ -136,6 +144,7 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 	met.TimePerOp = map[string]time.Duration{}
 	met.InstancesPerOp = map[string]int{}
 	met.KindPerOp = map[string]ops.Kind{}
+	met.FLOPsPerOp = map[string]int64{}
 	nodes := r.top.nodes
 	for i := range nodes {
 		d := perIter(top.time[i])
@@ -151,10 +160,15 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 	walk = func(b *BlockRunner, depth int) {
 		for i := range b.nodes {
 			p := &b.nodes[i]
+			fl := b.prof.flops[i] / int64(iters)
 			met.EveryNode = append(met.EveryNode, NodeTiming{
 				NodeInfo: NodeInfo{Op: p.Node.Kind, Kind: p.Kind, Node: describe(p.Node)},
-				Depth:    depth, Time: perIter(b.prof.time[i]), Runs: b.prof.runs[i],
+				Depth:    depth, Time: perIter(b.prof.time[i]), Runs: b.prof.runs[i], FLOPs: fl,
 			})
+			if fl > 0 {
+				met.FLOPs += fl
+				met.FLOPsPerOp[p.Node.Kind] += fl
+			}
 			for _, sb := range p.Blocks {
 				walk(sb.(*BlockRunner), depth+1)
 			}
@@ -181,14 +195,30 @@ func (m *IndividualMetrics) String() string {
 		rows = append(rows, row{op, d})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].d > rows[j].d || rows[i].d == rows[j].d && rows[i].op < rows[j].op })
+	// An op's GFLOP/s is over its own nodes' time, sub-blocks' included
+	// (TimePerOp has the top block's only).
+	opTime := map[string]time.Duration{}
+	for _, n := range m.EveryNode {
+		if m.FLOPsPerOp[n.Op] > 0 {
+			opTime[n.Op] += n.Time
+		}
+	}
 	for _, r := range rows {
 		pct := 0.0
 		if m.TotalTime > 0 {
 			pct = 100 * float64(r.d) / float64(m.TotalTime)
 		}
-		fmt.Fprintf(&b, "%18s. %8.3f%%. %s (%d nodes, %s)\n", ms(r.d), pct, r.op, m.InstancesPerOp[r.op], m.KindPerOp[r.op])
+		rate := ""
+		if fl, d := m.FLOPsPerOp[r.op], opTime[r.op]; fl > 0 && d > 0 {
+			rate = fmt.Sprintf(", %.1f GFLOP/s", float64(fl)/d.Seconds()/1e9)
+		}
+		fmt.Fprintf(&b, "%18s. %8.3f%%. %s (%d nodes, %s%s)\n", ms(r.d), pct, r.op, m.InstancesPerOp[r.op], m.KindPerOp[r.op], rate)
 	}
 	fmt.Fprintf(&b, "%18s. in Total\n", ms(m.TotalTime))
+	if m.FLOPs > 0 && m.TotalTime > 0 {
+		fmt.Fprintf(&b, "FLOPs per iter: %.4g GFLOP (convolutions and matrix products), %.1f GFLOP/s over the nodes' total time\n",
+			float64(m.FLOPs)/1e9, float64(m.FLOPs)/m.TotalTime.Seconds()/1e9)
+	}
 	fmt.Fprintf(&b, "Memory planning time: %s\n", ms(m.PlannerTime))
 	fmt.Fprintf(&b, "First iter time: %s\n", ms(m.FirstIterTime))
 	total := m.OutNodes + m.NativeNodes + m.FallbackNodes

@@ -127,3 +127,72 @@ func TestBenchmarkIndividualOpsAllocatesNothing(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(10, func() { r.Run(args...) }), "Run")
 }
+
+// TestBenchmarkIndividualOpsFLOPs: the FLOPs of convolutions (grouped,
+// strided, transposed) and matrix products, 2 per multiply-add, counted
+// by hand from the shapes; a loop body's per trip; elementwise ops none.
+func TestBenchmarkIndividualOpsFLOPs(t *testing.T) {
+	const ir = `graph(%x : Tensor, %w : Tensor, %wg : Tensor, %wt : Tensor, %lw : Tensor, %m : Tensor, %n : int):
+  %none : NoneType = prim::Constant()
+  %true : bool = prim::Constant[value=1]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %zero : int = prim::Constant[value=0]()
+  %s1 : int[] = prim::ListConstruct(%one, %one)
+  %s2 : int[] = prim::ListConstruct(%two, %two)
+  %p1 : int[] = prim::ListConstruct(%one, %one)
+  %p0 : int[] = prim::ListConstruct(%zero, %zero)
+  %c1 : Tensor = aten::conv2d(%x, %w, %none, %s1, %p1, %s1, %one)
+  %r : Tensor = aten::relu(%c1)
+  %c2 : Tensor = aten::conv2d(%r, %wg, %none, %s2, %p1, %s1, %two)
+  %ct : Tensor = aten::conv_transpose2d(%c2, %wt, %none, %s2, %p0, %p0, %one, %s1)
+  %f : Tensor = aten::flatten(%ct, %one, %zero)
+  %l : Tensor = aten::linear(%ct, %lw, %none)
+  %y : Tensor = prim::Loop(%n, %true, %m)
+    block0(%i : int, %acc : Tensor):
+      %acc2 : Tensor = aten::matmul(%acc, %m)
+      -> (%true, %acc2)
+  return (%l, %y)
+`
+	f := func(shape ...int) ivalue.IValue {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = float32(i%7) * 0.01
+		}
+		return ivalue.FromTensor(ivalue.F32Tensor(d, shape...))
+	}
+	args := []ivalue.IValue{
+		f(1, 3, 8, 8),  // x
+		f(4, 3, 3, 3),  // w: 3 -> 4 channels, 3x3, pad 1: out 1x4x8x8
+		f(6, 2, 3, 3),  // wg: groups 2, 4 -> 6, stride 2: out 1x6x4x4
+		f(6, 5, 2, 2),  // wt: transposed 6 -> 5, 2x2 stride 2: out 1x5x8x8
+		f(3, 8),        // lw: linear over the last dim 8 -> 3: out 1x5x8x3
+		f(5, 5),        // m: 5x5 @ 5x5 per trip
+		ivalue.FromInt(3),
+	}
+	r := prepare(t, ir, nil).NewRuntime()
+	met, err := r.BenchmarkIndividualOps(args, 1, 4)
+	require.NoError(t, err)
+	want := map[string]int64{
+		"aten::conv2d":           2*(1*4*8*8)*(3*3*3) + 2*(1*6*4*4)*(2*3*3),
+		"aten::conv_transpose2d": 2 * (1 * 6 * 4 * 4) * (5 * 2 * 2),
+		"aten::linear":           2 * (1 * 5 * 8 * 3) * 8,
+		"aten::matmul":           3 * 2 * (5 * 5) * 5,
+	}
+	assert.Equal(t, want, met.FLOPsPerOp)
+	var total int64
+	for _, v := range want {
+		total += v
+	}
+	assert.Equal(t, total, met.FLOPs)
+	for _, n := range met.EveryNode {
+		if want[n.Op] == 0 {
+			assert.Zero(t, n.FLOPs, n.Node)
+		}
+	}
+	assert.Contains(t, met.String(), "GFLOP/s")
+}

@@ -145,6 +145,9 @@ func (b *BlockRunner) runChecked() error {
 			err = nodes[i].Kernel(&nodes[i])
 			prof.time[i] += time.Since(t)
 			prof.runs[i]++
+			if err == nil {
+				prof.flops[i] += ops.FLOPs(&nodes[i])
+			}
 		} else {
 			err = nodes[i].Kernel(&nodes[i])
 		}

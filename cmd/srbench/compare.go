@@ -130,6 +130,12 @@ type compareResult struct {
 	ORTAgree    *bool    `json:"ort_outputs_agree,omitempty"`
 	ORTVersion  string   `json:"ort_version,omitempty"`
 	ORTNote     string   `json:"ort_note,omitempty"`
+	// FLOPs is one run's floating-point work (ops.FLOPs: convolutions and
+	// matrix products, 2 per multiply-add); the GFLOP/s are it over each
+	// engine's time per run.
+	FLOPs      int64   `json:"flops,omitempty"`
+	GosrGFLOPs float64 `json:"gosr_gflops,omitempty"`
+	ORTGFLOPs  float64 `json:"ort_gflops,omitempty"`
 }
 
 // planMemory prepares m with every planner and runs it twice (the first
@@ -312,9 +318,9 @@ func (f *compareFlags) run(w io.Writer) error {
 	mw := modelWidth(results)
 	ortCols := ""
 	if ortLib != "" {
-		ortCols = fmt.Sprintf(" %10s %9s %11s", "ORT us", "gosr/ORT", "ORT |diff|")
+		ortCols = fmt.Sprintf(" %10s %9s %11s %8s", "ORT us", "gosr/ORT", "ORT |diff|", "ORT GF/s")
 	}
-	fmt.Fprintf(w, "%-*s %-8s %10s %14s %9s %14s %9s%s %12s %12s %s\n", mw, "model", "backend", "gosr us", "PyTorch SR us", "speedup", "interp us", "speedup", ortCols, "gosr |diff|", "load+prep ms", "agree")
+	fmt.Fprintf(w, "%-*s %-8s %10s %8s %14s %9s %14s %9s%s %8s %12s %12s %s\n", mw, "model", "backend", "gosr us", "gosr GF/s", "PyTorch SR us", "speedup", "interp us", "speedup", ortCols, "GFLOP", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
 		prep := ""
 		if c.TorchPrepareMs > 0 {
@@ -326,23 +332,27 @@ func (f *compareFlags) run(w io.Writer) error {
 		}
 		note := c.Note
 		if ortLib != "" {
-			ortCols = fmt.Sprintf(" %10s %9s %11s", "-", "-", "-")
+			ortCols = fmt.Sprintf(" %10s %9s %11s %8s", "-", "-", "-", "-")
 			if c.ORTUs > 0 {
 				diff := "-"
 				if c.ORTDiff != nil {
 					diff = fmt.Sprintf("%.3g", *c.ORTDiff)
 				}
-				ortCols = fmt.Sprintf(" %10.3f %8.2fx %11s", c.ORTUs, c.GosrOverORT, diff)
+				ortCols = fmt.Sprintf(" %10.3f %8.2fx %11s %8s", c.ORTUs, c.GosrOverORT, diff, rate(c.ORTGFLOPs))
 			}
 			note = strings.TrimSpace(note + " " + c.ORTNote)
 		}
-		fmt.Fprintf(w, "%-*s %-8s %10.3f %14.3f %8.2fx %14.3f %8.2fx%s %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, ortCols, c.GosrDiff, prep, ag, note)
+		fl := "-"
+		if c.FLOPs > 0 {
+			fl = fmt.Sprintf("%.4g", float64(c.FLOPs)/1e9)
+		}
+		fmt.Fprintf(w, "%-*s %-8s %10.3f %9s %14.3f %8.2fx %14.3f %8.2fx%s %8s %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, rate(c.GosrGFLOPs), c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, ortCols, fl, c.GosrDiff, prep, ag, note)
 	}
 	ortKey := ""
 	if ortLib != "" {
 		ortKey = "; ORT: ONNX Runtime's time per run on PyTorch's ONNX export of the model, gosr/ORT gosr's time over it (above 1: gosr slower), ORT |diff|: its largest absolute difference from PyTorch's outputs"
 	}
-	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures%s; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results), ortKey)
+	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; GFLOP: one run's convolutions and matrix products, 2 FLOPs per multiply-add, and GF/s that over each engine's time; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures%s; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results), ortKey)
 	for _, c := range results {
 		printAuto(w, "", ", "+c.Model, c.Auto, f.verbose)
 	}
@@ -366,7 +376,45 @@ func compareGosr(m *model, f compareFlags) (compareResult, *runResult, error) {
 	if err := planMemory(m, f.runtimeFlags, &cr); err != nil {
 		return cr, nil, err
 	}
+	if err := countFLOPs(m, f.runtimeFlags, &cr); err != nil {
+		return cr, nil, err
+	}
 	return cr, res, nil
+}
+
+// countFLOPs runs m once more, counting the floating-point work of its
+// convolutions and matrix products (ops.FLOPs), and gives gosr's achieved
+// GFLOP/s at its measured time. The same count divided by each engine's
+// time gives theirs.
+func countFLOPs(m *model, f runtimeFlags, cr *compareResult) error {
+	sm, err := prepare(m, f)
+	if err != nil {
+		return err
+	}
+	defer sm.Close()
+	met, err := sm.NewRuntime().BenchmarkIndividualOps(m.Inputs, 0, 1)
+	if err != nil {
+		return fmt.Errorf("%s: counting FLOPs: %w", m.Name, err)
+	}
+	cr.FLOPs = met.FLOPs
+	cr.GosrGFLOPs = gflops(cr.FLOPs, cr.GosrUs)
+	return nil
+}
+
+// rate prints a GFLOP/s column ("-" when unknown).
+func rate(g float64) string {
+	if g <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", g)
+}
+
+// gflops is flops done in us microseconds, in GFLOP/s (0 when unknown).
+func gflops(flops int64, us float64) float64 {
+	if flops <= 0 || us <= 0 {
+		return 0
+	}
+	return float64(flops) / us / 1e3
 }
 
 // noteTorchError records why PyTorch's side of a model is missing; the

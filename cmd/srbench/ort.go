@@ -193,6 +193,7 @@ func (cr *compareResult) applyORT(o *ortSide, err error) {
 		d := o.diff
 		cr.ORTDiff, cr.ORTAgree = &d, &o.agree
 	}
+	cr.ORTGFLOPs = gflops(cr.FLOPs, o.us)
 	if o.us > 0 && cr.GosrUs > 0 {
 		cr.GosrOverORT = cr.GosrUs / o.us
 	}

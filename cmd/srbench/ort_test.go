@@ -104,6 +104,11 @@ func TestCompareORT(t *testing.T) {
 	assert.LessOrEqual(t, *r.ORTDiff, 1e-4)
 	require.NotNil(t, r.ORTAgree)
 	assert.True(t, *r.ORTAgree)
+	// The mlp's linears give the FLOPs; each engine's GFLOP/s is them
+	// over its time.
+	assert.Positive(t, r.FLOPs)
+	assert.InDelta(t, float64(r.FLOPs)/r.GosrUs/1e3, r.GosrGFLOPs, 1e-9)
+	assert.InDelta(t, float64(r.FLOPs)/r.ORTUs/1e3, r.ORTGFLOPs, 1e-9)
 
 	f.json = false
 	f.model = filepath.Join(ptfixture.Committed(), "small_cnn.traced_frozen.pt")
@@ -113,6 +118,7 @@ func TestCompareORT(t *testing.T) {
 	assert.Contains(t, text, "ONNX Runtime 1.")
 	assert.Contains(t, text, "ORT us")
 	assert.Contains(t, text, "gosr/ORT")
+	assert.Contains(t, text, "ORT GF/s")
 	assert.NotContains(t, text, "ONNX Runtime failed", text)
 	assert.NotContains(t, text, "torch.onnx.export failed", text)
 }
