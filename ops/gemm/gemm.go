@@ -429,6 +429,10 @@ func packA(dst []float32, a Mat, alpha float32, ic, mc, pc, kc int) {
 		mr := min(MR, mc-ir)
 		p := dst[ir*kc : ir*kc+kc*MR]
 		base := a.Off + (ic+ir)*a.RS + pc*a.CS
+		if mr == MR && a.CS == 1 {
+			packA6(p, a.Data, base, a.RS, kc, alpha)
+			continue
+		}
 		if mr < MR {
 			clear(p)
 		}
@@ -445,6 +449,32 @@ func packA(dst []float32, a Mat, alpha float32, ic, mc, pc, kc int) {
 				p[q*MR+i] = alpha * a.Data[src+q*a.CS]
 			}
 		}
+	}
+}
+
+// packA6 packs six contiguous rows of kc elements (the first at
+// data[base], the next rs further) k-major: p[q*6+i] = alpha*row_i[q].
+// It reads the six rows as six sequential streams and writes p once, in
+// order; packA's general loop writes p six times with a stride, which
+// made packing a seventh of a 512x512x512 product.
+func packA6(p []float32, data []float32, base, rs, kc int, alpha float32) {
+	r0 := data[base : base+kc]
+	r1 := data[base+rs : base+rs+kc]
+	r2 := data[base+2*rs : base+2*rs+kc]
+	r3 := data[base+3*rs : base+3*rs+kc]
+	r4 := data[base+4*rs : base+4*rs+kc]
+	r5 := data[base+5*rs : base+5*rs+kc]
+	p = p[:kc*MR]
+	if alpha == 1 {
+		for q := range r0 {
+			d := p[q*MR : q*MR+MR : q*MR+MR]
+			d[0], d[1], d[2], d[3], d[4], d[5] = r0[q], r1[q], r2[q], r3[q], r4[q], r5[q]
+		}
+		return
+	}
+	for q := range r0 {
+		d := p[q*MR : q*MR+MR : q*MR+MR]
+		d[0], d[1], d[2], d[3], d[4], d[5] = alpha*r0[q], alpha*r1[q], alpha*r2[q], alpha*r3[q], alpha*r4[q], alpha*r5[q]
 	}
 }
 
@@ -602,37 +632,54 @@ func packConv(pk *packBufs, cv *ConvSrc, pc, kc, jc, nc int) {
 			}
 			continue
 		}
+		// The panel crosses output rows: its runs within one output row
+		// (segments) are the same for every packed row, so they are
+		// found once; short runs are copied inline, not by a memmove
+		// call each (a 7-wide image gives three runs per panel).
+		var segs [NR]convSeg
+		ns := 0
+		for j, od, oh, ow := 0, od0, oh0, ow0; j < nr; ns++ {
+			n := min(nr-j, cv.OW-ow)
+			segs[ns] = convSeg{j, n, od * cv.StrD, oh * cv.StrH, ow * sw}
+			j += n
+			ow += n
+			if ow == cv.OW {
+				ow = 0
+				if oh++; oh == cv.OH {
+					oh = 0
+					od++
+				}
+			}
+		}
 		for q, ri := range rows {
-			out := p[q*NR : q*NR+NR]
-			od, oh, ow := od0, oh0, ow0
-			for j := 0; j < nr; {
-				seg := min(nr-j, cv.OW-ow)
-				o := out[j : j+seg]
-				id := od*cv.StrD + ri.dd
-				ih := oh*cv.StrH + ri.dh
+			out := (*[NR]float32)(p[q*NR : q*NR+NR])
+			for _, sg := range segs[:ns] {
+				o := out[sg.j : sg.j+sg.n]
+				id, ih := sg.id+ri.dd, sg.ih+ri.dh
 				if uint(ih) >= uint(cv.H) || uint(id) >= uint(cv.D) {
+					clear(o)
+					continue
+				}
+				rowBase := ri.base + id*cv.SD + ih*cv.SH
+				iw := sg.iw + ri.dw
+				if sw == 1 && rowsContig && iw >= 0 && iw+len(o) <= cv.W {
+					in := cv.Data[rowBase+iw : rowBase+iw+len(o)]
 					for t := range o {
-						o[t] = 0
+						o[t] = in[t]
 					}
-				} else {
-					convRow(o, cv, ri.base+id*cv.SD+ih*cv.SH, ow*cv.StrW+ri.dw)
+					continue
 				}
-				j += seg
-				ow += seg
-				if ow == cv.OW {
-					ow = 0
-					if oh++; oh == cv.OH {
-						oh = 0
-						od++
-					}
-				}
+				convRow(o, cv, rowBase, iw)
 			}
-			for j := nr; j < NR; j++ {
-				out[j] = 0
-			}
+			clear(out[nr:])
 		}
 	}
 }
+
+// convSeg is a run of a panel's columns within one output row: columns
+// [j, j+n) of the panel, whose input rows start at depth id, row ih and
+// column iw before the taps' offsets.
+type convSeg struct{ j, n, id, ih, iw int }
 
 type convRowInfo struct{ base, dd, dh, dw int }
 

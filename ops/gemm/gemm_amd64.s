@@ -12,6 +12,26 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-40
 	MOVQ c+24(FP), DX
 	MOVQ ldc+32(FP), R8
 	SHLQ $2, R8
+	// The C tile's rows are ldc apart: fetch their lines while the k
+	// loop runs, so the final loads of C do not wait on L2 or L3.
+	MOVQ DX, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
+	ADDQ R8, R9
+	PREFETCHT0 (R9)
+	PREFETCHT0 63(R9)
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
