@@ -2,7 +2,7 @@
 GO ?= go
 PYTHON ?= /usr/bin/python3
 
-.PHONY: run test testdata schemas zoo bench bench-pytorch fuzz vet build libtorch proto
+.PHONY: run test testdata schemas zoo kernel-models bench-kernels bench bench-pytorch fuzz vet build libtorch proto
 
 build:
 	$(GO) build ./...
@@ -38,6 +38,14 @@ schemas:
 # four variants each; minutes), into the cache internal/compat's test reads.
 zoo:
 	$(PYTHON) scripts/make_zoo.py --cache
+
+# The kernel figures' ten classifiers at 224x224 (docs/benchmarks.md,
+# "Kernels at 224x224"), then gosr beside PyTorch and ONNX Runtime on them.
+kernel-models:
+	$(PYTHON) scripts/make_kernel_models.py
+
+bench-kernels: kernel-models
+	$(GO) run ./cmd/srbench compare $${GOSR_PT_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/gosr}/kernels224 -warmup 2 -repeats 3 -pt-timeout 10m
 
 # Go benchmarks, then gosr beside PyTorch's Static Runtime on the same models in one run.
 bench:

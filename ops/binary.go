@@ -75,6 +75,56 @@ type binKernel struct {
 
 type binState struct {
 	sc, ca, cb, tmp *ivalue.Tensor
+	// The split of a large float32 fast path across the team
+	// (binLoop32), and its scalar operand.
+	split  binSplitState
+	scalar [1]float32
+}
+
+// binScalar holds v as the fast paths' one-element operand, in the
+// node's state (a stack array would escape into the split state).
+func binScalar(p *ProcessedNode, v float32) []float32 {
+	st, _ := p.State.(*binState)
+	if st == nil {
+		st = &binState{}
+		p.State = st
+	}
+	st.scalar[0] = v
+	return st.scalar[:]
+}
+
+// binSplitState is one split float32 loop: its operands, set per run,
+// and the body the splitter calls, made once.
+type binSplitState struct {
+	splitter
+	op             binOp
+	o, a, b        []float32
+	ia, sa, ib, sb int
+	alpha          float32
+	fn             func(lo, hi int)
+}
+
+// binLoop32 runs binLoopF over o, split across p's team when o is
+// large (sa and sb are 1, or 0 for a scalar operand).
+func binLoop32(p *ProcessedNode, op binOp, o, a []float32, ia, sa int, b []float32, ib, sb int, alpha float32) {
+	if p.Scratch.Team() == nil || len(o) < 2*splitMinWork {
+		binLoopF(op, o, a, ia, sa, b, ib, sb, alpha)
+		return
+	}
+	st, _ := p.State.(*binState)
+	if st == nil {
+		st = &binState{}
+		p.State = st
+	}
+	sp := &st.split
+	if sp.fn == nil {
+		sp.fn = func(lo, hi int) {
+			binLoopF(sp.op, sp.o[lo:hi], sp.a, sp.ia+lo*sp.sa, sp.sa, sp.b, sp.ib+lo*sp.sb, sp.sb, sp.alpha)
+		}
+	}
+	sp.op, sp.o, sp.a, sp.ia, sp.sa, sp.b, sp.ib, sp.sb, sp.alpha = op, o, a, ia, sa, b, ib, sb, alpha
+	sp.run(p.Scratch, len(o), 16, len(o), sp.fn)
+	sp.o, sp.a, sp.b = nil, nil, nil // not the state's to keep
 }
 
 func registerBinary(name string, specs ...binSpec) {
@@ -211,21 +261,21 @@ func (k *binKernel) run(p *ProcessedNode) error {
 		case a != nil && b != nil:
 			if a.DType() == ivalue.Float32 && b.DType() == ivalue.Float32 && SameSizes(a.Sizes(), b.Sizes()) && a.IsContiguous() && b.IsContiguous() {
 				out.Resize(ivalue.Float32, a.Sizes())
-				binLoopF(op, out.F32Contig(), a.F32(), a.Offset(), 1, b.F32(), b.Offset(), 1, float32(af))
+				binLoop32(p, op, out.F32Contig(), a.F32(), a.Offset(), 1, b.F32(), b.Offset(), 1, float32(af))
 				return nil
 			}
 		case a != nil:
 			if v := p.Input(k.b); a.DType() == ivalue.Float32 && v.IsNumber() && a.IsContiguous() {
-				s := [1]float32{float32(v.AsFloat())}
+				s := binScalar(p, float32(v.AsFloat()))
 				out.Resize(ivalue.Float32, a.Sizes())
-				binLoopF(op, out.F32Contig(), a.F32(), a.Offset(), 1, s[:], 0, 0, float32(af))
+				binLoop32(p, op, out.F32Contig(), a.F32(), a.Offset(), 1, s, 0, 0, float32(af))
 				return nil
 			}
 		case b != nil:
 			if v := p.Input(k.a); b.DType() == ivalue.Float32 && v.IsNumber() && b.IsContiguous() {
-				s := [1]float32{float32(v.AsFloat())}
+				s := binScalar(p, float32(v.AsFloat()))
 				out.Resize(ivalue.Float32, b.Sizes())
-				binLoopF(op, out.F32Contig(), s[:], 0, 0, b.F32(), b.Offset(), 1, float32(af))
+				binLoop32(p, op, out.F32Contig(), s, 0, 0, b.F32(), b.Offset(), 1, float32(af))
 				return nil
 			}
 		}

@@ -1,6 +1,10 @@
 package ops
 
-import "math"
+import (
+	"math"
+
+	"github.com/gosr/gosr/ops/gemm"
+)
 
 // Float32 relu, hardtanh (relu6) and clamp on contiguous data: the
 // activations of vision models, run by clamp32 (vectorised on amd64).
@@ -43,4 +47,28 @@ func clampFast32(op unOp, o, a []float32, p0, p1 float64) bool {
 	}
 	clamp32(o, a, lo, hi)
 	return true
+}
+
+// clampSplit is clamp32 over a large tensor, split across a team (see
+// splitter); a node keeps one in its state.
+type clampSplit struct {
+	splitter
+	o, a   []float32
+	lo, hi float32
+	fn     func(lo, hi int)
+}
+
+// clamp32Team is clamp32(o, a, lo, hi), split across team through sp
+// when o is large.
+func clamp32Team(sc *gemm.Scratch, sp *clampSplit, o, a []float32, lo, hi float32) {
+	if sc.Team() == nil || len(o) < 2*splitMinWork {
+		clamp32(o, a, lo, hi)
+		return
+	}
+	if sp.fn == nil {
+		sp.fn = func(i, j int) { clamp32(sp.o[i:j], sp.a[i:j], sp.lo, sp.hi) }
+	}
+	sp.o, sp.a, sp.lo, sp.hi = o, a, lo, hi
+	sp.run(sc, len(o), 16, len(o), sp.fn)
+	sp.o, sp.a = nil, nil
 }

@@ -3,6 +3,7 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"math"
 )
 
 // In-place elementwise ops (aten::relu_, aten::add_, aten::hardtanh_, ...)
@@ -62,6 +63,7 @@ func FunctionalOf(kind string) string { return inplaceFunctional[kind] }
 
 type inplaceState struct {
 	inner ProcessedNode
+	clamp clampSplit // relu_ and hardtanh_'s split across the team
 }
 
 // inplaceBuilder finds the functional op's kernel for the same inputs:
@@ -94,20 +96,22 @@ func inplaceBuilder(n *graph.Node) Kernel {
 		if self == nil {
 			return Errorf("expected a tensor as self, got %s", p.Input(0).Kind())
 		}
-		if clampOp != 255 && self.DType() == ivalue.Float32 && self.IsContiguous() {
-			var lo, hi float64
-			if clampOp == unHardtanh {
-				lo, hi = p.Float(1), p.Float(2)
-			}
-			if d := self.F32Contig(); clampFast32(clampOp, d, d, lo, hi) {
-				p.SetOutput(0, ivalue.FromTensor(self))
-				return nil
-			}
-		}
 		st, _ := p.State.(*inplaceState)
 		if st == nil {
 			st = &inplaceState{inner: ProcessedNode{Kernel: fk, Kind: kind, Node: fake}}
 			p.State = st
+		}
+		if clampOp != 255 && self.DType() == ivalue.Float32 && self.IsContiguous() {
+			lo, hi := float32(0), float32(math.Inf(1))
+			if clampOp == unHardtanh {
+				lo, hi = float32(p.Float(1)), float32(p.Float(2))
+			}
+			if !math.IsNaN(float64(lo)) && !math.IsNaN(float64(hi)) {
+				d := self.F32Contig()
+				clamp32Team(p.Scratch, &st.clamp, d, d, lo, hi)
+				p.SetOutput(0, ivalue.FromTensor(self))
+				return nil
+			}
 		}
 		in := &st.inner
 		in.Values, in.In, in.Out = p.Values, p.In, p.Out

@@ -24,6 +24,18 @@ type poolState struct {
 	shape []int
 	plane []float32 // in place: one output plane computed aside
 	xcopy []float32 // in place, input not in plain planes: its copy
+	split poolSplit // max pooling's planes across the team
+}
+
+// poolSplit is a max pooling's output planes shared out across the team
+// (when no plane overlaps the input, so any order works).
+type poolSplit struct {
+	splitter
+	in poolInput
+	q  poolParams
+	o  []float32
+	op int // floats per output plane
+	fn func(lo, hi int)
 }
 
 func init() {
@@ -181,7 +193,22 @@ func maxPool2dKernel(p *ProcessedNode) error {
 	}
 	o := poolOutput(p, 0, &in, q.oh, q.ow, ivalue.Float32, st).F32Contig()
 	ord := poolPlan(st, &in, o, q.oh*q.ow)
-	planesRun(o, q.oh*q.ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
+	op := q.oh * q.ow
+	if p.Scratch.Team() != nil && ord == planesApart && op > 0 {
+		sp := &st.split
+		if sp.fn == nil {
+			sp.fn = func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					maxPoolPlane(&sp.in, &sp.q, sp.in.planeBase(i), sp.o[i*sp.op:(i+1)*sp.op])
+				}
+			}
+		}
+		sp.in, sp.q, sp.o, sp.op = in, q, o, op
+		sp.run(p.Scratch, len(o)/op, 1, len(o)*q.kh*q.kw, sp.fn)
+		sp.in.data, sp.o = nil, nil
+		return nil
+	}
+	planesRun(o, op, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
 		maxPoolPlane(&in, &q, in.planeBase(i), dst)
 	})
 	return nil

@@ -195,3 +195,77 @@ func BenchmarkIntraOpThreads(b *testing.B) {
 		})
 	}
 }
+
+// actNetIR: the ops besides products that a team splits, on a
+// 2x64x32x32 map (131,072 elements): an in-place relu and relu6, a max
+// pooling (planes), adds of two maps and of a scalar, a multiply.
+const actNetIR = `graph(%x : Tensor, %y : Tensor):
+  %0 : int = prim::Constant[value=0]()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %3 : int = prim::Constant[value=3]()
+  %zero : float = prim::Constant[value=0.]()
+  %six : float = prim::Constant[value=6.]()
+  %half : float = prim::Constant[value=0.5]()
+  %false : bool = prim::Constant[value=0]()
+  %k3 : int[] = prim::ListConstruct(%3, %3)
+  %s1 : int[] = prim::ListConstruct(%1, %1)
+  %s2 : int[] = prim::ListConstruct(%2, %2)
+  %p1 : int[] = prim::ListConstruct(%1, %1)
+  %a : Tensor = aten::mul(%x, %y)
+  %r : Tensor = aten::relu_(%a)
+  %m : Tensor = aten::max_pool2d(%r, %k3, %s1, %p1, %s1, %false)
+  %s : Tensor = aten::add(%m, %y, %2)
+  %h : Tensor = aten::hardtanh_(%s, %zero, %six)
+  %t : Tensor = aten::add(%h, %half, %1)
+  %d : Tensor = aten::max_pool2d(%t, %k3, %s2, %p1, %s1, %false)
+  return (%t, %d)
+`
+
+// TestIntraOpThreadsOps: the elementwise ops and poolings split across 2
+// or 3 goroutines give the bits one gives, split every run, and a steady
+// run allocates nothing.
+func TestIntraOpThreadsOps(t *testing.T) {
+	withProcs(t, 3)
+	r := rand.New(rand.NewSource(4))
+	x := ivalue.FromTensor(randTensor(r, 2, 64, 32, 32))
+	y := ivalue.FromTensor(randTensor(r, 2, 64, 32, 32))
+	one := prepare(t, actNetIR, nil).NewRuntime()
+	outs, err := one.Run(x, y)
+	require.NoError(t, err)
+	wantOut := [][]float32{f32(t, outs[0]), f32(t, outs[1])}
+	require.Equal(t, int64(0), staticruntime.OpSplits(one))
+	for _, threads := range []int{2, 3} {
+		opts := staticruntime.DefaultOptions()
+		opts.IntraOpThreads = threads
+		m := prepare(t, actNetIR, &opts)
+		rt := m.NewRuntime()
+		for run := range 3 {
+			before := staticruntime.OpSplits(rt)
+			outs, err := rt.Run(x, y)
+			require.NoError(t, err)
+			// mul, relu_, two max_pool2d, two adds, hardtanh_; from the
+			// second run the memory plan has the first pooling write over
+			// its input (a planned overwrite), whose planes must then go
+			// in order, on one goroutine.
+			want := int64(7)
+			if run > 0 {
+				want = 6
+			}
+			assert.Equal(t, want, staticruntime.OpSplits(rt)-before, "%d threads, run %d", threads, run)
+			for k := range wantOut {
+				got := f32(t, outs[k])
+				require.Len(t, got, len(wantOut[k]))
+				for i := range got {
+					if math.Float32bits(wantOut[k][i]) != math.Float32bits(got[i]) {
+						require.Failf(t, "result differs", "%d threads, run %d, output %d: element %d is %v, one thread gives %v", threads, run, k, i, got[i], wantOut[k][i])
+					}
+				}
+			}
+		}
+		if !raceflag.Enabled {
+			assert.Zero(t, testing.AllocsPerRun(10, func() { rt.Run(x, y) }), "%d threads", threads)
+		}
+		m.Close()
+	}
+}

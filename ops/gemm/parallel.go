@@ -37,8 +37,9 @@ type split struct {
 	packed PrepackedB
 	buf    []float32
 	// splits counts the products split; last is how the latest was.
-	splits int64
-	last   struct {
+	// opSplits counts the other ops split (NoteOpSplit).
+	splits, opSplits int64
+	last             struct {
 		parts  int
 		alongN bool
 	}
@@ -88,6 +89,22 @@ func (sc *Scratch) Splits() int64 {
 		return 0
 	}
 	return sc.par.splits
+}
+
+// OpSplits is the number of ops other than products (elementwise ops,
+// poolings) split across the scratch's team so far.
+func (sc *Scratch) OpSplits() int64 {
+	if sc == nil || sc.par == nil {
+		return 0
+	}
+	return sc.par.opSplits
+}
+
+// NoteOpSplit counts one such op split (the ops package's splitter does).
+func (sc *Scratch) NoteOpSplit() {
+	if sc != nil && sc.par != nil {
+		sc.par.opSplits++
+	}
 }
 
 // split runs the product on the scratch's team if it has one and the
