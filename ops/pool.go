@@ -281,6 +281,15 @@ func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
 				for ow := range mid {
 					mid[ow] = max(mid[ow], max(r[2*ow], r[2*ow+1]))
 				}
+			} else if kw == 3 && sw == 2 && hi > lo {
+				// 3x3 stride 2 (the stem of resnets and densenets): the
+				// window of column ow starts at 2*ow-pw, inside.
+				mid := out[lo:hi]
+				r := row[2*lo-pw : 2*lo-pw+2*len(mid)+1]
+				for ow := range mid {
+					w := r[2*ow : 2*ow+3 : 2*ow+3]
+					mid[ow] = max(mid[ow], max(max(w[0], w[1]), w[2]))
+				}
 			} else {
 				for ow := lo; ow < hi; ow++ {
 					m := out[ow]
