@@ -63,3 +63,30 @@ func BenchmarkGemmPeak(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKernelPeak: the 6x16 micro-kernel alone, on panels that stay
+// in L1 (k = KC), as a share of the FMA peak measured in the same run:
+// the ceiling for BenchmarkGemmPeak, which adds packing, edge tiles and
+// the C tile's traffic.
+func BenchmarkKernelPeak(b *testing.B) {
+	if !cpuHasAsm {
+		b.Skip("no AVX2/FMA")
+	}
+	a := make([]float32, KC*MR)
+	bp := make([]float32, KC*NR)
+	c := make([]float32, MR*NR)
+	for i := range a {
+		a[i] = 1e-3
+	}
+	for i := range bp {
+		bp[i] = 1e-3
+	}
+	peak := measurePeak()
+	b.ResetTimer()
+	for range b.N {
+		kernel6x16AVX2(KC, &a[0], &bp[0], &c[0], NR)
+	}
+	got := 2 * float64(MR*NR*KC) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+	b.ReportMetric(got, "GFLOP/s")
+	b.ReportMetric(100*got/peak, "%peak")
+}
