@@ -458,13 +458,15 @@ func packA(dst []float32, a Mat, alpha float32, ic, mc, pc, kc int) {
 // order; packA's general loop writes p six times with a stride, which
 // made packing a seventh of a 512x512x512 product.
 func packA6(p []float32, data []float32, base, rs, kc int, alpha float32) {
+	// Reslicing each row to r0's length lets the compiler drop the
+	// bounds checks in the loops.
 	r0 := data[base : base+kc]
-	r1 := data[base+rs : base+rs+kc]
-	r2 := data[base+2*rs : base+2*rs+kc]
-	r3 := data[base+3*rs : base+3*rs+kc]
-	r4 := data[base+4*rs : base+4*rs+kc]
-	r5 := data[base+5*rs : base+5*rs+kc]
-	p = p[:kc*MR]
+	r1 := data[base+rs : base+rs+kc][:len(r0)]
+	r2 := data[base+2*rs : base+2*rs+kc][:len(r0)]
+	r3 := data[base+3*rs : base+3*rs+kc][:len(r0)]
+	r4 := data[base+4*rs : base+4*rs+kc][:len(r0)]
+	r5 := data[base+5*rs : base+5*rs+kc][:len(r0)]
+	p = p[:len(r0)*MR]
 	if alpha == 1 {
 		for q := range r0 {
 			d := p[q*MR : q*MR+MR : q*MR+MR]
