@@ -9,18 +9,8 @@ import (
 // Float32 relu, hardtanh (relu6) and clamp on contiguous data: the
 // activations of vision models, run by clamp32 (vectorised on amd64).
 
-func clamp32Go(o, a []float32, lo, hi float32) {
-	for i, x := range a {
-		// x stays when it is NaN: both comparisons are false.
-		if x < lo {
-			x = lo
-		}
-		if x > hi {
-			x = hi
-		}
-		o[i] = x
-	}
-}
+// clamp32 is gemm.Clamp32 (which the products' epilogues share).
+func clamp32(o, a []float32, lo, hi float32) { gemm.Clamp32(o, a, lo, hi) }
 
 // clampFast32 runs relu, hardtanh and clamp with both bounds on float32
 // data through clamp32, reporting false for other ops. a is the input's

@@ -21,6 +21,11 @@ const (
 	convolutionSch   = "aten::_convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"
 	convolutionDepr  = "aten::_convolution.deprecated(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool benchmark, bool deterministic, bool cudnn_enabled) -> Tensor"
 	convolutionPlain = "aten::convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor"
+	// ConvClampSchema is gosr's convolution with a clamp epilogue
+	// (passes.FuseConvClamp makes it of a convolution and the relu,
+	// relu6 or hardtanh that alone reads it): 1-d, 2-d or 3-d from the
+	// weight's rank, never transposed; min <= max.
+	ConvClampSchema = "gosr::conv_clamp(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, float min, float max) -> Tensor"
 )
 
 // convSpec says where a conv overload keeps its arguments.
@@ -29,7 +34,11 @@ type convSpec struct {
 	strPadding bool
 	transposed int // input index of the transposed flag, or -1
 	groups     int // input index of groups
+	clamp      int // input index of the epilogue's min (max follows), or 0: none
 }
+
+// convClampSpec is gosr::conv_clamp's.
+var convClampSpec = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 7}
 
 type convState struct {
 	ints  []int
@@ -55,13 +64,31 @@ func init() {
 			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
-	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6})
-	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6})
-	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6})
-	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6})
-	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8})
-	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8})
-	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8})
+	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0})
+	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0})
+	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0})
+	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0})
+	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0})
+	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0})
+	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0})
+	reg("gosr::conv_clamp", ConvClampSchema, convClampSpec)
+}
+
+// convEpilogue is the node's clamp epilogue (the zero Clamp for a plain
+// convolution).
+func convEpilogue(p *ProcessedNode, spec convSpec) (gemm.Clamp, error) {
+	if spec.clamp == 0 {
+		return gemm.Clamp{}, nil
+	}
+	lo, hi := p.Input(spec.clamp), p.Input(spec.clamp+1)
+	if !lo.IsNumber() || !hi.IsNumber() {
+		return gemm.Clamp{}, Errorf("conv_clamp: expected numbers as min and max, got %s and %s", lo.Kind(), hi.Kind())
+	}
+	ep := gemm.Clamp{On: true, Lo: float32(lo.AsFloat()), Hi: float32(hi.AsFloat())}
+	if !(ep.Lo <= ep.Hi) {
+		return gemm.Clamp{}, Errorf("conv_clamp: min %v must not be above max %v (nor NaN)", ep.Lo, ep.Hi)
+	}
+	return ep, nil
 }
 
 // convPrepacked is a constant weight packed once per group as the
@@ -161,9 +188,13 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if err != nil {
 		return err
 	}
+	ep, err := convEpilogue(p, spec)
+	if err != nil {
+		return err
+	}
 	dims := spec.dims
 	if dims == 0 {
-		if p.Bool(spec.transposed) {
+		if spec.transposed >= 0 && p.Bool(spec.transposed) {
 			return convTransposeKernel(p, convTransposeOfConvolution, pre, st, x, w, bias)
 		}
 		switch w.Dim() {
@@ -178,7 +209,15 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		}
 	}
 	if dims == 3 {
-		return conv3dKernel(p, spec, pre, st, x, w, bias)
+		if err := conv3dKernel(p, spec, pre, st, x, w, bias); err != nil {
+			return err
+		}
+		// No epilogue in the 3-d kernel: the clamp follows it.
+		if ep.On {
+			o := p.Output(0).Tensor().F32Contig()
+			gemm.Clamp32(o, o, ep.Lo, ep.Hi)
+		}
+		return nil
 	}
 	if w.Dim() != dims+2 {
 		return Errorf("conv%dd weight: expected %d dims, got sizes %v", dims, dims+2, w.Sizes())
@@ -299,6 +338,10 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
 			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c)
+			if ep.On {
+				// Column tiles over the input: the clamp follows.
+				gemm.Clamp32(c, c, ep.Lo, ep.Hi)
+			}
 			return nil
 		}
 		if ord == planesCopy {
@@ -308,7 +351,7 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	}
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
-		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st)
+		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, ep)
 		return nil
 	}
 	var beta float32
@@ -324,11 +367,11 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, beta, c)
+		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, beta, c, ep)
 		return nil
 	}
 	wd, woff := convWeightRows(st, w)
-	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, beta, c)
+	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, beta, c, ep)
 	return nil
 }
 
@@ -439,7 +482,7 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 // convGemm runs the convolution as one gemm per image and group, with A
 // the group's weight rows: packed in advance (pre, one per group) or
 // read from w ([o, cg*kh*kw] rows).
-func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, beta float32, c []float32) {
+func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, beta float32, c []float32, ep gemm.Clamp) {
 	cg, og := g.c/g.groups, g.o/g.groups
 	kdim := w.RS
 	if pre != nil {
@@ -463,12 +506,12 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 				src = &cv
 			}
 			if pre != nil {
-				gemm.WithPrepackedA(sc, plane, pre[gr], b, src, beta, c, coff, plane)
+				gemm.WithPrepackedAClamp(sc, plane, pre[gr], b, src, beta, c, coff, plane, ep)
 				continue
 			}
 			a := w
 			a.Off += gr * og * kdim
-			gemm.Gemm(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane)
+			gemm.GemmClamp(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane, ep)
 		}
 	}
 }
@@ -477,7 +520,7 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 // directly, plane by plane (each output plane starts as its bias or 0),
 // in order ord over input planes at xlo (see planesRun) when the output
 // overlaps the input.
-func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState) {
+func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp) {
 	mult := g.o / g.groups
 	kk := g.kh * g.kw
 	fits := convDepthwiseFits(g)
@@ -497,6 +540,9 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 			convDepthwisePlane(g, xd, in, wk, dst, st.saved)
 		} else {
 			convDepthwiseOne(g, xd, in, wk, dst)
+		}
+		if ep.On { // the plane is in cache
+			gemm.Clamp32(dst, dst, ep.Lo, ep.Hi)
 		}
 	})
 }

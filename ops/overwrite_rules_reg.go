@@ -118,13 +118,14 @@ func init() {
 		schema string
 		spec   convSpec
 	}{
-		{conv2dSchema, convSpec{2, false, -1, 6}},
-		{conv2dPadSchema, convSpec{2, true, -1, 6}},
-		{conv1dSchema, convSpec{1, false, -1, 6}},
-		{conv1dPadSchema, convSpec{1, true, -1, 6}},
-		{convolutionSch, convSpec{0, false, 6, 8}},
-		{convolutionDepr, convSpec{0, false, 6, 8}},
-		{convolutionPlain, convSpec{0, false, 6, 8}},
+		{conv2dSchema, convSpec{2, false, -1, 6, 0}},
+		{conv2dPadSchema, convSpec{2, true, -1, 6, 0}},
+		{conv1dSchema, convSpec{1, false, -1, 6, 0}},
+		{conv1dPadSchema, convSpec{1, true, -1, 6, 0}},
+		{convolutionSch, convSpec{0, false, 6, 8, 0}},
+		{convolutionDepr, convSpec{0, false, 6, 8, 0}},
+		{convolutionPlain, convSpec{0, false, 6, 8, 0}},
+		{ConvClampSchema, convClampSpec},
 	} {
 		regOverwrite(c.schema, OverwriteRule{Input: 0, Safe: convSafe(c.spec)})
 	}
@@ -282,8 +283,10 @@ func convSafe(spec convSpec) func(p *ProcessedNode) bool {
 		}
 		dims := spec.dims
 		if dims == 0 {
-			if v := *p.Input(spec.transposed); v.Kind() != ivalue.KindBool || v.Bool() {
-				return false
+			if spec.transposed >= 0 {
+				if v := *p.Input(spec.transposed); v.Kind() != ivalue.KindBool || v.Bool() {
+					return false
+				}
 			}
 			dims = w.Dim() - 2
 		}

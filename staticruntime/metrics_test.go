@@ -166,19 +166,20 @@ func TestBenchmarkIndividualOpsFLOPs(t *testing.T) {
 		return ivalue.FromTensor(ivalue.F32Tensor(d, shape...))
 	}
 	args := []ivalue.IValue{
-		f(1, 3, 8, 8),  // x
-		f(4, 3, 3, 3),  // w: 3 -> 4 channels, 3x3, pad 1: out 1x4x8x8
-		f(6, 2, 3, 3),  // wg: groups 2, 4 -> 6, stride 2: out 1x6x4x4
-		f(6, 5, 2, 2),  // wt: transposed 6 -> 5, 2x2 stride 2: out 1x5x8x8
-		f(3, 8),        // lw: linear over the last dim 8 -> 3: out 1x5x8x3
-		f(5, 5),        // m: 5x5 @ 5x5 per trip
+		f(1, 3, 8, 8), // x
+		f(4, 3, 3, 3), // w: 3 -> 4 channels, 3x3, pad 1: out 1x4x8x8
+		f(6, 2, 3, 3), // wg: groups 2, 4 -> 6, stride 2: out 1x6x4x4
+		f(6, 5, 2, 2), // wt: transposed 6 -> 5, 2x2 stride 2: out 1x5x8x8
+		f(3, 8),       // lw: linear over the last dim 8 -> 3: out 1x5x8x3
+		f(5, 5),       // m: 5x5 @ 5x5 per trip
 		ivalue.FromInt(3),
 	}
 	r := prepare(t, ir, nil).NewRuntime()
 	met, err := r.BenchmarkIndividualOps(args, 1, 4)
 	require.NoError(t, err)
 	want := map[string]int64{
-		"aten::conv2d":           2*(1*4*8*8)*(3*3*3) + 2*(1*6*4*4)*(2*3*3),
+		"gosr::conv_clamp":       2 * (1 * 4 * 8 * 8) * (3 * 3 * 3), // the first conv2d and its relu, fused
+		"aten::conv2d":           2 * (1 * 6 * 4 * 4) * (2 * 3 * 3),
 		"aten::conv_transpose2d": 2 * (1 * 6 * 4 * 4) * (5 * 2 * 2),
 		"aten::linear":           2 * (1 * 5 * 8 * 3) * 8,
 		"aten::matmul":           3 * 2 * (5 * 5) * 5,

@@ -372,8 +372,17 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	pc.EnableOutVariant, pc.Verify = o.EnableOutVariant, o.VerifyPasses
 	if !dev.IsHost() {
 		// These passes bring in gosr's own ops (prim::VarCat,
-		// static_runtime::*_copy), which ATen does not have.
-		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
+		// static_runtime::*_copy, gosr::conv_clamp), which ATen does not
+		// have.
+		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true, "FuseConvClamp": true}
+	}
+	if o.Backend != nil && !pc.Disable["FuseConvClamp"] {
+		// A libtorch backend runs ATen's convolutions: a fused node
+		// would take them back to the Go kernels.
+		if pc.Disable == nil {
+			pc.Disable = map[string]bool{}
+		}
+		pc.Disable["FuseConvClamp"] = true
 	}
 	for _, name := range o.DisablePasses {
 		if !slices.Contains(passes.Names(), name) {

@@ -107,6 +107,7 @@ var gosrFresh = map[string]bool{
 	"static_runtime::clamp_nan_to_num": true,
 	"static_runtime::signed_log1p":     true,
 	"prim::NumToTensor":                true,
+	"gosr::conv_clamp":                 true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

@@ -73,6 +73,7 @@ var pipeline = []Pass{
 	{Name: "UseVariadicStack", Fn: UseVariadicStack},
 	{Name: "ReplaceWithCopy", Fn: ReplaceWithCopy},
 	{Name: "LateDeadCodeElimination", Fn: DeadCodeElimination},
+	{Name: "FuseConvClamp", Fn: FuseConvClamp},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -108,6 +109,13 @@ var passOrder = []constraint{
 	// A view of the input keeps an activation from running in place, and
 	// a write keeps a view from becoming a copy: copies first.
 	{"ReplaceWithCopy", "UseInplaceActivations"},
+	// A convolution and its activation fuse only when the activation is
+	// the one reader: dead readers gone first, and the activation not
+	// yet made in place (an in-place relu_ is also fused, but the batch
+	// norm must be folded in before: conv, batch_norm, relu).
+	{"LateDeadCodeElimination", "FuseConvClamp"},
+	{"FoldConvBatchNorm", "FuseConvClamp"},
+	{"FuseConvClamp", "UseInplaceActivations"},
 }
 
 func init() {

@@ -109,28 +109,37 @@ func putBufs(pk *packBufs) {
 // overwritten (NaNs in it do not propagate), as BLAS and PyTorch do.
 // conv, when non-nil, replaces b.
 func Gemm(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int) {
+	GemmClamp(sc, m, n, k, alpha, a, b, conv, beta, c, coff, ldc, Clamp{})
+}
+
+// GemmClamp is Gemm with the epilogue ep on C.
+func GemmClamp(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Clamp) {
 	if m <= 0 || n <= 0 {
 		return
 	}
 	ScaleC(m, n, beta, c, coff, ldc)
 	if k <= 0 || alpha == 0 {
+		ep.rows(c, coff, ldc, 0, m, 0, n)
 		return
 	}
 	if conv == nil {
-		if n == 1 {
+		small := true
+		switch {
+		case n == 1:
 			gemv(m, k, alpha, a, b.Data, b.Off, b.RS, c, coff, ldc)
-			return
-		}
-		if m == 1 {
+		case m == 1:
 			gemv(n, k, alpha, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
-			return
-		}
-		if a.CS == 1 && b.RS == 1 && m*n <= dotsMax {
+		case a.CS == 1 && b.RS == 1 && m*n <= dotsMax:
 			dots(m, n, k, alpha, a, b, c, coff, ldc)
+		default:
+			small = false
+		}
+		if small {
+			ep.rows(c, coff, ldc, 0, m, 0, n) // a vector or a few dots: C is small
 			return
 		}
 	}
-	blocked(sc, m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc)
+	blocked(sc, m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc, ep)
 }
 
 // Cols is Gemm with alpha 1 and no im2col for columns [0, n) of a
@@ -150,7 +159,7 @@ func Cols(sc *Scratch, m, n, nFull, k int, a, b Mat, beta float32, c []float32, 
 	case m == 1:
 		gemv(n, k, 1, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
 	default:
-		blocked(sc, m, n, k, 1, a, b, nil, nil, nil, c, coff, ldc)
+		blocked(sc, m, n, k, 1, a, b, nil, nil, nil, c, coff, ldc, Clamp{})
 	}
 }
 
@@ -158,11 +167,11 @@ func Cols(sc *Scratch, m, n, nFull, k int, a, b Mat, beta float32, c []float32, 
 // from b, conv, or blocks packed in advance (pre); A from a, or from
 // blocks packed in advance (preA, then alpha is 1). A scratch with a
 // team splits a large product across it (parallel.go).
-func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int) {
-	if sc.split(m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc) {
+func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int, ep Clamp) {
+	if sc.split(m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, ep) {
 		return
 	}
-	blockedPart(sc, m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, 0, m, 0, n)
+	blockedPart(sc, m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, 0, m, 0, n, ep)
 }
 
 // blockedPart computes rows [i0, i1) and columns [j0, j1) of the
@@ -170,7 +179,7 @@ func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, p
 // whole product: each MR x NR tile of C is computed as the whole
 // product computes it, so the parts of a split product come out bit
 // for bit as one call over all of it.
-func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc, i0, i1, j0, j1 int) {
+func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc, i0, i1, j0, j1 int, ep Clamp) {
 	pk := sc.bufs()
 	nc := min(NC, (n+NR-1)/NR*NR)
 	if need := min(k, KC) * nc; pre == nil && cap(pk.b) < need {
@@ -198,15 +207,20 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 				mw := ie - is
 				if preA == nil && useDirect(a, alpha, mcur, ncur) {
 					macroDirect(pk, a, is, mw, pc, bp, nw, kc, c, coff+is*ldc+js, ldc)
-					continue
-				}
-				ap := pk.a[:]
-				if preA != nil {
-					ap = preA.blocks[pc/KC*preA.nic+ic/MC][(is-ic)*kc:]
 				} else {
-					packA(ap, a, alpha, is, mw, pc, kc)
+					ap := pk.a[:]
+					if preA != nil {
+						ap = preA.blocks[pc/KC*preA.nic+ic/MC][(is-ic)*kc:]
+					} else {
+						packA(ap, a, alpha, is, mw, pc, kc)
+					}
+					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc)
 				}
-				macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc)
+				if pc+kc == k {
+					// The block's products are complete, and it is still
+					// in cache (MC x NC floats): the epilogue's turn.
+					ep.rows(c, coff, ldc, is, ie, js, je)
+				}
 			}
 		}
 	}
@@ -245,7 +259,7 @@ func WithPrepackedB(sc *Scratch, m int, alpha float32, a Mat, pre *PrepackedB, b
 	if pre.k <= 0 || alpha == 0 {
 		return
 	}
-	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, c, coff, ldc)
+	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, c, coff, ldc, Clamp{})
 }
 
 // PrepackedA is an m x k A (a constant conv weight) packed once, at
@@ -278,15 +292,21 @@ func PrepackA(m, k int, a Mat) *PrepackedA {
 // WithPrepackedA is Gemm with alpha 1 and A from preA (preA.m x
 // preA.k times preA.k x n); B comes from b, or conv when non-nil.
 func WithPrepackedA(sc *Scratch, n int, preA *PrepackedA, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int) {
+	WithPrepackedAClamp(sc, n, preA, b, conv, beta, c, coff, ldc, Clamp{})
+}
+
+// WithPrepackedAClamp is WithPrepackedA with the epilogue ep on C.
+func WithPrepackedAClamp(sc *Scratch, n int, preA *PrepackedA, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Clamp) {
 	m, k := preA.m, preA.k
 	if m <= 0 || n <= 0 {
 		return
 	}
 	ScaleC(m, n, beta, c, coff, ldc)
 	if k <= 0 {
+		ep.rows(c, coff, ldc, 0, m, 0, n)
 		return
 	}
-	blocked(sc, m, n, k, 1, Mat{}, b, conv, nil, preA, c, coff, ldc)
+	blocked(sc, m, n, k, 1, Mat{}, b, conv, nil, preA, c, coff, ldc, ep)
 }
 
 // ScaleC scales the m x n block of C at c[coff] (row stride ldc) by

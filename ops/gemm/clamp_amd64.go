@@ -1,0 +1,22 @@
+//go:build amd64 && !purego
+
+package gemm
+
+//go:noescape
+func clamp32AVX2(o, a *float32, n int, lo, hi float32)
+
+// Clamp32 sets o[i] = min(max(a[i], lo), hi), NaN passing through (as
+// PyTorch's clamp, relu and hardtanh); o may be a (in place). Vectorised:
+// Go's float min and max handle NaN and signed zeros with branches,
+// several times slower on activations.
+func Clamp32(o, a []float32, lo, hi float32) {
+	n := len(a)
+	o = o[:n]
+	n8 := n &^ 7
+	if useAsm && n8 > 0 {
+		clamp32AVX2(&o[0], &a[0], n8, lo, hi)
+	} else {
+		n8 = 0
+	}
+	clamp32Go(o[n8:], a[n8:], lo, hi)
+}

@@ -1,0 +1,97 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/ops/parallel"
+)
+
+// Clamp32 under every variant: NaN passes, signed zeros stay, bounds
+// hold, every length's tail.
+func TestClamp32(t *testing.T) {
+	forEachVariant(t, func(t *testing.T) {
+		special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1)), -1e-30, 6, 6.0000005, -3, 2.5}
+		for n := 0; n <= 41; n++ {
+			a := make([]float32, n)
+			for i := range a {
+				a[i] = special[i%len(special)] * float32(1+i/len(special))
+			}
+			for _, b := range [][2]float32{{0, float32(math.Inf(1))}, {0, 6}, {-1, 1}} {
+				o := make([]float32, n)
+				Clamp32(o, a, b[0], b[1])
+				for i, x := range a {
+					want := x
+					if x < b[0] {
+						want = b[0]
+					}
+					if x > b[1] {
+						want = b[1]
+					}
+					require.Equal(t, math.Float32bits(want), math.Float32bits(o[i]), "n %d, element %d (%v) in [%v, %v]", n, i, x, b[0], b[1])
+				}
+			}
+		}
+	})
+}
+
+// A product with a Clamp epilogue gives, bit for bit, the product
+// followed by Clamp32 over C: through every path (gemv, dots, blocked,
+// prepacked A, im2col), with beta, and split across a team.
+func TestClampEpilogue(t *testing.T) {
+	forEachVariant(t, func(t *testing.T) {
+		r := rand.New(rand.NewSource(9))
+		team := parallel.New(3)
+		defer team.Close()
+		ep := Clamp{On: true, Lo: 0, Hi: 0.75}
+		for _, sh := range [][3]int{{1, 40, 9}, {33, 1, 20}, {4, 5, 6}, {7, 300, 17}, {150, 1100, 300}, {200, 64, 700}} {
+			m, n, k := sh[0], sh[1], sh[2]
+			for _, split := range []bool{false, true} {
+				for _, prepacked := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%dx%dx%d/split=%v/prepacked=%v", m, n, k, split, prepacked), func(t *testing.T) {
+						a, b := newMat(r, m, k, rowMajor), newMat(r, k, n, rowMajor)
+						c0 := make([]float32, m*n)
+						for i := range c0 {
+							c0[i] = float32(r.NormFloat64())
+						}
+						sc := &Scratch{}
+						if split {
+							sc = NewScratch(team)
+						}
+						want := append([]float32(nil), c0...)
+						got := append([]float32(nil), c0...)
+						if prepacked {
+							pre := PrepackA(m, k, a)
+							WithPrepackedA(&Scratch{}, n, pre, b, nil, 1, want, 0, n)
+							WithPrepackedAClamp(sc, n, pre, b, nil, 1, got, 0, n, ep)
+						} else {
+							Gemm(&Scratch{}, m, n, k, 1, a, b, nil, 1, want, 0, n)
+							GemmClamp(sc, m, n, k, 1, a, b, nil, 1, got, 0, n, ep)
+						}
+						Clamp32(want, want, ep.Lo, ep.Hi)
+						for i := range want {
+							if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+								require.Failf(t, "differs", "element %d: %v, want %v", i, got[i], want[i])
+							}
+						}
+					})
+				}
+			}
+		}
+		// im2col (a convolution's B) with the epilogue.
+		for _, cc := range convCases() {
+			cv, _, k, n := cc.src(r)
+			m := cc.m
+			a := newMat(r, m, k, rowMajor)
+			want, got := make([]float32, m*n), make([]float32, m*n)
+			Gemm(&Scratch{}, m, n, k, 1, a, Mat{}, cv, 0, want, 0, n)
+			GemmClamp(&Scratch{}, m, n, k, 1, a, Mat{}, cv, 0, got, 0, n, ep)
+			Clamp32(want, want, ep.Lo, ep.Hi)
+			require.Equal(t, want, got, cc.name)
+		}
+	})
+}
