@@ -45,6 +45,9 @@ type convState struct {
 	shape []int
 	wbuf  []float32
 	saved []float32 // depthwise: output values a tap must not touch
+	// depthwise with column padding: the input plane with zero columns
+	// either side, and a block of output rows as wide (convDepthwisePadded)
+	padIn, padOut []float32
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
@@ -536,7 +539,9 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 		}
 		in := xoff + nn*g.sN + (o/mult)*g.sC
 		wk := wd[woff+o*kk : woff+(o+1)*kk]
-		if fits {
+		if fits && g.padW > 0 {
+			convDepthwisePadded(g, xd, in, wk, dst, st)
+		} else if fits {
 			convDepthwisePlane(g, xd, in, wk, dst, st.saved)
 		} else {
 			convDepthwiseOne(g, xd, in, wk, dst)
@@ -602,9 +607,76 @@ func convDepthwiseFits(g *convGeom) bool {
 // exact.
 func convDepthwisePlane(g *convGeom, xd []float32, in int, wk []float32, dst []float32, saved []float32) {
 	saved = saved[:cap(saved)]
+	// Blocks of output rows of about 2,048 floats: a block and the input
+	// rows its taps read stay in L1 through all the taps, where whole
+	// planes (112x112 in mobilenets) would go back to L2 between taps.
+	rows := max(1, depthwiseBlock/max(g.ow, 1))
+	for b0 := 0; b0 < g.oh; b0 += rows {
+		convDepthwiseRows(g, xd, in, wk, dst, saved, b0, min(b0+rows, g.oh))
+	}
+}
+
+// convDepthwisePadded is convDepthwisePlane for planes with column
+// padding (3x3 pad 1, 5x5 pad 2: nearly every depthwise convolution).
+// There a tap's span would wrap from one row's end to the next row's
+// start; instead of saving and restoring the wrapped columns per row and
+// tap (scalar loops that cost more than the taps' vector work), the
+// input plane is copied once with zero columns either side, and each
+// block of output rows is computed as wide, so every tap is one axpy
+// over the block whose extra columns are dropped when the block is
+// copied out. The sums run in convDepthwiseOne's order: the same bits.
+func convDepthwisePadded(g *convGeom, xd []float32, in int, wk []float32, dst []float32, st *convState) {
+	pw := g.padW
+	wp := g.w + 2*pw
+	slack := (g.kw - 1) * g.dilW // the last row's widest tap reads past it
+	if need := g.h*wp + slack; cap(st.padIn) < need {
+		st.padIn = make([]float32, need)
+	}
+	xp := st.padIn[:g.h*wp+slack]
+	for r := 0; r < g.h; r++ {
+		row := xp[r*wp : (r+1)*wp]
+		clear(row[:pw])
+		copy(row[pw:pw+g.w], xd[in+r*g.sH:in+r*g.sH+g.w])
+		clear(row[pw+g.w:])
+	}
+	clear(xp[g.h*wp:])
+	rows := max(1, depthwiseBlock/wp)
+	if need := rows * wp; cap(st.padOut) < need {
+		st.padOut = make([]float32, need)
+	}
+	for b0 := 0; b0 < g.oh; b0 += rows {
+		b1 := min(b0+rows, g.oh)
+		tp := st.padOut[:(b1-b0)*wp]
+		for r := b0; r < b1; r++ {
+			copy(tp[(r-b0)*wp:(r-b0)*wp+g.ow], dst[r*g.ow:(r+1)*g.ow])
+		}
+		for ki := 0; ki < g.kh; ki++ {
+			e := ki*g.dilH - g.padH
+			rlo, rhi := max(b0, -e), min(b1, g.h-e)
+			if rlo >= rhi {
+				continue
+			}
+			for kj := 0; kj < g.kw; kj++ {
+				src := (rlo+e)*wp + kj*g.dilW
+				n := (rhi - rlo) * wp
+				gemm.Axpy(wk[ki*g.kw+kj], xp[src:src+n], tp[(rlo-b0)*wp:(rlo-b0)*wp+n])
+			}
+		}
+		for r := b0; r < b1; r++ {
+			copy(dst[r*g.ow:(r+1)*g.ow], tp[(r-b0)*wp:(r-b0)*wp+g.ow])
+		}
+	}
+}
+
+// depthwiseBlock is the output floats convDepthwisePlane computes per
+// block of rows.
+const depthwiseBlock = 2048
+
+// convDepthwiseRows is convDepthwisePlane for output rows [b0, b1).
+func convDepthwiseRows(g *convGeom, xd []float32, in int, wk []float32, dst []float32, saved []float32, b0, b1 int) {
 	for ki := 0; ki < g.kh; ki++ {
 		e := ki*g.dilH - g.padH
-		rlo, rhi := max(0, -e), min(g.oh, g.h-e)
+		rlo, rhi := max(b0, -e), min(b1, g.h-e)
 		if rlo >= rhi {
 			continue
 		}

@@ -11,6 +11,9 @@ func rnnTanhAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 //go:noescape
 func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
+//go:noescape
+func siluMulAVX2(o, x, s *float32, n int)
+
 // geluVec sets o[i] = geluf(a[i]); o may be a.
 func geluVec(o, a []float32) {
 	o = o[:len(a)]
@@ -22,6 +25,31 @@ func geluVec(o, a []float32) {
 	}
 	for i := n8; i < len(a); i++ {
 		o[i] = geluf(a[i])
+	}
+}
+
+// siluVec sets o[i] = a[i]*sigmoid(a[i]) (silu, swish); o may be a.
+// The sigmoid is the vectorised one (within 3 ulp), taken 256 elements
+// at a time into a buffer on the stack, then multiplied by x (below -88,
+// by 0: see siluMulAVX2): about ten times faster than siluf's scalar
+// exp, which made silu half of efficientnet's time.
+func siluVec(o, a []float32) {
+	o = o[:len(a)]
+	n8 := len(a) &^ 7
+	if !useAVX2 || n8 == 0 {
+		for i, x := range a {
+			o[i] = siluf(x)
+		}
+		return
+	}
+	var sig [256]float32
+	for i := 0; i < n8; i += len(sig) {
+		n := min(len(sig), n8-i)
+		rnnSigmoidAVX2(&sig[0], &a[i], n, &rnnActTab)
+		siluMulAVX2(&o[i], &a[i], &sig[0], n)
+	}
+	for i := n8; i < len(a); i++ {
+		o[i] = siluf(a[i])
 	}
 }
 

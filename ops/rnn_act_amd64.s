@@ -181,3 +181,36 @@ gloop:
 gdone:
 	VZEROUPPER
 	RET
+
+// func siluMulAVX2(o, x, s *float32, n int)
+// o[i] = x[i]*s[i] for i < n (a multiple of 8), s being sigmoid(x); where
+// x < -88 the product is taken with 0 instead (x*sigmoid(x) is below
+// float32's normals there, and the vectorised sigmoid holds a floor), so
+// -Inf gives NaN and other x -0, as x/(1+exp(-x)) does.
+TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVL $0xc2b00000, AX // -88
+	MOVL AX, X7
+	VBROADCASTSS X7, Y7
+
+silu8:
+	CMPQ CX, $8
+	JLT  silu_done
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y1
+	VCMPPS $1, Y7, Y0, Y2 // x < -88
+	VANDNPS Y1, Y2, Y1    // s where not, else 0
+	VMULPS Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  silu8
+
+silu_done:
+	VZEROUPPER
+	RET

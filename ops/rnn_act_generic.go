@@ -25,3 +25,11 @@ func geluVec(o, a []float32) {
 		o[i] = geluf(x)
 	}
 }
+
+// siluVec sets o[i] = silu(a[i]); o may be a.
+func siluVec(o, a []float32) {
+	o = o[:len(a)]
+	for i, x := range a {
+		o[i] = siluf(x)
+	}
+}

@@ -1,0 +1,53 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// convDepthwisePlane (whole-span taps, in blocks of rows) and
+// convDepthwisePadded (the same over zero-padded copies) against
+// convDepthwiseOne (a row at a time), on planes of several blocks: the
+// same sums in the same order, so the same bits.
+func TestDepthwisePlaneBlocks(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for _, c := range []struct{ h, w, k, pad, dil int }{
+		{112, 112, 3, 1, 1}, {57, 56, 5, 2, 1}, {400, 9, 3, 1, 1}, {300, 7, 3, 1, 1}, {64, 64, 3, 2, 2}, {33, 70, 7, 3, 1},
+	} {
+		t.Run(fmt.Sprintf("%dx%d/k%d/pad%d/dil%d", c.h, c.w, c.k, c.pad, c.dil), func(t *testing.T) {
+			g := convGeom{n: 1, c: 1, h: c.h, w: c.w, sC: c.h * c.w, sH: c.w, sW: 1, o: 1, kh: c.k, kw: c.k,
+				strH: 1, strW: 1, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: 1}
+			g.oh = c.h + 2*c.pad - c.dil*(c.k-1)
+			g.ow = c.w + 2*c.pad - c.dil*(c.k-1)
+			require.True(t, convDepthwiseFits(&g), "geometry for the plane path")
+			require.Greater(t, g.oh*g.ow, depthwiseBlock, "more than one block")
+			x := make([]float32, c.h*c.w)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			wk := make([]float32, c.k*c.k)
+			for i := range wk {
+				wk[i] = float32(r.NormFloat64())
+			}
+			want := make([]float32, g.oh*g.ow)
+			got := make([]float32, g.oh*g.ow)
+			for i := range want {
+				want[i] = 0.5
+				got[i] = 0.5
+			}
+			convDepthwiseOne(&g, x, 0, wk, want)
+			convDepthwisePlane(&g, x, 0, wk, got, make([]float32, g.oh*g.ow))
+			require.Equal(t, want, got, "plane")
+			if c.pad > 0 {
+				for i := range got {
+					got[i] = 0.5
+				}
+				convDepthwisePadded(&g, x, 0, wk, got, &convState{})
+				require.Equal(t, want, got, "padded")
+			}
+		})
+	}
+}
