@@ -641,6 +641,31 @@ func binLoopF[T float32 | float64](op binOp, o []T, a []T, ia, sa int, b []T, ib
 		}
 		return
 	}
+	if sa == 1 && sb == 0 && (op == opAdd || op == opSub || op == opMul || op == opDiv) {
+		// A tensor with a scalar, or a row with one element broadcast
+		// (a squeeze-and-excite block's per-channel scale): the same
+		// sums as below, without the index arithmetic.
+		a, y := span(a, ia, len(o)), b[ib]
+		switch op {
+		case opAdd:
+			for i, x := range a {
+				o[i] = x + y
+			}
+		case opSub:
+			for i, x := range a {
+				o[i] = x - y
+			}
+		case opMul:
+			for i, x := range a {
+				o[i] = x * y
+			}
+		case opDiv:
+			for i, x := range a {
+				o[i] = x / y
+			}
+		}
+		return
+	}
 	switch op {
 	case opAdd:
 		for i := range o {

@@ -409,6 +409,13 @@ func adaptiveAvgPool2dKernel(p *ProcessedNode) error {
 
 // adaptiveAvgPlane computes one output plane from the input plane at base.
 func adaptiveAvgPlane(in *poolInput, oh, ow, base int, dst []float32) {
+	if oh == 1 && ow == 1 && (in.w == 1 || in.sW == 1) && (in.h == 1 || in.sH == in.w) {
+		// A global pooling over a contiguous plane (squeeze-and-excite
+		// blocks, classifier heads): one sum over eight accumulators,
+		// where a single running sum waits on each addition's latency.
+		dst[0] = sum8(in.data[base:base+in.h*in.w]) / float32(in.h*in.w)
+		return
+	}
 	k := 0
 	for i := 0; i < oh; i++ {
 		h0, h1 := i*in.h/oh, ((i+1)*in.h+oh-1)/oh
@@ -425,6 +432,28 @@ func adaptiveAvgPlane(in *poolInput, oh, ow, base int, dst []float32) {
 			k++
 		}
 	}
+}
+
+// sum8 is the sum of x over eight interleaved partial sums, added
+// pairwise at the end.
+func sum8(x []float32) float32 {
+	var a [8]float32
+	i := 0
+	for ; i+8 <= len(x); i += 8 {
+		v := (*[8]float32)(x[i : i+8])
+		a[0] += v[0]
+		a[1] += v[1]
+		a[2] += v[2]
+		a[3] += v[3]
+		a[4] += v[4]
+		a[5] += v[5]
+		a[6] += v[6]
+		a[7] += v[7]
+	}
+	for j := 0; i < len(x); i, j = i+1, j+1 {
+		a[j] += x[i]
+	}
+	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
 }
 
 func adaptiveMaxPool2dKernel(p *ProcessedNode) error {
