@@ -543,6 +543,8 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 			convDepthwisePadded(g, xd, in, wk, dst, st)
 		} else if fits {
 			convDepthwisePlane(g, xd, in, wk, dst, st.saved)
+		} else if g.strW == 2 && g.sW == 1 && g.dilW == 1 {
+			convDepthwiseStride2(g, xd, in, wk, dst, st)
 		} else {
 			convDepthwiseOne(g, xd, in, wk, dst)
 		}
@@ -664,6 +666,66 @@ func convDepthwisePadded(g *convGeom, xd []float32, in int, wk []float32, dst []
 		}
 		for r := b0; r < b1; r++ {
 			copy(dst[r*g.ow:(r+1)*g.ow], tp[(r-b0)*wp:(r-b0)*wp+g.ow])
+		}
+	}
+}
+
+// convDepthwiseStride2 is convDepthwiseOne for stride 2 along W
+// (mobilenets' and efficientnets' downsampling), contiguous rows and no
+// dilation along W. Each input row the taps read is copied once, with
+// its padding columns as zeros, into its even and its odd elements; a tap
+// then reads one of them contiguously, so it is an axpy, where
+// convDepthwiseOne gathers every other element in a scalar loop. Each
+// output element sums its taps in convDepthwiseOne's order: the same bits.
+func convDepthwiseStride2(g *convGeom, xd []float32, in int, wk []float32, dst []float32, st *convState) {
+	pw := g.padW
+	wp := g.w + 2*pw
+	half := (wp + 1) / 2
+	// Rows of 2*half floats: the even elements of a padded row, then
+	// its odd ones (one zero beyond when wp is odd).
+	if need := g.h * 2 * half; cap(st.padIn) < need {
+		st.padIn = make([]float32, need)
+	}
+	xe := st.padIn[:g.h*2*half]
+	for r := 0; r < g.h; r++ {
+		ev, od := xe[r*2*half:r*2*half+half], xe[r*2*half+half:(r+1)*2*half]
+		clear(ev)
+		clear(od)
+		row := xd[in+r*g.sH : in+r*g.sH+g.w]
+		// Padded column c+pw: row[0] goes to the even half when pw is
+		// even, else to the odd one; then they alternate.
+		first, second := ev[pw>>1:], od[pw>>1:]
+		if pw&1 == 1 {
+			first, second = od[pw>>1:], ev[pw>>1+1:]
+		}
+		n := len(row)
+		first = first[:(n+1)/2]
+		for i := range first {
+			first[i] = row[2*i]
+		}
+		second = second[:n/2]
+		for i := range second {
+			second[i] = row[2*i+1]
+		}
+	}
+	for ki := 0; ki < g.kh; ki++ {
+		e := ki*g.dilH - g.padH
+		for oh := 0; oh < g.oh; oh++ {
+			ih := oh*g.strH + e
+			if uint(ih) >= uint(g.h) {
+				continue
+			}
+			out := dst[oh*g.ow : (oh+1)*g.ow]
+			base := ih * 2 * half
+			for kj := 0; kj < g.kw; kj++ {
+				// Output column t reads padded column 2t+kj: element
+				// t+kj/2 of the even or the odd half.
+				src := base + kj>>1
+				if kj&1 == 1 {
+					src += half
+				}
+				gemm.Axpy(wk[ki*g.kw+kj], xe[src:src+g.ow], out)
+			}
 		}
 	}
 }

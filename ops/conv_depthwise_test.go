@@ -51,3 +51,49 @@ func TestDepthwisePlaneBlocks(t *testing.T) {
 		})
 	}
 }
+
+// convDepthwiseStride2 against a float64 reference: stride 2 along W
+// (and 1 or 2 along H), kernels 3 and 5, padded or not, odd and even
+// widths. (convDepthwiseOne gathers in a scalar loop, whose product and
+// sum round twice where the vectorised axpy fuses them: not the same
+// bits.)
+func TestDepthwiseStride2(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	for _, c := range []struct{ h, w, k, pad, strH, dilH int }{
+		{112, 112, 3, 1, 2, 1}, {57, 57, 5, 2, 2, 1}, {20, 9, 3, 0, 2, 1}, {30, 31, 3, 1, 1, 1}, {16, 16, 5, 2, 2, 2}, {7, 7, 3, 1, 2, 1},
+	} {
+		t.Run(fmt.Sprintf("%dx%d/k%d/pad%d/strH%d/dilH%d", c.h, c.w, c.k, c.pad, c.strH, c.dilH), func(t *testing.T) {
+			g := convGeom{n: 1, c: 1, h: c.h, w: c.w, sC: c.h * c.w, sH: c.w, sW: 1, o: 1, kh: c.k, kw: c.k,
+				strH: c.strH, strW: 2, padH: c.pad, padW: c.pad, dilH: c.dilH, dilW: 1, groups: 1}
+			g.oh = (c.h+2*c.pad-c.dilH*(c.k-1)-1)/c.strH + 1
+			g.ow = (c.w+2*c.pad-(c.k-1)-1)/2 + 1
+			x := make([]float32, c.h*c.w)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			wk := make([]float32, c.k*c.k)
+			for i := range wk {
+				wk[i] = float32(r.NormFloat64())
+			}
+			got := make([]float32, g.oh*g.ow)
+			for i := range got {
+				got[i] = -0.25
+			}
+			convDepthwiseStride2(&g, x, 0, wk, got, &convState{})
+			for oh := 0; oh < g.oh; oh++ {
+				for ow := 0; ow < g.ow; ow++ {
+					want := -0.25
+					for ki := 0; ki < c.k; ki++ {
+						for kj := 0; kj < c.k; kj++ {
+							ih, iw := oh*c.strH+ki*c.dilH-c.pad, 2*ow+kj-c.pad
+							if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+								want += float64(wk[ki*c.k+kj]) * float64(x[ih*c.w+iw])
+							}
+						}
+					}
+					require.InDelta(t, want, float64(got[oh*g.ow+ow]), 1e-5, "output (%d, %d)", oh, ow)
+				}
+			}
+		})
+	}
+}
