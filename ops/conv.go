@@ -44,7 +44,6 @@ type convState struct {
 	ints  []int
 	shape []int
 	wbuf  []float32
-	saved []float32 // depthwise: output values a tap must not touch
 	// depthwise with column padding: the input plane with zero columns
 	// either side, and a block of output rows as wide (convDepthwisePadded)
 	padIn, padOut []float32
@@ -527,9 +526,6 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 	mult := g.o / g.groups
 	kk := g.kh * g.kw
 	fits := convDepthwiseFits(g)
-	if fits && cap(st.saved) < g.oh*g.ow {
-		st.saved = make([]float32, g.oh*g.ow)
-	}
 	planesRun(c, g.oh*g.ow, ord, xlo, g.h*g.w, &st.plane, func(i int, dst []float32) {
 		nn, o := i/g.o, i%g.o
 		if bd != nil {
@@ -539,10 +535,8 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 		}
 		in := xoff + nn*g.sN + (o/mult)*g.sC
 		wk := wd[woff+o*kk : woff+(o+1)*kk]
-		if fits && g.padW > 0 {
+		if fits {
 			convDepthwisePadded(g, xd, in, wk, dst, st)
-		} else if fits {
-			convDepthwisePlane(g, xd, in, wk, dst, st.saved)
 		} else if g.strW == 2 && g.sW == 1 && g.dilW == 1 {
 			convDepthwiseStride2(g, xd, in, wk, dst, st)
 		} else {
@@ -593,40 +587,24 @@ func convDepthwiseOne(g *convGeom, xd []float32, in int, wk []float32, dst []flo
 	}
 }
 
-// convDepthwiseFits reports whether convDepthwisePlane handles g: stride
+// convDepthwiseFits reports whether convDepthwisePadded handles g: stride
 // 1, output rows as long as input rows ("same" padding along W) and
 // contiguous input rows.
 func convDepthwiseFits(g *convGeom) bool {
 	return g.strH == 1 && g.strW == 1 && g.sW == 1 && g.ow == g.w && (g.h <= 1 || g.sH == g.w)
 }
 
-// convDepthwisePlane is convDepthwiseOne for the geometries
-// convDepthwiseFits accepts. Then output and input positions differ by a
-// constant offset per tap, so each tap is one axpy over the whole span of
-// valid output positions; the few positions inside the span whose input
-// column falls in the padding (they wrap to a neighbouring row) are
-// saved (in saved, oh*ow long) before and restored after, so they stay
-// exact.
-func convDepthwisePlane(g *convGeom, xd []float32, in int, wk []float32, dst []float32, saved []float32) {
-	saved = saved[:cap(saved)]
-	// Blocks of output rows of about 2,048 floats: a block and the input
-	// rows its taps read stay in L1 through all the taps, where whole
-	// planes (112x112 in mobilenets) would go back to L2 between taps.
-	rows := max(1, depthwiseBlock/max(g.ow, 1))
-	for b0 := 0; b0 < g.oh; b0 += rows {
-		convDepthwiseRows(g, xd, in, wk, dst, saved, b0, min(b0+rows, g.oh))
-	}
-}
-
-// convDepthwisePadded is convDepthwisePlane for planes with column
-// padding (3x3 pad 1, 5x5 pad 2: nearly every depthwise convolution).
-// There a tap's span would wrap from one row's end to the next row's
-// start; instead of saving and restoring the wrapped columns per row and
-// tap (scalar loops that cost more than the taps' vector work), the
-// input plane is copied once with zero columns either side, and each
-// block of output rows is computed as wide, so every tap is one axpy
-// over the block whose extra columns are dropped when the block is
-// copied out. The sums run in convDepthwiseOne's order: the same bits.
+// convDepthwisePadded is convDepthwiseOne for the geometries
+// convDepthwiseFits accepts (3x3 pad 1, 5x5 pad 2: nearly every
+// depthwise convolution). Output and input positions then differ by a
+// constant offset per tap, so a tap could be one axpy over a whole block
+// of rows, but for the columns that wrap from one row's end into the next
+// row's padding. So the input plane is copied once with zero columns
+// either side, and each block of output rows (about depthwiseBlock
+// floats: it and the input rows its taps read stay in L1 through all the
+// taps) is computed as wide: every tap is one axpy over the block, whose
+// extra columns are dropped when the block is copied out. The sums run
+// in convDepthwiseOne's order: the same bits.
 func convDepthwisePadded(g *convGeom, xd []float32, in int, wk []float32, dst []float32, st *convState) {
 	pw := g.padW
 	wp := g.w + 2*pw
@@ -730,61 +708,9 @@ func convDepthwiseStride2(g *convGeom, xd []float32, in int, wk []float32, dst [
 	}
 }
 
-// depthwiseBlock is the output floats convDepthwisePlane computes per
+// depthwiseBlock is the output floats convDepthwisePadded computes per
 // block of rows.
 const depthwiseBlock = 2048
-
-// convDepthwiseRows is convDepthwisePlane for output rows [b0, b1).
-func convDepthwiseRows(g *convGeom, xd []float32, in int, wk []float32, dst []float32, saved []float32, b0, b1 int) {
-	for ki := 0; ki < g.kh; ki++ {
-		e := ki*g.dilH - g.padH
-		rlo, rhi := max(b0, -e), min(b1, g.h-e)
-		if rlo >= rhi {
-			continue
-		}
-		for kj := 0; kj < g.kw; kj++ {
-			d := kj*g.dilW - g.padW
-			lo, hi := max(0, -d), min(g.ow, g.w-d)
-			if lo >= hi {
-				continue
-			}
-			start, end := rlo*g.ow+lo, (rhi-1)*g.ow+hi
-			src := in + start + e*g.sH + d
-			// Save the padding columns of the rows in the span
-			// (plain loops: a column or two per row).
-			wide := lo > 0 || hi < g.ow
-			if wide {
-				k := 0
-				for r := rlo; r < rhi; r++ {
-					row := dst[r*g.ow : (r+1)*g.ow]
-					for j := 0; j < lo; j++ {
-						saved[k] = row[j]
-						k++
-					}
-					for j := hi; j < len(row); j++ {
-						saved[k] = row[j]
-						k++
-					}
-				}
-			}
-			gemm.Axpy(wk[ki*g.kw+kj], xd[src:src+end-start], dst[start:end])
-			if wide {
-				k := 0
-				for r := rlo; r < rhi; r++ {
-					row := dst[r*g.ow : (r+1)*g.ow]
-					for j := 0; j < lo; j++ {
-						row[j] = saved[k]
-						k++
-					}
-					for j := hi; j < len(row); j++ {
-						row[j] = saved[k]
-						k++
-					}
-				}
-			}
-		}
-	}
-}
 
 // convFill sets every element of row to v by doubling copies, which run
 // as vector moves (a plain loop stores one float at a time).
