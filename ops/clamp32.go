@@ -16,27 +16,36 @@ func clamp32(o, a []float32, lo, hi float32) { gemm.Clamp32(o, a, lo, hi) }
 // data through clamp32, reporting false for other ops. a is the input's
 // elements, o the output's (same length; o may be a).
 func clampFast32(op unOp, o, a []float32, p0, p1 float64) bool {
-	var lo, hi float32
+	lo, hi, ok := clampBounds32(op, p0, p1)
+	if ok {
+		clamp32(o, a, lo, hi)
+	}
+	return ok
+}
+
+// clampBounds32 gives the float32 bounds clamp32 runs op with (p0 and
+// p1 its min and max parameters), or false where clamp32 does not apply:
+// another op, a NaN bound, or clamp with min above max.
+func clampBounds32(op unOp, p0, p1 float64) (lo, hi float32, ok bool) {
 	switch op {
 	case unRelu:
 		lo, hi = 0, float32(math.Inf(1))
 	case unHardtanh, unClamp:
 		lo, hi = float32(p0), float32(p1)
 		if op == unClamp && lo > hi {
-			return false // PyTorch gives hi everywhere: the general path's rule
+			return 0, 0, false // PyTorch gives hi everywhere: the general path's rule
 		}
 	case unClampMin:
 		lo, hi = float32(p0), float32(math.Inf(1))
 	case unClampMax:
 		lo, hi = float32(math.Inf(-1)), float32(p1)
 	default:
-		return false
+		return 0, 0, false
 	}
 	if math.IsNaN(float64(lo)) || math.IsNaN(float64(hi)) {
-		return false
+		return 0, 0, false
 	}
-	clamp32(o, a, lo, hi)
-	return true
+	return lo, hi, true
 }
 
 // clampSplit is clamp32 over a large tensor, split across a team (see

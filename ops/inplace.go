@@ -3,7 +3,6 @@ package ops
 import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
-	"math"
 )
 
 // In-place elementwise ops (aten::relu_, aten::add_, aten::hardtanh_, ...)
@@ -102,11 +101,11 @@ func inplaceBuilder(n *graph.Node) Kernel {
 			p.State = st
 		}
 		if clampOp != 255 && self.DType() == ivalue.Float32 && self.IsContiguous() {
-			lo, hi := float32(0), float32(math.Inf(1))
+			var p0, p1 float64
 			if clampOp == unHardtanh {
-				lo, hi = float32(p.Float(1)), float32(p.Float(2))
+				p0, p1 = p.Float(1), p.Float(2)
 			}
-			if !math.IsNaN(float64(lo)) && !math.IsNaN(float64(hi)) {
+			if lo, hi, ok := clampBounds32(clampOp, p0, p1); ok {
 				d := self.F32Contig()
 				clamp32Team(p.Scratch, &st.clamp, d, d, lo, hi)
 				p.SetOutput(0, ivalue.FromTensor(self))
