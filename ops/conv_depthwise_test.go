@@ -24,14 +24,7 @@ func TestDepthwisePadded(t *testing.T) {
 			g.oh = c.h + 2*c.pad - c.dil*(c.k-1)
 			g.ow = c.w + 2*c.pad - c.dil*(c.k-1)
 			require.True(t, convDepthwiseFits(&g), "geometry for the plane path")
-			x := make([]float32, c.h*c.w)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			wk := make([]float32, c.k*c.k)
-			for i := range wk {
-				wk[i] = float32(r.NormFloat64())
-			}
+			x, wk := normals(r, c.h*c.w), normals(r, c.k*c.k)
 			want := make([]float32, g.oh*g.ow)
 			got := make([]float32, g.oh*g.ow)
 			for i := range want {
@@ -60,14 +53,7 @@ func TestDepthwiseStride2(t *testing.T) {
 				strH: c.strH, strW: 2, padH: c.pad, padW: c.pad, dilH: c.dilH, dilW: 1, groups: 1}
 			g.oh = (c.h+2*c.pad-c.dilH*(c.k-1)-1)/c.strH + 1
 			g.ow = (c.w+2*c.pad-(c.k-1)-1)/2 + 1
-			x := make([]float32, c.h*c.w)
-			for i := range x {
-				x[i] = float32(r.NormFloat64())
-			}
-			wk := make([]float32, c.k*c.k)
-			for i := range wk {
-				wk[i] = float32(r.NormFloat64())
-			}
+			x, wk := normals(r, c.h*c.w), normals(r, c.k*c.k)
 			got := make([]float32, g.oh*g.ow)
 			for i := range got {
 				got[i] = -0.25
@@ -89,4 +75,13 @@ func TestDepthwiseStride2(t *testing.T) {
 			}
 		})
 	}
+}
+
+// normals is n draws of N(0, 1).
+func normals(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
 }
