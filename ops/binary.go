@@ -81,14 +81,20 @@ type binState struct {
 	scalar [1]float32
 }
 
-// binScalar holds v as the fast paths' one-element operand, in the
-// node's state (a stack array would escape into the split state).
-func binScalar(p *ProcessedNode, v float32) []float32 {
+// binStateOf is p's binState, made on its first run.
+func binStateOf(p *ProcessedNode) *binState {
 	st, _ := p.State.(*binState)
 	if st == nil {
 		st = &binState{}
 		p.State = st
 	}
+	return st
+}
+
+// binScalar holds v as the fast paths' one-element operand, in the
+// node's state (a stack array would escape into the split state).
+func binScalar(p *ProcessedNode, v float32) []float32 {
+	st := binStateOf(p)
 	st.scalar[0] = v
 	return st.scalar[:]
 }
@@ -111,11 +117,7 @@ func binLoop32(p *ProcessedNode, op binOp, o, a []float32, ia, sa int, b []float
 		binLoopF(op, o, a, ia, sa, b, ib, sb, alpha)
 		return
 	}
-	st, _ := p.State.(*binState)
-	if st == nil {
-		st = &binState{}
-		p.State = st
-	}
+	st := binStateOf(p)
 	sp := &st.split
 	if sp.fn == nil {
 		sp.fn = func(lo, hi int) {
@@ -280,11 +282,7 @@ func (k *binKernel) run(p *ProcessedNode) error {
 			}
 		}
 	}
-	st, _ := p.State.(*binState)
-	if st == nil {
-		st = &binState{}
-		p.State = st
-	}
+	st := binStateOf(p)
 	wrapped := ivalue.Undefined
 	var sv ivalue.IValue
 	if k.aScalar {

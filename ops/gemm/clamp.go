@@ -11,7 +11,7 @@ type Clamp struct {
 	Lo, Hi float32
 }
 
-// clampRows applies ep to rows [i0, i1) and columns [j0, j1) of C.
+// rows applies ep to rows [i0, i1) and columns [j0, j1) of C.
 func (ep Clamp) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 	if !ep.On || j0 >= j1 {
 		return
