@@ -356,6 +356,14 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, ep)
 		return nil
 	}
+	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
+		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
+			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
+		for nn := 0; nn < g.n; nn++ {
+			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, c, nn*g.o*plane, ep)
+		}
+		return nil
+	}
 	var beta float32
 	if bias != nil {
 		for nn := 0; nn < g.n; nn++ {
@@ -389,6 +397,19 @@ func convWeightRows(st *convState, w *ivalue.Tensor) ([]float32, int) {
 	st.wbuf = st.wbuf[:w.Numel()]
 	gemmCopyContig(st.wbuf, w)
 	return st.wbuf, 0
+}
+
+// convUseWide picks gemm.ConvWide (no im2col packing) over the packed
+// im2col: for every kernel at stride 1 but the pointwise one (whose B,
+// the input itself, packs cheaply, while its rows, a whole plane apart,
+// thrash L1 when read in place), and strided with up to 64 output
+// channels a group (stems, grouped downsampling), where packing costs
+// as much as the products. BenchmarkConvWide measures both.
+func convUseWide(g *convGeom) bool {
+	if convIsPointwise(g) {
+		return false
+	}
+	return g.strH == 1 && g.strW == 1 || g.o/g.groups <= 64
 }
 
 // convIsPointwise reports a 1x1 stride-1 unpadded convolution over rows

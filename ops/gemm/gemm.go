@@ -51,6 +51,7 @@ type packBufs struct {
 	c [MR * NR]float32
 	// rows describes the packed rows of an implicit im2col.
 	rows [KC]convRowInfo
+	wide wideBufs
 }
 
 const packKeep = 64

@@ -11,6 +11,12 @@ import "golang.org/x/sys/cpu"
 func kernel6x16AVX2(k int, a, b, c *float32, ldc int)
 
 //go:noescape
+func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int)
+
+//go:noescape
+func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias int)
+
+//go:noescape
 func kernel4x16DirectAVX2(k int, a *float32, lda int, b, c *float32, ldc int)
 
 //go:noescape

@@ -27,3 +27,9 @@ func gemvRows(alpha float32, a []float32, lda int, x, y []float32) {
 }
 
 func deal(dst, row []float32, stride int) { dealGo(dst, row, stride) }
+
+// kernel6x16WideAVX2 is never called here: useAsm is false.
+func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int) {}
+
+// wideRowsAVX2 is never called here: useAsm is false.
+func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias int) {}

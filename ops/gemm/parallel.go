@@ -31,6 +31,7 @@ type split struct {
 	workers []Scratch // helper i-1's scratch (part 0 uses the owner's)
 	job     job
 	pack    packJob
+	wide    wideJob
 	// packed is B packed once for a product split along its rows, which
 	// every chunk then reads (a chunk packing all of B again would
 	// repeat the im2col of the whole image per chunk); buf backs it.

@@ -1,0 +1,401 @@
+package gemm
+
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gosr/gosr/ops/parallel"
+)
+
+// [Wide convolution]
+//
+// A convolution through packConv copies its whole im2col matrix into
+// packed panels, block by block: K x N floats for K x N x M
+// multiply-adds. With few output channels per group (densenet's 32,
+// regnet's groups of 8, a stem's 64 over a 7x7 kernel) the packing
+// costs as much as the products. ConvWide packs nothing. It copies the
+// image once, with its padding made real zeros and, for a stride s, its
+// rows and columns dealt into s x s phase planes (row r goes to phase
+// r%s at r/s), so that for every tap (channel, ki, kj) the input an
+// output position reads is at the same offset from the output
+// position's index on a "wide" output grid: a grid as wide as a phase
+// plane (Ws columns) instead of OW. Row q of the im2col matrix over
+// that grid is then one contiguous run of the copy, starting at
+// offs[q], and the micro-kernel reads its B rows there in place
+// (kernel6x16WideAVX2): a tile of 16 grid columns is 16 consecutive
+// floats of each row. Grid columns past OW in each output row compute
+// values nobody reads (2 of 58 for a 56-wide image with padding 1); a
+// tile may run past the image's last grid column into zeroed slack.
+//
+// The products go to a block of wide C in the goroutine's packing
+// buffers (MC rows x up to NC grid columns); once a block has its whole
+// product its valid columns are copied to the output row by row with
+// the bias added and the clamp applied, while the block is still in
+// cache. Without packing there is no reason to keep B's k block outside
+// the row blocks: the loops are columns (NC), rows (MC), k (KC), then
+// 16-column tiles and 6-row panels, so a tile's B rows stay in L1 while
+// every panel of the row block reads them.
+
+// WideConv is one image's 2-d convolution geometry for ConvWide (a 1-d
+// one has height 1): C input channels of H x W, a KH x KW kernel with
+// strides, padding and dilation, Groups groups, output OH x OW. The
+// input is read at element (c, h, w) = X[XOff + c*SC + h*SH + w*SW].
+type WideConv struct {
+	C, H, W, KH, KW int
+	StrH, StrW      int
+	PadH, PadW      int
+	DilH, DilW      int
+	OH, OW          int
+	Groups          int
+}
+
+// widePlan is a WideConv's layout of the phase-split copy.
+type widePlan struct {
+	g             WideConv
+	hs, ws, plane int // a phase plane's rows, columns and size
+	chanSize      int // a channel's phase planes
+	npad          int // grid columns, OH*ws rounded up to NR
+	k, cg, og     int
+	maxOff, size  int // the largest offs entry; the copy's floats
+	offs          []int
+	pad           []float32
+	pre           []*PrepackedA
+	bias          []float32
+	bo, bs        int
+	out           []float32
+	ooff          int
+	ep            Clamp
+}
+
+// wideBufs is the part of packBufs ConvWide uses.
+type wideBufs struct {
+	offs []int
+	pad  []float32 // the phase-split copy (the owner's)
+	cw   []float32 // a block of wide C
+	plan widePlan
+}
+
+// ConvWide computes one image of a convolution with the weight of each
+// group packed in advance (pre[g], og x cg*KH*KW): out[ooff + o*OH*OW +
+// oh*OW + ow] = conv + bias[bo+o*bs] (bias nil: none), clamped by ep.
+// See [Wide convolution]. The output may not overlap the input.
+func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, out []float32, ooff int, ep Clamp) {
+	pk := sc.bufs()
+	p := &pk.wide.plan
+	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, out: out, ooff: ooff, ep: ep}
+	g = &p.g
+	p.cg, p.og = g.C/g.Groups, pre[0].m
+	p.k = pre[0].k
+	hp, wp := g.H+2*g.PadH, g.W+2*g.PadW
+	p.hs, p.ws = (hp+g.StrH-1)/g.StrH, (wp+g.StrW-1)/g.StrW
+	p.plane = p.hs * p.ws
+	p.chanSize = g.StrH * g.StrW * p.plane
+	p.npad = (g.OH*p.ws + NR - 1) / NR * NR
+	if cap(pk.wide.offs) < p.k {
+		pk.wide.offs = make([]int, p.k)
+	}
+	p.offs = pk.wide.offs[:p.k]
+	khw := g.KH * g.KW
+	for q := range p.offs {
+		ci, r := q/khw, q%khw
+		dh, dw := (r/g.KW)*g.DilH, (r%g.KW)*g.DilW
+		o := ci*p.chanSize + ((dh%g.StrH)*g.StrW+dw%g.StrW)*p.plane + dh/g.StrH*p.ws + dw/g.StrW
+		p.offs[q] = o
+		p.maxOff = max(p.maxOff, o)
+	}
+	// The last group's tiles read up to maxOff + npad past its base.
+	p.size = max(g.C*p.chanSize, (g.Groups-1)*p.cg*p.chanSize+p.maxOff+p.npad)
+	if cap(pk.wide.pad) < p.size {
+		pk.wide.pad = make([]float32, p.size)
+	}
+	p.pad = pk.wide.pad[:p.size]
+	widePhaseCopy(p, x, xoff, sC, sH, sW)
+	clear(p.pad[g.C*p.chanSize:])
+
+	tiles := p.npad / NR
+	if !sc.wideSplit(p, tiles) {
+		for gr := 0; gr < g.Groups; gr++ {
+			widePart(pk, p, gr, 0, p.npad)
+		}
+	}
+	p.pre, p.bias, p.out = nil, nil, nil
+	sc.done(pk)
+}
+
+// widePhaseCopy fills the copy: channel c's phase (pr, pc) plane holds
+// padded rows pr, pr+s, ... and columns pc, pc+t, ... Phases no tap
+// reads (a 1x1 kernel at stride 2 reads one of four) are not filled:
+// only grid columns past OW read them, and those are dropped.
+func widePhaseCopy(p *widePlan, x []float32, xoff, sC, sH, sW int) {
+	g := &p.g
+	var used [8 * 8]bool // phases up to 8 x 8; more: all filled
+	all := g.StrH > 8 || g.StrW > 8
+	if !all {
+		for ki := 0; ki < g.KH; ki++ {
+			for kj := 0; kj < g.KW; kj++ {
+				used[(ki*g.DilH%g.StrH)*8+kj*g.DilW%g.StrW] = true
+			}
+		}
+	}
+	for ch := 0; ch < g.C; ch++ {
+		for pr := 0; pr < g.StrH; pr++ {
+			for pcol := 0; pcol < g.StrW; pcol++ {
+				if !all && !used[pr*8+pcol] {
+					continue
+				}
+				dst := p.pad[ch*p.chanSize+(pr*g.StrW+pcol)*p.plane:][:p.plane]
+				// The phase's first column inside the image, and where
+				// in the image it lies.
+				c0 := max(0, (g.PadW-pcol+g.StrW-1)/g.StrW)
+				iw0 := c0*g.StrW + pcol - g.PadW
+				for r := 0; r < p.hs; r++ {
+					row := dst[r*p.ws : r*p.ws+p.ws]
+					ih := r*g.StrH + pr - g.PadH
+					if uint(ih) >= uint(g.H) || iw0 >= g.W {
+						clear(row)
+						continue
+					}
+					src := x[xoff+ch*sC+ih*sH:]
+					c := min(c0, p.ws)
+					for t := range row[:c] {
+						row[t] = 0
+					}
+					switch {
+					case g.StrW == 1 && sW == 1:
+						c += copyShort(row[c:], src[iw0:g.W])
+					case sW == 1:
+						cnt := min(len(row)-c, (g.W-iw0+g.StrW-1)/g.StrW)
+						in := src[iw0 : iw0+(cnt-1)*g.StrW+1]
+						out := row[c : c+cnt]
+						for t := range out {
+							out[t] = in[t*g.StrW]
+						}
+						c += cnt
+					default:
+						for iw := iw0; iw < g.W && c < len(row); iw += g.StrW {
+							row[c] = src[iw*sW]
+							c++
+						}
+					}
+					for t := range row[c:] {
+						row[c+t] = 0
+					}
+				}
+			}
+		}
+	}
+}
+
+// copyShort is copy for the short rows of small images, where a
+// memmove call costs more than the copying.
+func copyShort(dst, src []float32) int {
+	n := min(len(dst), len(src))
+	if n > 64 {
+		return copy(dst, src)
+	}
+	d, s := dst[:n], src[:n]
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		*(*[8]float32)(d[i:]) = *(*[8]float32)(s[i:])
+	}
+	for ; i < n; i++ {
+		d[i] = s[i]
+	}
+	return n
+}
+
+// widePart computes group gr's grid columns [j0, j1) (multiples of NR)
+// into pk's wide C block by block and copies each block out.
+func widePart(pk *packBufs, p *widePlan, gr, j0, j1 int) {
+	a := p.pre[gr]
+	m, k := a.m, a.k
+	need := min(MC, (m+MR-1)/MR*MR) * min(NC, j1-j0)
+	if cap(pk.wide.cw) < need {
+		pk.wide.cw = make([]float32, need)
+	}
+	xb := gr * p.cg * p.chanSize
+	for jc := j0; jc < j1; jc += NC {
+		ncw := min(NC, j1-jc)
+		for ic := 0; ic < m; ic += MC {
+			mcur := min(MC, m-ic)
+			cw := pk.wide.cw[:(mcur+MR-1)/MR*MR*ncw]
+			for pc := 0; pc < k; pc += KC {
+				kc := min(KC, k-pc)
+				ap := a.blocks[pc/KC*a.nic+ic/MC]
+				offs := p.offs[pc : pc+kc]
+				for jr := 0; jr < ncw; jr += NR {
+					boff := xb + jc + jr
+					for ir := 0; ir < mcur; ir += MR {
+						kernelWide(pk, kc, ap[ir*kc:], p.pad, boff, p.maxOff, offs, cw[ir*ncw+jr:], ncw, pc > 0)
+					}
+				}
+			}
+			wideOut(p, gr*p.og+ic, mcur, cw, ncw, jc)
+		}
+	}
+}
+
+// wideOut copies rows [o0, o0+m) of a wide C block (grid columns
+// [jc, jc+ncw)) to the output: the valid columns of each output row,
+// plus the bias, clamped.
+func wideOut(p *widePlan, o0, m int, cw []float32, ncw, jc int) {
+	g := &p.g
+	ohw := g.OH * g.OW
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if p.ep.On {
+		lo, hi = p.ep.Lo, p.ep.Hi
+	}
+	// The block's output rows: a part of one at either end, whole ones
+	// between.
+	oh0, oh1 := jc/p.ws, min(g.OH, (jc+ncw+p.ws-1)/p.ws)
+	for i := 0; i < m; i++ {
+		o := o0 + i
+		var b float32
+		if p.bias != nil {
+			b = p.bias[p.bo+o*p.bs]
+		}
+		src := cw[i*ncw : i*ncw+ncw]
+		dst := p.out[p.ooff+o*ohw : p.ooff+o*ohw+ohw]
+		for oh := oh0; oh < oh1; {
+			s0, s1 := max(jc, oh*p.ws), min(jc+ncw, oh*p.ws+g.OW)
+			rows := 1
+			if s0 == oh*p.ws && s1 == s0+g.OW {
+				// Whole rows from here: as many as the block holds.
+				rows = max(1, min(oh1, (jc+ncw-g.OW)/p.ws+1)-oh)
+			}
+			if s0 < s1 {
+				d := dst[oh*g.OW+s0-oh*p.ws:]
+				wideRows(d[:(rows-1)*g.OW+s1-s0], src[s0-jc:s0-jc+(rows-1)*p.ws+s1-s0], rows, s1-s0, p.ws, b, lo, hi, p.bias != nil)
+			}
+			oh += rows
+		}
+	}
+}
+
+// wideRows sets dst[r*n+i] = clamp(src[r*ws+i] (+ b)) for r < rows,
+// i < n; the clamp to [lo, hi] passes NaN through.
+func wideRows(dst, src []float32, rows, n, ws int, b, lo, hi float32, bias bool) {
+	if useAsm {
+		_ = dst[(rows-1)*n+n-1]
+		_ = src[(rows-1)*ws+n-1]
+		bi := 0
+		if bias {
+			bi = 1
+		}
+		wideRowsAVX2(&dst[0], &src[0], rows, n, ws, b, lo, hi, bi)
+		return
+	}
+	for r := 0; r < rows; r++ {
+		d, s := dst[r*n:r*n+n], src[r*ws:r*ws+n]
+		if bias {
+			for t, v := range s {
+				d[t] = v + b
+			}
+		} else {
+			copy(d, s)
+		}
+		clamp32Go(d, d, lo, hi)
+	}
+}
+
+// kernelWide is C[6x16] = A[6xk]*B (add: +=) with B's row q the 16
+// floats at b[boff+offs[q]:]; every offs entry is at most maxOff.
+func kernelWide(pk *packBufs, k int, a, b []float32, boff, maxOff int, offs []int, c []float32, ldc int, add bool) {
+	_ = a[k*MR-1]
+	_ = b[boff+maxOff+NR-1]
+	_ = c[(MR-1)*ldc+NR-1]
+	if !useAsm {
+		kernelWideGo(pk, k, a, b, boff, offs, c, ldc, add)
+		return
+	}
+	ad := 0
+	if add {
+		ad = 1
+	}
+	kernel6x16WideAVX2(k, &a[0], &b[boff], &offs[0], &c[0], ldc, ad)
+}
+
+// kernelWideGo is the pure-Go kernelWide: each B row is gathered into a
+// packed panel row (in pk.b), then kernelGo runs.
+func kernelWideGo(pk *packBufs, k int, a, b []float32, boff int, offs []int, c []float32, ldc int, add bool) {
+	if cap(pk.b) < k*NR {
+		pk.b = make([]float32, KC*NR)
+	}
+	panel := pk.b[:k*NR]
+	for q, o := range offs[:k] {
+		copy(panel[q*NR:q*NR+NR], b[boff+o:boff+o+NR])
+	}
+	tile := &pk.c
+	clear(tile[:])
+	kernelGo(k, a, panel, tile[:], NR)
+	for i := 0; i < MR; i++ {
+		row := c[i*ldc : i*ldc+NR]
+		for j := range row {
+			if add {
+				row[j] += tile[i*NR+j]
+			} else {
+				row[j] = tile[i*NR+j]
+			}
+		}
+	}
+}
+
+// wideJob is a ConvWide split across a team: chunks are (group, column
+// range) pairs, each computed into its goroutine's own wide C block.
+type wideJob struct {
+	owner  *Scratch
+	p      *widePlan
+	chunks int // per group
+	next   atomic.Int64
+}
+
+// wideSplit runs the plan's groups on the scratch's team if it has one
+// and the convolution is large enough, and reports whether it did.
+func (sc *Scratch) wideSplit(p *widePlan, tiles int) bool {
+	if sc == nil || sc.par == nil {
+		return false
+	}
+	work := p.g.Groups * p.og * p.k * p.npad
+	parts := min(sc.par.team.Size(), work/parMinPart)
+	if parts < 2 {
+		return false
+	}
+	chunks := 1
+	if p.g.Groups < 2*parts {
+		chunks = max(1, min(tiles/4, 2*parts))
+	}
+	j := &sc.par.wide
+	j.owner, j.p, j.chunks = sc, p, chunks
+	j.next.Store(0)
+	sc.par.splits++
+	sc.par.last.parts, sc.par.last.alongN = parts, true
+	sc.par.team.Run(j, parts)
+	j.owner, j.p = nil, nil
+	return true
+}
+
+// RunPart implements parallel.Task.
+func (j *wideJob) RunPart(i, n int) {
+	sc := j.owner
+	if i > 0 {
+		sc = &sc.par.workers[i-1]
+	}
+	var pk *packBufs
+	total := j.chunks * j.p.g.Groups
+	for {
+		ch := int(j.next.Add(1) - 1)
+		if ch >= total {
+			break
+		}
+		if pk == nil {
+			pk = sc.bufs()
+		}
+		gr, part := ch/j.chunks, ch%j.chunks
+		if lo, hi := parallel.Range(part, j.chunks, j.p.npad, NR); lo < hi {
+			widePart(pk, j.p, gr, lo, hi)
+		}
+	}
+	if pk != nil {
+		sc.done(pk)
+	}
+}

@@ -1,0 +1,170 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// KSTEP6x16W is one k step of kernel6x16WideAVX2: B's row is the 16
+// floats at DI + 4*offs[step] (the offset at byte O of BX), A's 6 at
+// byte offset A of SI broadcast two at a time, twelve FMAs into the
+// tile Y0..Y11. The next tile's line of the same B row is fetched while
+// this one computes: the 16 columns to the right are the next tile.
+#define KSTEP6x16W(O, A) \
+	MOVQ O(BX), R11; \
+	VMOVUPS (DI)(R11*4), Y12; \
+	VMOVUPS 32(DI)(R11*4), Y13; \
+	PREFETCHT0 64(DI)(R11*4); \
+	VBROADCASTSS (A)(SI), Y14; \
+	VBROADCASTSS (A+4)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y13, Y14, Y1; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VFMADD231PS Y13, Y15, Y3; \
+	VBROADCASTSS (A+8)(SI), Y14; \
+	VBROADCASTSS (A+12)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y13, Y14, Y5; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VFMADD231PS Y13, Y15, Y7; \
+	VBROADCASTSS (A+16)(SI), Y14; \
+	VBROADCASTSS (A+20)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y13, Y14, Y9; \
+	VFMADD231PS Y12, Y15, Y10; \
+	VFMADD231PS Y13, Y15, Y11
+
+// STORE2 writes one row of the tile (two registers) to DX, adding what
+// is there when R12 is non-zero.
+#define STORE2(Y_A, Y_B) \
+	TESTQ R12, R12; \
+	JEQ  3(PC); \
+	VADDPS (DX), Y_A, Y_A; \
+	VADDPS 32(DX), Y_B, Y_B; \
+	VMOVUPS Y_A, (DX); \
+	VMOVUPS Y_B, 32(DX)
+
+// func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int)
+// C[6x16] = A[6xk] * B (add != 0: C +=), A packed k-major in groups of
+// 6, B's row q the 16 floats at b + offs[q] (read in place, not packed).
+TEXT ·kernel6x16WideAVX2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ offs+24(FP), BX
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	MOVQ add+48(FP), R12
+	SHLQ $2, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+
+	MOVQ CX, R10
+	SHRQ $2, R10
+	ANDQ $3, CX
+	TESTQ R10, R10
+	JEQ  wtail
+
+wloop:
+	KSTEP6x16W(0, 0)
+	KSTEP6x16W(8, 24)
+	KSTEP6x16W(16, 48)
+	KSTEP6x16W(24, 72)
+	ADDQ $96, SI
+	ADDQ $32, BX
+	DECQ R10
+	JNE  wloop
+
+wtail:
+	TESTQ CX, CX
+	JEQ  wstore
+
+wone:
+	KSTEP6x16W(0, 0)
+	ADDQ $24, SI
+	ADDQ $8, BX
+	DECQ CX
+	JNE  wone
+
+wstore:
+	STORE2(Y0, Y1)
+	ADDQ R8, DX
+	STORE2(Y2, Y3)
+	ADDQ R8, DX
+	STORE2(Y4, Y5)
+	ADDQ R8, DX
+	STORE2(Y6, Y7)
+	ADDQ R8, DX
+	STORE2(Y8, Y9)
+	ADDQ R8, DX
+	STORE2(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias int)
+// For r < rows, i < n: dst[r*n+i] = min(max(src[r*ws+i] (+ b when
+// bias != 0), lo), hi). The source is the second operand of VMAXPS and
+// VMINPS, so a NaN passes through (as Clamp32).
+TEXT ·wideRowsAVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ n+24(FP), R9
+	MOVQ ws+32(FP), R10
+	SHLQ $2, R10
+	VBROADCASTSS b+40(FP), Y2
+	VBROADCASTSS lo+44(FP), Y0
+	VBROADCASTSS hi+48(FP), Y1
+	MOVQ bias+56(FP), R12
+	TESTQ R8, R8
+	JEQ  wrdone
+
+wrrow:
+	MOVQ SI, R11
+	MOVQ R9, CX
+
+wr8:
+	CMPQ CX, $8
+	JLT  wr1
+	VMOVUPS (R11), Y3
+	TESTQ R12, R12
+	JEQ  2(PC)
+	VADDPS Y3, Y2, Y3
+	VMAXPS Y3, Y0, Y3
+	VMINPS Y3, Y1, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, R11
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  wr8
+
+wr1:
+	TESTQ CX, CX
+	JEQ  wrnext
+	VMOVSS (R11), X3
+	TESTQ R12, R12
+	JEQ  2(PC)
+	VADDSS X3, X2, X3
+	VMAXSS X3, X0, X3
+	VMINSS X3, X1, X3
+	VMOVSS X3, (DI)
+	ADDQ $4, R11
+	ADDQ $4, DI
+	DECQ CX
+	JMP  wr1
+
+wrnext:
+	ADDQ R10, SI
+	DECQ R8
+	JNE  wrrow
+
+wrdone:
+	VZEROUPPER
+	RET
