@@ -44,9 +44,10 @@ type convState struct {
 	ints  []int
 	shape []int
 	wbuf  []float32
-	// depthwise with column padding: the input plane with zero columns
-	// either side, and a block of output rows as wide (convDepthwisePadded)
+	// depthwise (convDepthwiseRows): the padded, phase-split input
+	// plane, a block of output rows as wide, and the taps' offsets
 	padIn, padOut []float32
+	offs          []int
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
@@ -546,23 +547,25 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp) {
 	mult := g.o / g.groups
 	kk := g.kh * g.kw
-	fits := convDepthwiseFits(g)
+	rows := convDepthwiseRowsFits(g)
 	planesRun(c, g.oh*g.ow, ord, xlo, g.h*g.w, &st.plane, func(i int, dst []float32) {
 		nn, o := i/g.o, i%g.o
+		in := xoff + nn*g.sN + (o/mult)*g.sC
+		wk := wd[woff+o*kk : woff+(o+1)*kk]
+		if rows {
+			var b float32
+			if bd != nil {
+				b = bd[bo+o*bs]
+			}
+			convDepthwiseRows(g, xd, in, wk, b, dst, st, ep)
+			return
+		}
 		if bd != nil {
 			convFill(dst, bd[bo+o*bs])
 		} else {
 			clear(dst)
 		}
-		in := xoff + nn*g.sN + (o/mult)*g.sC
-		wk := wd[woff+o*kk : woff+(o+1)*kk]
-		if fits {
-			convDepthwisePadded(g, xd, in, wk, dst, st)
-		} else if g.strW == 2 && g.sW == 1 && g.dilW == 1 {
-			convDepthwiseStride2(g, xd, in, wk, dst, st)
-		} else {
-			convDepthwiseOne(g, xd, in, wk, dst)
-		}
+		convDepthwiseOne(g, xd, in, wk, dst)
 		if ep.On { // the plane is in cache
 			gemm.Clamp32(dst, dst, ep.Lo, ep.Hi)
 		}
@@ -608,129 +611,8 @@ func convDepthwiseOne(g *convGeom, xd []float32, in int, wk []float32, dst []flo
 	}
 }
 
-// convDepthwiseFits reports whether convDepthwisePadded handles g: stride
-// 1, output rows as long as input rows ("same" padding along W) and
-// contiguous input rows.
-func convDepthwiseFits(g *convGeom) bool {
-	return g.strH == 1 && g.strW == 1 && g.sW == 1 && g.ow == g.w && (g.h <= 1 || g.sH == g.w)
-}
-
-// convDepthwisePadded is convDepthwiseOne for the geometries
-// convDepthwiseFits accepts (3x3 pad 1, 5x5 pad 2: nearly every
-// depthwise convolution). Output and input positions then differ by a
-// constant offset per tap, so a tap could be one axpy over a whole block
-// of rows, but for the columns that wrap from one row's end into the next
-// row's padding. So the input plane is copied once with zero columns
-// either side, and each block of output rows (about depthwiseBlock
-// floats: it and the input rows its taps read stay in L1 through all the
-// taps) is computed as wide: every tap is one axpy over the block, whose
-// extra columns are dropped when the block is copied out. The sums run
-// in convDepthwiseOne's order: the same bits.
-func convDepthwisePadded(g *convGeom, xd []float32, in int, wk []float32, dst []float32, st *convState) {
-	pw := g.padW
-	wp := g.w + 2*pw
-	slack := (g.kw - 1) * g.dilW // the last row's widest tap reads past it
-	if need := g.h*wp + slack; cap(st.padIn) < need {
-		st.padIn = make([]float32, need)
-	}
-	xp := st.padIn[:g.h*wp+slack]
-	for r := 0; r < g.h; r++ {
-		row := xp[r*wp : (r+1)*wp]
-		clear(row[:pw])
-		copy(row[pw:pw+g.w], xd[in+r*g.sH:in+r*g.sH+g.w])
-		clear(row[pw+g.w:])
-	}
-	clear(xp[g.h*wp:])
-	rows := max(1, depthwiseBlock/wp)
-	if need := rows * wp; cap(st.padOut) < need {
-		st.padOut = make([]float32, need)
-	}
-	for b0 := 0; b0 < g.oh; b0 += rows {
-		b1 := min(b0+rows, g.oh)
-		tp := st.padOut[:(b1-b0)*wp]
-		for r := b0; r < b1; r++ {
-			copy(tp[(r-b0)*wp:(r-b0)*wp+g.ow], dst[r*g.ow:(r+1)*g.ow])
-		}
-		for ki := 0; ki < g.kh; ki++ {
-			e := ki*g.dilH - g.padH
-			rlo, rhi := max(b0, -e), min(b1, g.h-e)
-			if rlo >= rhi {
-				continue
-			}
-			for kj := 0; kj < g.kw; kj++ {
-				src := (rlo+e)*wp + kj*g.dilW
-				n := (rhi - rlo) * wp
-				gemm.Axpy(wk[ki*g.kw+kj], xp[src:src+n], tp[(rlo-b0)*wp:(rlo-b0)*wp+n])
-			}
-		}
-		for r := b0; r < b1; r++ {
-			copy(dst[r*g.ow:(r+1)*g.ow], tp[(r-b0)*wp:(r-b0)*wp+g.ow])
-		}
-	}
-}
-
-// convDepthwiseStride2 is convDepthwiseOne for stride 2 along W
-// (mobilenets' and efficientnets' downsampling), contiguous rows and no
-// dilation along W. Each input row the taps read is copied once, with
-// its padding columns as zeros, into its even and its odd elements; a tap
-// then reads one of them contiguously, so it is an axpy, where
-// convDepthwiseOne gathers every other element in a scalar loop. Each
-// output element sums its taps in convDepthwiseOne's order: the same bits.
-func convDepthwiseStride2(g *convGeom, xd []float32, in int, wk []float32, dst []float32, st *convState) {
-	pw := g.padW
-	wp := g.w + 2*pw
-	half := (wp + 1) / 2
-	// Rows of 2*half floats: the even elements of a padded row, then
-	// its odd ones (one zero beyond when wp is odd).
-	if need := g.h * 2 * half; cap(st.padIn) < need {
-		st.padIn = make([]float32, need)
-	}
-	xe := st.padIn[:g.h*2*half]
-	for r := 0; r < g.h; r++ {
-		ev, od := xe[r*2*half:r*2*half+half], xe[r*2*half+half:(r+1)*2*half]
-		clear(ev)
-		clear(od)
-		row := xd[in+r*g.sH : in+r*g.sH+g.w]
-		// Padded column c+pw: row[0] goes to the even half when pw is
-		// even, else to the odd one; then they alternate.
-		first, second := ev[pw>>1:], od[pw>>1:]
-		if pw&1 == 1 {
-			first, second = od[pw>>1:], ev[pw>>1+1:]
-		}
-		n := len(row)
-		first = first[:(n+1)/2]
-		for i := range first {
-			first[i] = row[2*i]
-		}
-		second = second[:n/2]
-		for i := range second {
-			second[i] = row[2*i+1]
-		}
-	}
-	for ki := 0; ki < g.kh; ki++ {
-		e := ki*g.dilH - g.padH
-		for oh := 0; oh < g.oh; oh++ {
-			ih := oh*g.strH + e
-			if uint(ih) >= uint(g.h) {
-				continue
-			}
-			out := dst[oh*g.ow : (oh+1)*g.ow]
-			base := ih * 2 * half
-			for kj := 0; kj < g.kw; kj++ {
-				// Output column t reads padded column 2t+kj: element
-				// t+kj/2 of the even or the odd half.
-				src := base + kj>>1
-				if kj&1 == 1 {
-					src += half
-				}
-				gemm.Axpy(wk[ki*g.kw+kj], xe[src:src+g.ow], out)
-			}
-		}
-	}
-}
-
-// depthwiseBlock is the output floats convDepthwisePadded computes per
-// block of rows.
+// depthwiseBlock is the output floats convDepthwiseRows computes per
+// block of rows at stride 1.
 const depthwiseBlock = 2048
 
 // convFill sets every element of row to v by doubling copies, which run

@@ -2,78 +2,77 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
+	"github.com/gosr/gosr/ops/gemm"
 	"github.com/stretchr/testify/require"
 )
 
-// convDepthwisePadded (whole-span taps over a zero-padded copy, in
-// blocks of rows) against convDepthwiseOne (a row at a time, an axpy per
-// tap and row at stride 1), on planes of several blocks and without
-// padding: the same sums in the same order, so the same bits.
-func TestDepthwisePadded(t *testing.T) {
-	r := rand.New(rand.NewSource(8))
-	for _, c := range []struct{ h, w, k, pad, dil int }{
-		{112, 112, 3, 1, 1}, {57, 56, 5, 2, 1}, {400, 9, 3, 1, 1}, {300, 7, 3, 1, 1}, {64, 64, 3, 2, 2}, {33, 70, 7, 3, 1},
-		{90, 40, 1, 0, 1}, {7, 7, 3, 1, 1},
-	} {
-		t.Run(fmt.Sprintf("%dx%d/k%d/pad%d/dil%d", c.h, c.w, c.k, c.pad, c.dil), func(t *testing.T) {
-			g := convGeom{n: 1, c: 1, h: c.h, w: c.w, sC: c.h * c.w, sH: c.w, sW: 1, o: 1, kh: c.k, kw: c.k,
-				strH: 1, strW: 1, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: 1}
-			g.oh = c.h + 2*c.pad - c.dil*(c.k-1)
-			g.ow = c.w + 2*c.pad - c.dil*(c.k-1)
-			require.True(t, convDepthwiseFits(&g), "geometry for the plane path")
-			x, wk := normals(r, c.h*c.w), normals(r, c.k*c.k)
-			want := make([]float32, g.oh*g.ow)
-			got := make([]float32, g.oh*g.ow)
-			for i := range want {
-				want[i] = 0.5
-				got[i] = 0.5
-			}
-			convDepthwiseOne(&g, x, 0, wk, want)
-			convDepthwisePadded(&g, x, 0, wk, got, &convState{})
-			require.Equal(t, want, got)
-		})
+// convDepthwiseRows against a float64 direct convolution, assembly and
+// Go, at strides 1 to 3 along W and 1 or 2 along H, kernels 1 to 7,
+// padded or not, dilated, odd and even sizes, planes of several blocks
+// and of one row, with a bias and a clamp; at stride 1 under the
+// assembly also against convDepthwiseOne (an axpy per tap and row: the
+// same fused sums in the same order, so the same bits).
+func TestDepthwiseRows(t *testing.T) {
+	type dwCase struct{ h, w, k, pad, strH, strW, dilH, dilW int }
+	cases := []dwCase{
+		{112, 112, 3, 1, 1, 1, 1, 1}, {57, 56, 5, 2, 1, 1, 1, 1}, {400, 9, 3, 1, 1, 1, 1, 1}, {300, 7, 3, 1, 1, 1, 1, 1},
+		{64, 64, 3, 2, 1, 1, 2, 2}, {33, 70, 7, 3, 1, 1, 1, 1}, {90, 40, 1, 0, 1, 1, 1, 1}, {7, 7, 3, 1, 1, 1, 1, 1},
+		{1, 30, 3, 1, 1, 1, 1, 1}, {112, 112, 3, 1, 2, 2, 1, 1}, {57, 57, 5, 2, 2, 2, 1, 1}, {20, 9, 3, 0, 2, 2, 1, 1},
+		{30, 31, 3, 1, 1, 2, 1, 1}, {16, 16, 5, 2, 2, 2, 2, 1}, {7, 7, 3, 1, 2, 2, 1, 1}, {19, 23, 3, 1, 3, 3, 1, 2},
+		{14, 14, 3, 0, 1, 1, 1, 1},
 	}
-}
-
-// convDepthwiseStride2 against a float64 reference: stride 2 along W
-// (and 1 or 2 along H), kernels 3 and 5, padded or not, odd and even
-// widths. (convDepthwiseOne gathers in a scalar loop, whose product and
-// sum round twice where the vectorised axpy fuses them: not the same
-// bits.)
-func TestDepthwiseStride2(t *testing.T) {
-	r := rand.New(rand.NewSource(9))
-	for _, c := range []struct{ h, w, k, pad, strH, dilH int }{
-		{112, 112, 3, 1, 2, 1}, {57, 57, 5, 2, 2, 1}, {20, 9, 3, 0, 2, 1}, {30, 31, 3, 1, 1, 1}, {16, 16, 5, 2, 2, 2}, {7, 7, 3, 1, 2, 1},
-	} {
-		t.Run(fmt.Sprintf("%dx%d/k%d/pad%d/strH%d/dilH%d", c.h, c.w, c.k, c.pad, c.strH, c.dilH), func(t *testing.T) {
-			g := convGeom{n: 1, c: 1, h: c.h, w: c.w, sC: c.h * c.w, sH: c.w, sW: 1, o: 1, kh: c.k, kw: c.k,
-				strH: c.strH, strW: 2, padH: c.pad, padW: c.pad, dilH: c.dilH, dilW: 1, groups: 1}
-			g.oh = (c.h+2*c.pad-c.dilH*(c.k-1)-1)/c.strH + 1
-			g.ow = (c.w+2*c.pad-(c.k-1)-1)/2 + 1
-			x, wk := normals(r, c.h*c.w), normals(r, c.k*c.k)
-			got := make([]float32, g.oh*g.ow)
-			for i := range got {
-				got[i] = -0.25
-			}
-			convDepthwiseStride2(&g, x, 0, wk, got, &convState{})
-			for oh := 0; oh < g.oh; oh++ {
-				for ow := 0; ow < g.ow; ow++ {
-					want := -0.25
-					for ki := 0; ki < c.k; ki++ {
-						for kj := 0; kj < c.k; kj++ {
-							ih, iw := oh*c.strH+ki*c.dilH-c.pad, 2*ow+kj-c.pad
-							if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
-								want += float64(wk[ki*c.k+kj]) * float64(x[ih*c.w+iw])
+	for _, asm := range []bool{false, true} {
+		if asm && !useAVX2 {
+			continue
+		}
+		saved := useAVX2
+		useAVX2 = asm
+		r := rand.New(rand.NewSource(8))
+		for _, c := range cases {
+			for _, ep := range []gemm.Clamp{{}, {On: true, Lo: -0.5, Hi: 0.75}} {
+				g := convGeom{n: 1, c: 1, h: c.h, w: c.w, sC: c.h * c.w, sH: c.w, sW: 1, o: 1, kh: c.k, kw: c.k,
+					strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dilH, dilW: c.dilW, groups: 1}
+				g.oh = (c.h+2*c.pad-c.dilH*(c.k-1)-1)/c.strH + 1
+				g.ow = (c.w+2*c.pad-c.dilW*(c.k-1)-1)/c.strW + 1
+				name := fmt.Sprintf("asm%v/%+v/clamp%v", asm, c, ep.On)
+				require.True(t, convDepthwiseRowsFits(&g), name)
+				x, wk := normals(r, c.h*c.w), normals(r, c.k*c.k)
+				got := make([]float32, g.oh*g.ow+1)
+				got[len(got)-1] = 9
+				convDepthwiseRows(&g, x, 0, wk, 0.5, got[:g.oh*g.ow], &convState{}, ep)
+				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the plane", name)
+				for oh := 0; oh < g.oh; oh++ {
+					for ow := 0; ow < g.ow; ow++ {
+						want := 0.5
+						for ki := 0; ki < c.k; ki++ {
+							for kj := 0; kj < c.k; kj++ {
+								ih, iw := oh*c.strH+ki*c.dilH-c.pad, ow*c.strW+kj*c.dilW-c.pad
+								if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+									want += float64(wk[ki*c.k+kj]) * float64(x[ih*c.w+iw])
+								}
 							}
 						}
+						if ep.On {
+							want = math.Min(math.Max(want, -0.5), 0.75)
+						}
+						require.InDelta(t, want, float64(got[oh*g.ow+ow]), 1e-5, "%s: output (%d, %d)", name, oh, ow)
 					}
-					require.InDelta(t, want, float64(got[oh*g.ow+ow]), 1e-5, "output (%d, %d)", oh, ow)
+				}
+				if asm && c.strH == 1 && c.strW == 1 && !ep.On {
+					one := make([]float32, g.oh*g.ow)
+					for i := range one {
+						one[i] = 0.5
+					}
+					convDepthwiseOne(&g, x, 0, wk, one)
+					require.Equal(t, one, got[:g.oh*g.ow], "%s: bits of convDepthwiseOne", name)
 				}
 			}
-		})
+		}
+		useAVX2 = saved
 	}
 }
 

@@ -8,3 +8,9 @@ import "golang.org/x/sys/cpu"
 // over their pure-Go loops. x/sys/cpu checks both the CPU flags and that
 // the OS saves the YMM registers. Tests clear it to cover the Go paths.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, lo, hi float32)
+
+//go:noescape
+func deal2AVX2(even, odd, src *float32, n int)

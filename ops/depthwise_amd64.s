@@ -1,0 +1,140 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// DWTAPS accumulates every tap into the N registers listed by FMA:
+// for tap q, w[q] broadcast (Y15) times the input at in + 4*offs[q] +
+// the chunk's byte offset. SI is the chunk's input, R8 offs, R9 w,
+// R10 the tap count; R11-R13 are scratch.
+#define DWTAPS(LABEL, FMA) \
+	XORQ R11, R11; \
+LABEL: \
+	MOVQ (R8)(R11*8), R12; \
+	VBROADCASTSS (R9)(R11*4), Y15; \
+	LEAQ (SI)(R12*4), R13; \
+	FMA; \
+	INCQ R11; \
+	CMPQ R11, R10; \
+	JLT  LABEL
+
+#define FMA8 \
+	VFMADD231PS (R13), Y15, Y0; \
+	VFMADD231PS 32(R13), Y15, Y1; \
+	VFMADD231PS 64(R13), Y15, Y2; \
+	VFMADD231PS 96(R13), Y15, Y3; \
+	VFMADD231PS 128(R13), Y15, Y4; \
+	VFMADD231PS 160(R13), Y15, Y5; \
+	VFMADD231PS 192(R13), Y15, Y6; \
+	VFMADD231PS 224(R13), Y15, Y7
+
+#define FMA1 VFMADD231PS (R13), Y15, Y0
+
+#define FMAS VFMADD231SS (R13), X15, X0
+
+// CLAMPSTORE clamps Y to [Y13, Y14] (a NaN passes: it is the second
+// source) and stores it at byte offset OFF of DI.
+#define CLAMPSTORE(Y, OFF) \
+	VMAXPS Y, Y13, Y; \
+	VMINPS Y, Y14, Y; \
+	VMOVUPS Y, OFF(DI)
+
+// func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, lo, hi float32)
+// out[t] = min(max(bias + sum over q of w[q]*in[offs[q]+t], lo), hi)
+// for t < n, taps summed in order, each a fused multiply-add (as an
+// axpy per tap computes them). Eight accumulators over 64 outputs keep
+// both FMA ports busy through the taps' dependency chains.
+TEXT ·dwRowsAVX2(SB), NOSPLIT, $0-60
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ offs+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ taps+40(FP), R10
+	VBROADCASTSS bias+48(FP), Y12
+	VBROADCASTSS lo+52(FP), Y13
+	VBROADCASTSS hi+56(FP), Y14
+
+dw64:
+	CMPQ CX, $64
+	JLT  dw8
+	VMOVAPS Y12, Y0
+	VMOVAPS Y12, Y1
+	VMOVAPS Y12, Y2
+	VMOVAPS Y12, Y3
+	VMOVAPS Y12, Y4
+	VMOVAPS Y12, Y5
+	VMOVAPS Y12, Y6
+	VMOVAPS Y12, Y7
+	DWTAPS(dwtap64, FMA8)
+	CLAMPSTORE(Y0, 0)
+	CLAMPSTORE(Y1, 32)
+	CLAMPSTORE(Y2, 64)
+	CLAMPSTORE(Y3, 96)
+	CLAMPSTORE(Y4, 128)
+	CLAMPSTORE(Y5, 160)
+	CLAMPSTORE(Y6, 192)
+	CLAMPSTORE(Y7, 224)
+	ADDQ $256, SI
+	ADDQ $256, DI
+	SUBQ $64, CX
+	JMP  dw64
+
+dw8:
+	CMPQ CX, $8
+	JLT  dw1
+	VMOVAPS Y12, Y0
+	DWTAPS(dwtap8, FMA1)
+	CLAMPSTORE(Y0, 0)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  dw8
+
+dw1:
+	TESTQ CX, CX
+	JEQ  dwdone
+	VMOVAPS X12, X0
+	DWTAPS(dwtap1, FMAS)
+	VMAXSS X0, X13, X0
+	VMINSS X0, X14, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  dw1
+
+dwdone:
+	VZEROUPPER
+	RET
+
+// func deal2AVX2(even, odd, src *float32, n int)
+// even[i] = src[2i], odd[i] = src[2i+1] for i < n&^7 (the caller does
+// the rest).
+TEXT ·deal2AVX2(SB), NOSPLIT, $0-32
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+	SHRQ $3, CX
+	JEQ  d2done
+
+d2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	// Per 128-bit lane: the even (odd) elements of Y0's half, then of
+	// Y1's; then the 64-bit pairs put in order.
+	VSHUFPS $0x88, Y1, Y0, Y2
+	VSHUFPS $0xDD, Y1, Y0, Y3
+	VPERMPD $0xD8, Y2, Y2
+	VPERMPD $0xD8, Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, (DX)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNE  d2loop
+
+d2done:
+	VZEROUPPER
+	RET
