@@ -365,24 +365,16 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		}
 		return nil
 	}
-	var beta float32
-	if bias != nil {
-		for nn := 0; nn < g.n; nn++ {
-			for o := 0; o < g.o; o++ {
-				convFill(c[(nn*g.o+o)*plane:(nn*g.o+o+1)*plane], bd[bo+o*bs])
-			}
-		}
-		beta = 1
-	}
 	pointwise := convIsPointwise(&g)
+	cb := convBias{bd, bo, bs}
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, beta, c, ep)
+		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, cb, c, ep)
 		return nil
 	}
 	wd, woff := convWeightRows(st, w)
-	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, beta, c, ep)
+	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, cb, c, ep)
 	return nil
 }
 
@@ -486,27 +478,32 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 				copy(tile[ci*tw:ci*tw+n], xd[s:s+n])
 			}
 			coff := nn*g.o*plane + j0
-			var beta float32
+			var ep gemm.Epilogue
 			if bd != nil {
-				for o := 0; o < g.o; o++ {
-					convFill(c[coff+o*plane:coff+o*plane+n], bd[bo+o*bs])
-				}
-				beta = 1
+				ep.Bias, ep.BiasOff, ep.BiasStride = bd, bo, bs
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}
 			if pre != nil {
-				gemm.WithPrepackedA(sc, n, pre[0], b, nil, beta, c, coff, plane)
+				gemm.WithPrepackedAEpilogue(sc, n, pre[0], b, nil, 0, c, coff, plane, ep)
 			} else {
-				gemm.Cols(sc, g.o, n, plane, g.c, w, b, beta, c, coff, plane)
+				gemm.ColsEpilogue(sc, g.o, n, plane, g.c, w, b, 0, c, coff, plane, ep)
 			}
 		}
 	}
 }
 
+// convBias is a convolution's bias (d nil: none): output channel o's
+// is d[off+o*stride].
+type convBias struct {
+	d           []float32
+	off, stride int
+}
+
 // convGemm runs the convolution as one gemm per image and group, with A
 // the group's weight rows: packed in advance (pre, one per group) or
-// read from w ([o, cg*kh*kw] rows).
-func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, beta float32, c []float32, ep gemm.Clamp) {
+// read from w ([o, cg*kh*kw] rows). The bias and the clamp are the
+// gemm's epilogue.
+func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, bias convBias, c []float32, ep gemm.Clamp) {
 	cg, og := g.c/g.groups, g.o/g.groups
 	kdim := w.RS
 	if pre != nil {
@@ -529,13 +526,17 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 				cv.Off = xoff
 				src = &cv
 			}
+			epi := gemm.Epilogue{Clamp: ep}
+			if bias.d != nil {
+				epi.Bias, epi.BiasOff, epi.BiasStride = bias.d, bias.off+gr*og*bias.stride, bias.stride
+			}
 			if pre != nil {
-				gemm.WithPrepackedAClamp(sc, plane, pre[gr], b, src, beta, c, coff, plane, ep)
+				gemm.WithPrepackedAEpilogue(sc, plane, pre[gr], b, src, 0, c, coff, plane, epi)
 				continue
 			}
 			a := w
 			a.Off += gr * og * kdim
-			gemm.GemmClamp(sc, og, plane, kdim, 1, a, b, src, beta, c, coff, plane, ep)
+			gemm.GemmEpilogue(sc, og, plane, kdim, 1, a, b, src, 0, c, coff, plane, epi)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package gemm
 
+import "math"
+
 // Clamp is a product's epilogue: once an element of C has its whole
 // product (and beta's share) it is clamped to [Lo, Hi], NaN passing
 // through: relu is {true, 0, +Inf}, relu6 {true, 0, 6}. It is applied to
@@ -11,14 +13,43 @@ type Clamp struct {
 	Lo, Hi float32
 }
 
+// Epilogue is what a product does to each block of C once the block
+// has its whole product, while it is still in cache: add Bias (element
+// BiasOff + i*BiasStride to row i of the product; nil: none), then
+// clamp. A convolution's bias and activation this way cost no pass of
+// their own over C, and C needs no filling with the bias beforehand.
+type Epilogue struct {
+	Clamp
+	Bias                []float32
+	BiasOff, BiasStride int
+	// fresh: C holds nothing to keep (beta 0), so the first k block of
+	// the blocked product stores its tiles instead of adding them
+	// (set by the entry points, not by callers).
+	fresh bool
+}
+
+// on reports whether the epilogue does anything.
+func (ep *Epilogue) on() bool { return ep.On || ep.Bias != nil }
+
 // rows applies ep to rows [i0, i1) and columns [j0, j1) of C.
-func (ep Clamp) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
-	if !ep.On || j0 >= j1 {
+func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
+	if !ep.on() || j0 >= j1 {
 		return
+	}
+	if ep.Bias == nil {
+		for i := i0; i < i1; i++ {
+			row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
+			Clamp32(row, row, ep.Lo, ep.Hi)
+		}
+		return
+	}
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if ep.On {
+		lo, hi = ep.Lo, ep.Hi
 	}
 	for i := i0; i < i1; i++ {
 		row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
-		Clamp32(row, row, ep.Lo, ep.Hi)
+		wideRows(row, row, 1, len(row), len(row), ep.Bias[ep.BiasOff+i*ep.BiasStride], lo, hi, true)
 	}
 }
 

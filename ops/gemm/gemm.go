@@ -113,34 +113,44 @@ func Gemm(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, beta
 	GemmClamp(sc, m, n, k, alpha, a, b, conv, beta, c, coff, ldc, Clamp{})
 }
 
-// GemmClamp is Gemm with the epilogue ep on C.
+// GemmClamp is Gemm with the clamp ep on C.
 func GemmClamp(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Clamp) {
+	GemmEpilogue(sc, m, n, k, alpha, a, b, conv, beta, c, coff, ldc, Epilogue{Clamp: ep})
+}
+
+// GemmEpilogue is Gemm with the epilogue ep on C.
+func GemmEpilogue(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Epilogue) {
 	if m <= 0 || n <= 0 {
 		return
 	}
-	ScaleC(m, n, beta, c, coff, ldc)
 	if k <= 0 || alpha == 0 {
+		ScaleC(m, n, beta, c, coff, ldc)
 		ep.rows(c, coff, ldc, 0, m, 0, n)
 		return
 	}
 	if conv == nil {
 		small := true
 		switch {
+		case n == 1, m == 1, a.CS == 1 && b.RS == 1 && m*n <= dotsMax:
+			ScaleC(m, n, beta, c, coff, ldc)
+		default:
+			small = false
+		}
+		switch {
+		case !small:
 		case n == 1:
 			gemv(m, k, alpha, a, b.Data, b.Off, b.RS, c, coff, ldc)
 		case m == 1:
 			gemv(n, k, alpha, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
-		case a.CS == 1 && b.RS == 1 && m*n <= dotsMax:
-			dots(m, n, k, alpha, a, b, c, coff, ldc)
 		default:
-			small = false
+			dots(m, n, k, alpha, a, b, c, coff, ldc)
 		}
 		if small {
 			ep.rows(c, coff, ldc, 0, m, 0, n) // a vector or a few dots: C is small
 			return
 		}
 	}
-	blocked(sc, m, n, k, alpha, a, b, conv, nil, nil, c, coff, ldc, ep)
+	blocked(sc, m, n, k, alpha, a, b, conv, nil, nil, beta, c, coff, ldc, ep)
 }
 
 // Cols is Gemm with alpha 1 and no im2col for columns [0, n) of a
@@ -150,29 +160,43 @@ func GemmClamp(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc,
 // gives it. A caller computes a product in column tiles this way when
 // its output overwrites its input (a 1x1 convolution in place).
 func Cols(sc *Scratch, m, n, nFull, k int, a, b Mat, beta float32, c []float32, coff, ldc int) {
-	if n == nFull || m <= 0 || n <= 0 {
-		Gemm(sc, m, n, k, 1, a, b, nil, beta, c, coff, ldc)
-		return
-	}
-	ScaleC(m, n, beta, c, coff, ldc)
-	switch {
-	case k <= 0:
-	case m == 1:
-		gemv(n, k, 1, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
-	default:
-		blocked(sc, m, n, k, 1, a, b, nil, nil, nil, c, coff, ldc, Clamp{})
-	}
+	ColsEpilogue(sc, m, n, nFull, k, a, b, beta, c, coff, ldc, Epilogue{})
 }
 
-// blocked is the packed path; C is already scaled by beta. B comes
-// from b, conv, or blocks packed in advance (pre); A from a, or from
-// blocks packed in advance (preA, then alpha is 1). A scratch with a
-// team splits a large product across it (parallel.go).
-func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int, ep Clamp) {
-	if sc.split(m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, ep) {
+// ColsEpilogue is Cols with the epilogue ep (as GemmEpilogue's).
+func ColsEpilogue(sc *Scratch, m, n, nFull, k int, a, b Mat, beta float32, c []float32, coff, ldc int, ep Epilogue) {
+	if n == nFull || m <= 0 || n <= 0 {
+		GemmEpilogue(sc, m, n, k, 1, a, b, nil, beta, c, coff, ldc, ep)
 		return
 	}
-	blockedPart(sc, m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, 0, m, 0, n, ep)
+	switch {
+	case k <= 0:
+		ScaleC(m, n, beta, c, coff, ldc)
+	case m == 1:
+		ScaleC(m, n, beta, c, coff, ldc)
+		gemv(n, k, 1, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
+	default:
+		blocked(sc, m, n, k, 1, a, b, nil, nil, nil, beta, c, coff, ldc, ep)
+		return
+	}
+	ep.rows(c, coff, ldc, 0, m, 0, n)
+}
+
+// blocked is the packed path. C is scaled by beta here, unless beta is
+// 0: then the first k block stores its tiles (ep.fresh) and C is never
+// cleared first. B comes from b, conv, or blocks packed in advance
+// (pre); A from a, or from blocks packed in advance (preA, then alpha
+// is 1). A scratch with a team splits a large product across it
+// (parallel.go).
+func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, beta float32, c []float32, coff, ldc int, ep Epilogue) {
+	ep.fresh = beta == 0
+	if !ep.fresh {
+		ScaleC(m, n, beta, c, coff, ldc)
+	}
+	if sc.split(m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, &ep) {
+		return
+	}
+	blockedPart(sc, m, n, k, alpha, a, b, conv, pre, preA, c, coff, ldc, 0, m, 0, n, &ep)
 }
 
 // blockedPart computes rows [i0, i1) and columns [j0, j1) of the
@@ -180,7 +204,7 @@ func blocked(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, p
 // whole product: each MR x NR tile of C is computed as the whole
 // product computes it, so the parts of a split product come out bit
 // for bit as one call over all of it.
-func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc, i0, i1, j0, j1 int, ep Clamp) {
+func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc, i0, i1, j0, j1 int, ep *Epilogue) {
 	pk := sc.bufs()
 	nc := min(NC, (n+NR-1)/NR*NR)
 	if need := min(k, KC) * nc; pre == nil && cap(pk.b) < need {
@@ -193,6 +217,7 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 		nw := je - js // the columns of it this part computes
 		for pc := 0; pc < k; pc += KC {
 			kc := min(KC, k-pc)
+			add := pc > 0 || !ep.fresh
 			bp := pk.b
 			switch {
 			case pre != nil:
@@ -207,6 +232,9 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 				is, ie := max(ic, i0), min(ic+MC, i1)
 				mw := ie - is
 				if preA == nil && useDirect(a, alpha, mcur, ncur) {
+					if !add {
+						ScaleC(mw, nw, 0, c, coff+is*ldc+js, ldc)
+					}
 					macroDirect(pk, a, is, mw, pc, bp, nw, kc, c, coff+is*ldc+js, ldc)
 				} else {
 					ap := pk.a[:]
@@ -215,7 +243,7 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 					} else {
 						packA(ap, a, alpha, is, mw, pc, kc)
 					}
-					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc)
+					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc, add)
 				}
 				if pc+kc == k {
 					// The block's products are complete, and it is still
@@ -256,11 +284,11 @@ func WithPrepackedB(sc *Scratch, m int, alpha float32, a Mat, pre *PrepackedB, b
 	if m <= 0 || pre.n <= 0 {
 		return
 	}
-	ScaleC(m, pre.n, beta, c, coff, ldc)
 	if pre.k <= 0 || alpha == 0 {
+		ScaleC(m, pre.n, beta, c, coff, ldc)
 		return
 	}
-	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, c, coff, ldc, Clamp{})
+	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, beta, c, coff, ldc, Epilogue{})
 }
 
 // PrepackedA is an m x k A (a constant conv weight) packed once, at
@@ -296,18 +324,23 @@ func WithPrepackedA(sc *Scratch, n int, preA *PrepackedA, b Mat, conv *ConvSrc, 
 	WithPrepackedAClamp(sc, n, preA, b, conv, beta, c, coff, ldc, Clamp{})
 }
 
-// WithPrepackedAClamp is WithPrepackedA with the epilogue ep on C.
+// WithPrepackedAClamp is WithPrepackedA with the clamp ep on C.
 func WithPrepackedAClamp(sc *Scratch, n int, preA *PrepackedA, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Clamp) {
+	WithPrepackedAEpilogue(sc, n, preA, b, conv, beta, c, coff, ldc, Epilogue{Clamp: ep})
+}
+
+// WithPrepackedAEpilogue is WithPrepackedA with the epilogue ep on C.
+func WithPrepackedAEpilogue(sc *Scratch, n int, preA *PrepackedA, b Mat, conv *ConvSrc, beta float32, c []float32, coff, ldc int, ep Epilogue) {
 	m, k := preA.m, preA.k
 	if m <= 0 || n <= 0 {
 		return
 	}
-	ScaleC(m, n, beta, c, coff, ldc)
 	if k <= 0 {
+		ScaleC(m, n, beta, c, coff, ldc)
 		ep.rows(c, coff, ldc, 0, m, 0, n)
 		return
 	}
-	blocked(sc, m, n, k, 1, Mat{}, b, conv, nil, preA, c, coff, ldc, ep)
+	blocked(sc, m, n, k, 1, Mat{}, b, conv, nil, preA, beta, c, coff, ldc, ep)
 }
 
 // ScaleC scales the m x n block of C at c[coff] (row stride ldc) by
@@ -328,8 +361,9 @@ func ScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
 	}
 }
 
-// macro runs the micro-kernel over one packed A block and B panel.
-func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int) {
+// macro runs the micro-kernel over one packed A block and B panel,
+// adding the tiles to C, or storing them when add is false.
+func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int, add bool) {
 	for jr := 0; jr < nc; jr += NR {
 		nr := min(NR, nc-jr)
 		bp := bpack[jr*kc : jr*kc+kc*NR]
@@ -338,16 +372,19 @@ func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, co
 			ap := apack[ir*kc : ir*kc+kc*MR]
 			o := coff + ir*ldc + jr
 			if mr == MR && nr == NR {
-				kernel(kc, ap, bp, c[o:], ldc)
+				kernel(kc, ap, bp, c[o:], ldc, add)
 				continue
 			}
-			// Edge tile: compute into a zeroed tile, add the valid part.
+			// Edge tile: compute it aside, then its valid part.
 			t := pk.c[:]
-			clear(t)
-			kernel(kc, ap, bp, t, NR)
+			kernel(kc, ap, bp, t, NR, false)
 			for i := 0; i < mr; i++ {
 				row := c[o+i*ldc : o+i*ldc+nr]
 				tr := t[i*NR : i*NR+nr]
+				if !add {
+					copy(row, tr)
+					continue
+				}
 				for j := range row {
 					row[j] += tr[j]
 				}
@@ -841,6 +878,16 @@ func axpyGo(alpha float32, x, y []float32) {
 	for ; i < len(x); i++ {
 		y[i] += alpha * x[i]
 	}
+}
+
+// kernelGoAdd is kernelGo storing the tile when add is false.
+func kernelGoAdd(k int, a, b, c []float32, ldc int, add bool) {
+	if !add {
+		for i := 0; i < MR; i++ {
+			clear(c[i*ldc : i*ldc+NR])
+		}
+	}
+	kernelGo(k, a, b, c, ldc)
 }
 
 // kernelGo is the pure-Go micro-kernel: C[6x16] += A[6xk]*B[kx16]

@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 // kernels serve on older CPUs.
 
 //go:noescape
-func kernel6x16AVX2(k int, a, b, c *float32, ldc int)
+func kernel6x16AVX2(k int, a, b, c *float32, ldc int, add int)
 
 //go:noescape
 func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int)
@@ -42,16 +42,22 @@ var cpuHasAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // Tests set it to run each variant (see variants in the tests).
 var useAsm = cpuHasAsm
 
-func kernel(k int, a, b, c []float32, ldc int) {
+// kernel is C[6x16] += A[6xk]*B[kx16] over packed panels, or = when
+// add is false.
+func kernel(k int, a, b, c []float32, ldc int, add bool) {
 	if !useAsm || k == 0 {
-		kernelGo(k, a, b, c, ldc)
+		kernelGoAdd(k, a, b, c, ldc, add)
 		return
 	}
 	// Bounds the assembly relies on.
 	_ = a[k*MR-1]
 	_ = b[k*NR-1]
 	_ = c[(MR-1)*ldc+NR-1]
-	kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc)
+	ad := 0
+	if add {
+		ad = 1
+	}
+	kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, ad)
 }
 
 // kernelDirect is C[4x16] += A[4xk]*B[kx16] with A's rows read in

@@ -32,15 +32,16 @@
 	PREFETCHT0 (R9); \
 	PREFETCHT0 63(R9)
 
-// func kernel6x16AVX2(k int, a, b, c *float32, ldc int)
-// C[6x16] += A[6xk] * B[kx16]; A packed k-major in groups of 6, B in
-// groups of 16. Y0..Y11 hold the tile.
-TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-40
+// func kernel6x16AVX2(k int, a, b, c *float32, ldc int, add int)
+// C[6x16] += A[6xk] * B[kx16] (add == 0: =); A packed k-major in
+// groups of 6, B in groups of 16. Y0..Y11 hold the tile.
+TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
 	MOVQ c+24(FP), DX
 	MOVQ ldc+32(FP), R8
+	MOVQ add+40(FP), R12
 	SHLQ $2, R8
 	// The C tile's rows are ldc apart: fetch their lines while the k
 	// loop runs, so the final loads of C do not wait on L2 or L3.
@@ -99,6 +100,8 @@ kone:
 	JNE  kone
 
 kstore:
+	TESTQ R12, R12
+	JEQ  kput
 	VADDPS (DX), Y0, Y0
 	VADDPS 32(DX), Y1, Y1
 	VMOVUPS Y0, (DX)
@@ -126,6 +129,29 @@ kstore:
 	ADDQ R8, DX
 	VADDPS (DX), Y10, Y10
 	VADDPS 32(DX), Y11, Y11
+	VMOVUPS Y10, (DX)
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
+
+	// add == 0: the tile is C (the first k block of a product whose C
+	// holds nothing): stored without reading C.
+kput:
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y6, (DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ R8, DX
 	VMOVUPS Y10, (DX)
 	VMOVUPS Y11, 32(DX)
 	VZEROUPPER

@@ -4,7 +4,7 @@ package gemm
 
 // Without assembly the pure-Go kernels serve.
 
-func kernel(k int, a, b, c []float32, ldc int) { kernelGo(k, a, b, c, ldc) }
+func kernel(k int, a, b, c []float32, ldc int, add bool) { kernelGoAdd(k, a, b, c, ldc, add) }
 
 func kernelDirect(k int, a []float32, lda int, b, c []float32, ldc int) {
 	kernelDirectGo(k, a, lda, b, c, ldc)

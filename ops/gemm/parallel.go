@@ -58,7 +58,7 @@ type job struct {
 	preA      *PrepackedA
 	c         []float32
 	coff, ldc int
-	ep        Clamp
+	ep        Epilogue
 	alongN    bool
 	chunks    int          // ranges the product is cut into
 	next      atomic.Int64 // the next chunk to take
@@ -111,7 +111,7 @@ func (sc *Scratch) NoteOpSplit() {
 
 // split runs the product on the scratch's team if it has one and the
 // product is large enough, and reports whether it did.
-func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int, ep Clamp) bool {
+func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int, ep *Epilogue) bool {
 	if sc == nil || sc.par == nil {
 		return false
 	}
@@ -150,7 +150,7 @@ func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pr
 	j := &sc.par.job
 	j.owner, j.m, j.n, j.k, j.alpha, j.a, j.b = sc, m, n, k, alpha, a, b
 	j.pre, j.preA, j.c, j.coff, j.ldc = pre, preA, c, coff, ldc
-	j.alongN, j.chunks, j.hasConv, j.ep = alongN, chunks, conv != nil, ep
+	j.alongN, j.chunks, j.hasConv, j.ep = alongN, chunks, conv != nil, *ep
 	if conv != nil {
 		j.conv = *conv
 	}
@@ -159,7 +159,7 @@ func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pr
 	sc.par.last.parts, sc.par.last.alongN = parts, alongN
 	sc.par.team.Run(j, parts)
 	// Drop the references to the operands: they are not the scratch's.
-	j.owner, j.a, j.b, j.conv, j.pre, j.preA, j.c = nil, Mat{}, Mat{}, ConvSrc{}, nil, nil, nil
+	j.owner, j.a, j.b, j.conv, j.pre, j.preA, j.c, j.ep = nil, Mat{}, Mat{}, ConvSrc{}, nil, nil, nil, Epilogue{}
 	return true
 }
 
@@ -185,7 +185,7 @@ func (j *job) RunPart(i, n int) {
 			i0, i1 = parallel.Range(ch, j.chunks, j.m, MR)
 		}
 		if i0 < i1 && j0 < j1 {
-			blockedPart(sc, j.m, j.n, j.k, j.alpha, j.a, j.b, conv, j.pre, j.preA, j.c, j.coff, j.ldc, i0, i1, j0, j1, j.ep)
+			blockedPart(sc, j.m, j.n, j.k, j.alpha, j.a, j.b, conv, j.pre, j.preA, j.c, j.coff, j.ldc, i0, i1, j0, j1, &j.ep)
 		}
 	}
 }
