@@ -253,17 +253,27 @@ func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Ten
 	ws := w.Strides()
 	b := gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]} // weight transposed, no copy
 	var beta float32
-	if bias != nil {
+	var ep gemm.Epilogue
+	switch {
+	case bias == nil:
+	case bias.Dim() == 1 && bias.DType() == ivalue.Float32:
+		// Added to each block of C as it is finished (stride 0: one
+		// value broadcast), not filled into C first.
+		ep = gemm.Epilogue{Bias: bias.F32(), BiasOff: bias.Offset(), BiasCols: true}
+		if bias.Size(0) == nOut {
+			ep.BiasStride = bias.Strides()[0]
+		}
+	default:
 		if err := gemmFillBroadcast(c, m, nOut, bias); err != nil {
 			return Errorf("linear bias: %v", err)
 		}
 		beta = 1
 	}
 	if pre != nil && w == preW && m > 1 {
-		gemm.WithPrepackedB(sc, m, 1, a, pre, beta, c, 0, nOut)
+		gemm.WithPrepackedBEpilogue(sc, m, 1, a, pre, beta, c, 0, nOut, ep)
 		return nil
 	}
-	gemm.Gemm(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut)
+	gemm.GemmEpilogue(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut, ep)
 	return nil
 }
 

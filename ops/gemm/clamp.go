@@ -15,13 +15,16 @@ type Clamp struct {
 
 // Epilogue is what a product does to each block of C once the block
 // has its whole product, while it is still in cache: add Bias (element
-// BiasOff + i*BiasStride to row i of the product; nil: none), then
-// clamp. A convolution's bias and activation this way cost no pass of
+// BiasOff + i*BiasStride to row i of the product, or with BiasCols to
+// column j; nil: none), then clamp. A convolution's bias and activation this way cost no pass of
 // their own over C, and C needs no filling with the bias beforehand.
 type Epilogue struct {
 	Clamp
 	Bias                []float32
 	BiasOff, BiasStride int
+	// BiasCols: the bias is per column instead (element BiasOff +
+	// j*BiasStride to column j), as a linear layer's.
+	BiasCols bool
 	// fresh: C holds nothing to keep (beta 0), so the first k block of
 	// the blocked product stores its tiles instead of adding them
 	// (set by the entry points, not by callers).
@@ -40,6 +43,23 @@ func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 		for i := i0; i < i1; i++ {
 			row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
 			Clamp32(row, row, ep.Lo, ep.Hi)
+		}
+		return
+	}
+	if ep.BiasCols {
+		for i := i0; i < i1; i++ {
+			row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
+			if ep.BiasStride == 1 {
+				// y + 1*x is one rounding, as y + x.
+				Axpy(1, ep.Bias[ep.BiasOff+j0:ep.BiasOff+j1], row)
+			} else {
+				for j := range row {
+					row[j] += ep.Bias[ep.BiasOff+(j0+j)*ep.BiasStride]
+				}
+			}
+			if ep.On {
+				Clamp32(row, row, ep.Lo, ep.Hi)
+			}
 		}
 		return
 	}

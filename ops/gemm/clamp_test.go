@@ -107,42 +107,56 @@ func TestBiasEpilogue(t *testing.T) {
 		defer team.Close()
 		for _, sh := range [][3]int{{1, 40, 9}, {33, 1, 20}, {4, 5, 6}, {7, 300, 17}, {150, 1100, 300}, {200, 64, 700}, {9, 20, 600}} {
 			m, n, k := sh[0], sh[1], sh[2]
-			bias := make([]float32, 2*m+1)
+			bias := make([]float32, 2*max(m, n)+1)
 			for i := range bias {
 				bias[i] = float32(r.NormFloat64())
 			}
 			for _, clamp := range []Clamp{{}, {On: true, Lo: 0, Hi: 0.75}} {
 				for _, split := range []bool{false, true} {
-					for _, prepacked := range []bool{false, true} {
-						name := fmt.Sprintf("%dx%dx%d/clamp=%v/split=%v/prepacked=%v", m, n, k, clamp.On, split, prepacked)
-						a, b := newMat(r, m, k, rowMajor), newMat(r, k, n, rowMajor)
-						sc := &Scratch{}
-						if split {
-							sc = NewScratch(team)
-						}
-						want := make([]float32, m*n)
-						got := make([]float32, m*n)
-						for i := range got {
-							got[i] = float32(math.NaN())
-						}
-						ep := Epilogue{Clamp: clamp, Bias: bias, BiasOff: 1, BiasStride: 2}
-						if prepacked {
-							pre := PrepackA(m, k, a)
-							WithPrepackedA(&Scratch{}, n, pre, b, nil, 0, want, 0, n)
-							WithPrepackedAEpilogue(sc, n, pre, b, nil, 0, got, 0, n, ep)
-						} else {
-							Gemm(&Scratch{}, m, n, k, 1, a, b, nil, 0, want, 0, n)
-							GemmEpilogue(sc, m, n, k, 1, a, b, nil, 0, got, 0, n, ep)
-						}
-						for i := range want {
-							want[i] += bias[1+i/n*2]
-						}
-						if clamp.On {
-							Clamp32(want, want, clamp.Lo, clamp.Hi)
-						}
-						for i := range want {
-							if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-								require.Failf(t, "differs", "%s: element %d: %v, want %v", name, i, got[i], want[i])
+					for _, cols := range []bool{false, true} {
+						for _, prepacked := range []bool{false, true} {
+							name := fmt.Sprintf("%dx%dx%d/clamp=%v/split=%v/prepacked=%v/cols=%v", m, n, k, clamp.On, split, prepacked, cols)
+							a, b := newMat(r, m, k, rowMajor), newMat(r, k, n, rowMajor)
+							sc := &Scratch{}
+							if split {
+								sc = NewScratch(team)
+							}
+							want := make([]float32, m*n)
+							got := make([]float32, m*n)
+							for i := range got {
+								got[i] = float32(math.NaN())
+							}
+							ep := Epilogue{Clamp: clamp, Bias: bias, BiasOff: 1, BiasStride: 2, BiasCols: cols}
+							if cols {
+								ep.BiasStride = 1 // the contiguous (axpy) case
+							}
+							switch {
+							case prepacked && cols:
+								pre := PrepackB(n, k, b)
+								WithPrepackedB(&Scratch{}, m, 1, a, pre, 0, want, 0, n)
+								WithPrepackedBEpilogue(sc, m, 1, a, pre, 0, got, 0, n, ep)
+							case prepacked:
+								pre := PrepackA(m, k, a)
+								WithPrepackedA(&Scratch{}, n, pre, b, nil, 0, want, 0, n)
+								WithPrepackedAEpilogue(sc, n, pre, b, nil, 0, got, 0, n, ep)
+							default:
+								Gemm(&Scratch{}, m, n, k, 1, a, b, nil, 0, want, 0, n)
+								GemmEpilogue(sc, m, n, k, 1, a, b, nil, 0, got, 0, n, ep)
+							}
+							for i := range want {
+								if cols {
+									want[i] += bias[1+i%n]
+								} else {
+									want[i] += bias[1+i/n*2]
+								}
+							}
+							if clamp.On {
+								Clamp32(want, want, clamp.Lo, clamp.Hi)
+							}
+							for i := range want {
+								if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+									require.Failf(t, "differs", "%s: element %d: %v, want %v", name, i, got[i], want[i])
+								}
 							}
 						}
 					}

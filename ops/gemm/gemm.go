@@ -281,14 +281,20 @@ func PrepackB(n, k int, b Mat) *PrepackedB {
 
 // WithPrepackedB is Gemm with B from pre (m x pre.k times pre.k x pre.n).
 func WithPrepackedB(sc *Scratch, m int, alpha float32, a Mat, pre *PrepackedB, beta float32, c []float32, coff, ldc int) {
+	WithPrepackedBEpilogue(sc, m, alpha, a, pre, beta, c, coff, ldc, Epilogue{})
+}
+
+// WithPrepackedBEpilogue is WithPrepackedB with the epilogue ep on C.
+func WithPrepackedBEpilogue(sc *Scratch, m int, alpha float32, a Mat, pre *PrepackedB, beta float32, c []float32, coff, ldc int, ep Epilogue) {
 	if m <= 0 || pre.n <= 0 {
 		return
 	}
 	if pre.k <= 0 || alpha == 0 {
 		ScaleC(m, pre.n, beta, c, coff, ldc)
+		ep.rows(c, coff, ldc, 0, m, 0, pre.n)
 		return
 	}
-	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, beta, c, coff, ldc, Epilogue{})
+	blocked(sc, m, pre.n, pre.k, alpha, a, Mat{}, nil, pre, nil, beta, c, coff, ldc, ep)
 }
 
 // PrepackedA is an m x k A (a constant conv weight) packed once, at
