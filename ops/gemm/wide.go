@@ -109,13 +109,11 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 		pk.wide.pad = make([]float32, p.size)
 	}
 	p.pad = pk.wide.pad[:p.size]
-	widePhaseCopy(p, x, xoff, sC, sH, sW)
 	clear(p.pad[g.C*p.chanSize:])
-
-	tiles := p.npad / NR
-	if !sc.wideSplit(p, tiles) {
+	if !sc.wideSplit(p, x, xoff, sC, sH, sW) {
+		widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
 		for gr := 0; gr < g.Groups; gr++ {
-			widePart(pk, p, gr, 0, p.npad)
+			widePart(pk, p, gr, 0, p.og, 0, p.npad)
 		}
 	}
 	p.pre, p.bias, p.out = nil, nil, nil
@@ -126,7 +124,7 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 // padded rows pr, pr+s, ... and columns pc, pc+t, ... Phases no tap
 // reads (a 1x1 kernel at stride 2 reads one of four) are not filled:
 // only grid columns past OW read them, and those are dropped.
-func widePhaseCopy(p *widePlan, x []float32, xoff, sC, sH, sW int) {
+func widePhaseCopy(p *widePlan, x []float32, xoff, sC, sH, sW, c0, c1 int) {
 	g := &p.g
 	var used [8 * 8]bool // phases up to 8 x 8; more: all filled
 	all := g.StrH > 8 || g.StrW > 8
@@ -137,7 +135,7 @@ func widePhaseCopy(p *widePlan, x []float32, xoff, sC, sH, sW int) {
 			}
 		}
 	}
-	for ch := 0; ch < g.C; ch++ {
+	for ch := c0; ch < c1; ch++ {
 		for pr := 0; pr < g.StrH; pr++ {
 			for pcol := 0; pcol < g.StrW; pcol++ {
 				if !all && !used[pr*8+pcol] {
@@ -204,33 +202,35 @@ func copyShort(dst, src []float32) int {
 	return n
 }
 
-// widePart computes group gr's grid columns [j0, j1) (multiples of NR)
-// into pk's wide C block by block and copies each block out.
-func widePart(pk *packBufs, p *widePlan, gr, j0, j1 int) {
+// widePart computes rows [i0, i1) (i0 a multiple of MR) and grid
+// columns [j0, j1) (multiples of NR) of group gr into pk's wide C block
+// by block and copies each block out.
+func widePart(pk *packBufs, p *widePlan, gr, i0, i1, j0, j1 int) {
 	a := p.pre[gr]
-	m, k := a.m, a.k
-	need := min(MC, (m+MR-1)/MR*MR) * min(NC, j1-j0)
+	k := a.k
+	need := min(MC, (i1-i0+MR-1)/MR*MR) * min(NC, j1-j0)
 	if cap(pk.wide.cw) < need {
 		pk.wide.cw = make([]float32, need)
 	}
 	xb := gr * p.cg * p.chanSize
 	for jc := j0; jc < j1; jc += NC {
 		ncw := min(NC, j1-jc)
-		for ic := 0; ic < m; ic += MC {
-			mcur := min(MC, m-ic)
-			cw := pk.wide.cw[:(mcur+MR-1)/MR*MR*ncw]
+		for ic := i0 / MC * MC; ic < i1; ic += MC {
+			is, ie := max(ic, i0), min(ic+MC, i1)
+			mw := ie - is
+			cw := pk.wide.cw[:(mw+MR-1)/MR*MR*ncw]
 			for pc := 0; pc < k; pc += KC {
 				kc := min(KC, k-pc)
-				ap := a.blocks[pc/KC*a.nic+ic/MC]
+				ap := a.blocks[pc/KC*a.nic+ic/MC][(is-ic)*kc:]
 				offs := p.offs[pc : pc+kc]
 				for jr := 0; jr < ncw; jr += NR {
 					boff := xb + jc + jr
-					for ir := 0; ir < mcur; ir += MR {
+					for ir := 0; ir < mw; ir += MR {
 						kernelWide(pk, kc, ap[ir*kc:], p.pad, boff, p.maxOff, offs, cw[ir*ncw+jr:], ncw, pc > 0)
 					}
 				}
 			}
-			wideOut(p, gr*p.og+ic, mcur, cw, ncw, jc)
+			wideOut(p, gr*p.og+is, mw, cw, ncw, jc)
 		}
 	}
 }
@@ -340,18 +340,27 @@ func kernelWideGo(pk *packBufs, k int, a, b []float32, boff int, offs []int, c [
 	}
 }
 
-// wideJob is a ConvWide split across a team: chunks are (group, column
-// range) pairs, each computed into its goroutine's own wide C block.
+// wideJob is a ConvWide split across a team, in two runs: the copy,
+// in ranges of channels, then the products, in chunks of (group, column
+// range) or, where a group has few grid columns (7x7 and 14x14 images),
+// (group, row range), each computed into its goroutine's own wide C
+// block. A chunk computes each tile as one goroutine does.
 type wideJob struct {
-	owner  *Scratch
-	p      *widePlan
-	chunks int // per group
-	next   atomic.Int64
+	owner   *Scratch
+	p       *widePlan
+	copying bool
+	x       []float32
+	xoff    int
+	sC, sH  int
+	sW      int
+	alongM  bool
+	chunks  int // per group, or channel ranges while copying
+	next    atomic.Int64
 }
 
-// wideSplit runs the plan's groups on the scratch's team if it has one
-// and the convolution is large enough, and reports whether it did.
-func (sc *Scratch) wideSplit(p *widePlan, tiles int) bool {
+// wideSplit runs the plan on the scratch's team if it has one and the
+// convolution is large enough, and reports whether it did.
+func (sc *Scratch) wideSplit(p *widePlan, x []float32, xoff, sC, sH, sW int) bool {
 	if sc == nil || sc.par == nil {
 		return false
 	}
@@ -360,22 +369,47 @@ func (sc *Scratch) wideSplit(p *widePlan, tiles int) bool {
 	if parts < 2 {
 		return false
 	}
-	chunks := 1
-	if p.g.Groups < 2*parts {
-		chunks = max(1, min(tiles/4, 2*parts))
-	}
 	j := &sc.par.wide
-	j.owner, j.p, j.chunks = sc, p, chunks
+	j.owner, j.p = sc, p
+	j.x, j.xoff, j.sC, j.sH, j.sW = x, xoff, sC, sH, sW
+	j.copying, j.chunks = true, min(p.g.C, 4*parts)
+	j.next.Store(0)
+	sc.par.team.Run(j, parts)
+
+	tiles, panels := p.npad/NR, (p.og+MR-1)/MR
+	j.copying, j.alongM, j.chunks = false, false, 1
+	// Many groups: a group a chunk. Else columns where there are many
+	// tiles (each chunk then reads all of A, which stays in L2 across
+	// its tiles), rows where there are few (each then reads all of the
+	// copy: small on 7x7 and 14x14 images, where a column split would
+	// leave one goroutine a chunk or two). BenchmarkConvWideThreads.
+	switch {
+	case p.g.Groups >= 2*parts:
+	case tiles >= 16*parts || panels < 2*parts:
+		j.chunks = max(1, min(tiles/4, 2*parts))
+	default:
+		j.alongM, j.chunks = true, min(panels, 2*parts)
+	}
 	j.next.Store(0)
 	sc.par.splits++
-	sc.par.last.parts, sc.par.last.alongN = parts, true
+	sc.par.last.parts, sc.par.last.alongN = parts, !j.alongM
 	sc.par.team.Run(j, parts)
-	j.owner, j.p = nil, nil
+	j.owner, j.p, j.x = nil, nil, nil
 	return true
 }
 
 // RunPart implements parallel.Task.
 func (j *wideJob) RunPart(i, n int) {
+	if j.copying {
+		for {
+			ch := int(j.next.Add(1) - 1)
+			if ch >= j.chunks {
+				return
+			}
+			c0, c1 := parallel.Range(ch, j.chunks, j.p.g.C, 1)
+			widePhaseCopy(j.p, j.x, j.xoff, j.sC, j.sH, j.sW, c0, c1)
+		}
+	}
 	sc := j.owner
 	if i > 0 {
 		sc = &sc.par.workers[i-1]
@@ -391,8 +425,14 @@ func (j *wideJob) RunPart(i, n int) {
 			pk = sc.bufs()
 		}
 		gr, part := ch/j.chunks, ch%j.chunks
-		if lo, hi := parallel.Range(part, j.chunks, j.p.npad, NR); lo < hi {
-			widePart(pk, j.p, gr, lo, hi)
+		i0, i1, j0, j1 := 0, j.p.og, 0, j.p.npad
+		if j.alongM {
+			i0, i1 = parallel.Range(part, j.chunks, j.p.og, MR)
+		} else {
+			j0, j1 = parallel.Range(part, j.chunks, j.p.npad, NR)
+		}
+		if i0 < i1 && j0 < j1 {
+			widePart(pk, j.p, gr, i0, i1, j0, j1)
 		}
 	}
 	if pk != nil {

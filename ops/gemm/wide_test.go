@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gosr/gosr/ops/parallel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -173,14 +174,18 @@ func TestWideSplitMatchesOneGoroutine(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			withTeam(t, n, func(sc *Scratch) {
 				r := rand.New(rand.NewSource(6))
+				var counts splitCounts
 				for _, wc := range wideCases() {
 					ru := wc.build(r)
 					want := ru.run(t, &Scratch{})
 					before := sc.Splits()
 					got := ru.run(t, sc)
 					require.Greater(t, sc.Splits(), before, "%s: not split", wc.name)
+					counts.add(sc)
 					requireSameBits(t, want, got, wc.name)
 				}
+				require.Positive(t, counts.alongN, "no convolution split along its columns")
+				require.Positive(t, counts.alongM, "no convolution split along its rows")
 			})
 		})
 	}
@@ -272,4 +277,38 @@ func BenchmarkConvWide(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// BenchmarkConvWideThreads times resnet's 3x3 convolutions at each
+// image size on teams of 1 and 2, in GFLOP/s.
+func BenchmarkConvWideThreads(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	for _, s := range []struct{ c, h int }{{64, 56}, {128, 28}, {256, 14}, {512, 7}} {
+		g := WideConv{C: s.c, H: s.h, W: s.h, KH: 3, KW: 3, StrH: 1, StrW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1, OH: s.h, OW: s.h, Groups: 1}
+		x := normals32(r, s.c*s.h*s.h)
+		kd := s.c * 9
+		pre := []*PrepackedA{PrepackA(s.c, kd, Mat{Data: normals32(r, s.c*kd), RS: kd, CS: 1})}
+		out := make([]float32, s.c*s.h*s.h)
+		flops := 2 * float64(s.c*kd*s.h*s.h)
+		for _, th := range []int{1, 2} {
+			team := parallel.New(th)
+			sc := NewScratch(team)
+			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s.c, s.h, s.h, team.Size()), func(b *testing.B) {
+				for b.Loop() {
+					ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, nil, 0, 1, out, 0, Clamp{})
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			team.Close()
+		}
+	}
+}
+
+// normals32 is n draws of N(0, 1).
+func normals32(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
 }
