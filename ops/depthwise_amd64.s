@@ -138,3 +138,30 @@ d2loop:
 d2done:
 	VZEROUPPER
 	RET
+
+// func max32AVX2(dst, src *float32, n int)
+// dst[i] = max(dst[i], src[i]) for i < n&^7 (the caller does the
+// rest), a NaN in either winning, as PyTorch's max pooling: VMAXPS
+// gives src where either is NaN, then dst's NaNs are blended back.
+TEXT ·max32AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JEQ  mxdone
+
+mxloop:
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), Y1
+	VMAXPS Y1, Y0, Y2
+	VCMPPS $3, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS Y2, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNE  mxloop
+
+mxdone:
+	VZEROUPPER
+	RET

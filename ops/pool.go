@@ -255,6 +255,10 @@ func maxPoolPlane(in *poolInput, q *poolParams, base int, dst []float32) {
 // row need no bounds tests (2x2 stride 2, the common case, is a loop of
 // pairs). Border columns (padding) take the clipped window.
 func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
+	if useAVX2 && in.w <= maxPoolVecW {
+		maxPoolPlaneVec(in, q, base, dst)
+		return
+	}
 	negInf := float32(math.Inf(-1))
 	kw, sw, pw := q.kw, q.sw, q.pw
 	// Output columns whose window [ow*sw-pw, +kw) lies inside [0, w).
@@ -314,6 +318,126 @@ func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
 				out[ow] = m
 			}
 		}
+	}
+}
+
+// maxPoolVecW is the widest input row maxPoolPlaneVec takes: its row
+// buffers live on the stack (a split pooling runs it on several
+// goroutines at once).
+const maxPoolVecW = 1024
+
+// maxPoolPlaneVec is maxPoolPlaneRows in vector passes over whole rows:
+// per output row, the running max of the input rows its windows cover
+// (max32, in place over one row), then the windows along that row: at
+// stride 2 with 2- or 3-wide windows the row is dealt into its even and
+// odd elements, so that the windows are two or three max32 passes; else
+// a loop over the row. The clipped windows at the borders take the
+// loop. NaN wins everywhere, as in PyTorch.
+func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
+	var buf [2 * maxPoolVecW]float32
+	t := buf[:in.w]
+	half := (in.w + 1) / 2
+	ev, od := buf[maxPoolVecW:maxPoolVecW+half], buf[maxPoolVecW+half:maxPoolVecW+2*half]
+	negInf := float32(math.Inf(-1))
+	kw, sw, pw := q.kw, q.sw, q.pw
+	lo := min((pw+sw-1)/sw, q.ow)
+	hi := max(lo, min(q.ow, (in.w-kw+pw)/sw+1))
+	if in.w-kw+pw < 0 {
+		hi = lo
+	}
+	for oh := 0; oh < q.oh; oh++ {
+		out := dst[oh*q.ow : (oh+1)*q.ow]
+		h0 := oh*q.sh - q.ph
+		rows := 0
+		for i := 0; i < q.kh; i++ {
+			ih := h0 + i
+			if uint(ih) >= uint(in.h) {
+				continue
+			}
+			row := in.data[base+ih*in.sH : base+ih*in.sH+in.w]
+			if rows == 0 {
+				copy(t, row)
+			} else {
+				max32(t, row)
+			}
+			rows++
+		}
+		if rows == 0 {
+			for i := range out {
+				out[i] = negInf
+			}
+			continue
+		}
+		mid := out[lo:hi]
+		n := len(mid)
+		switch {
+		case n > 0 && sw == 2 && (kw == 2 || kw == 3):
+			// Window ow starts at u[2*(ow-lo)]: its elements are e[j],
+			// o[j] (and e[j+1]).
+			u := t[2*lo-pw:]
+			ne := n + kw - 2
+			deal2(ev[:ne], od[:n], u)
+			copy(mid, ev[:n])
+			max32(mid, od[:n])
+			if kw == 3 {
+				max32(mid, ev[1:n+1])
+			}
+		default:
+			for j := range mid {
+				a := (lo+j)*sw - pw
+				m := t[a]
+				for _, v := range t[a+1 : a+kw] {
+					m = max(m, v)
+				}
+				mid[j] = m
+			}
+		}
+		for ow := 0; ow < q.ow; ow++ {
+			if ow == lo {
+				ow = hi
+				if ow >= q.ow {
+					break
+				}
+			}
+			a, b := max(ow*sw-pw, 0), min(ow*sw-pw+kw, in.w)
+			m := negInf
+			for _, v := range t[a:max(a, b)] {
+				m = max(m, v)
+			}
+			out[ow] = m
+		}
+	}
+}
+
+// max32 sets dst[i] = max(dst[i], src[i]), a NaN in either winning.
+func max32(dst, src []float32) {
+	n := len(dst)
+	src = src[:n]
+	i := 0
+	if useAVX2 && n >= 8 {
+		i = n &^ 7
+		max32AVX2(&dst[0], &src[0], i)
+	}
+	for ; i < n; i++ {
+		dst[i] = max(dst[i], src[i])
+	}
+}
+
+// deal2 sets ev[j] = u[2j] and od[j] = u[2j+1] (len(ev) may be one
+// more than len(od)).
+func deal2(ev, od, u []float32) {
+	n := len(od)
+	u = u[:len(ev)+n]
+	j := 0
+	if useAVX2 && n >= 8 {
+		j = n &^ 7
+		deal2AVX2(&ev[0], &od[0], &u[0], j)
+	}
+	for ; j < n; j++ {
+		ev[j], od[j] = u[2*j], u[2*j+1]
+	}
+	if len(ev) > n {
+		ev[n] = u[2*n]
 	}
 }
 

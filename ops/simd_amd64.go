@@ -14,3 +14,6 @@ func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, 
 
 //go:noescape
 func deal2AVX2(even, odd, src *float32, n int)
+
+//go:noescape
+func max32AVX2(dst, src *float32, n int)

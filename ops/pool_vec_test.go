@@ -1,0 +1,71 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// maxPoolPlaneVec against a scalar max pooling (NaN wins): widths
+// around the 8-float steps, kernels 2 to 5, strides 1 to 3, padding,
+// ceil-mode clipped windows at the right and bottom, NaNs in the input.
+func TestMaxPoolVec(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: maxPoolPlaneVec is not used")
+	}
+	r := rand.New(rand.NewSource(11))
+	out := func(size, k, s, p int, ceil bool) int {
+		n := size + 2*p - k
+		o := n/s + 1
+		if ceil && n%s != 0 {
+			o++
+			if (o-1)*s >= size+p {
+				o--
+			}
+		}
+		return o
+	}
+	for _, c := range []struct {
+		h, w, k, s, p int
+		ceil          bool
+	}{
+		{112, 112, 3, 2, 1, false}, {55, 55, 3, 2, 0, true}, {27, 27, 3, 2, 0, true}, {13, 13, 3, 2, 0, true},
+		{56, 56, 2, 2, 0, false}, {9, 17, 2, 2, 0, true}, {20, 33, 3, 1, 1, false}, {15, 40, 5, 3, 2, true}, {8, 129, 3, 2, 1, true},
+	} {
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
+			x := normals(r, c.h*c.w)
+			for i := 0; i < len(x); i += 97 {
+				x[i] = float32(math.NaN())
+			}
+			q := poolParams{kh: c.k, kw: c.k, sh: c.s, sw: c.s, ph: c.p, pw: c.p, dh: 1, dw: 1,
+				oh: out(c.h, c.k, c.s, c.p, c.ceil), ow: out(c.w, c.k, c.s, c.p, c.ceil)}
+			in := poolInput{data: x, n: 1, c: 1, h: c.h, w: c.w, sN: c.h * c.w, sC: c.h * c.w, sH: c.w, sW: 1}
+			got := make([]float32, q.oh*q.ow)
+			maxPoolPlaneVec(&in, &q, 0, got)
+			for oh := 0; oh < q.oh; oh++ {
+				for ow := 0; ow < q.ow; ow++ {
+					want := float32(math.Inf(-1))
+					for i := 0; i < c.k; i++ {
+						for j := 0; j < c.k; j++ {
+							ih, iw := oh*c.s-c.p+i, ow*c.s-c.p+j
+							if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+								if v := x[ih*c.w+iw]; v > want || math.IsNaN(float64(v)) {
+									want = v
+								}
+							}
+						}
+					}
+					g := got[oh*q.ow+ow]
+					if math.IsNaN(float64(want)) {
+						require.True(t, math.IsNaN(float64(g)), "(%d, %d): %v, want NaN", oh, ow, g)
+						continue
+					}
+					require.Equal(t, want, g, "(%d, %d)", oh, ow)
+				}
+			}
+		})
+	}
+}
