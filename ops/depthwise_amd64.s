@@ -165,3 +165,42 @@ mxloop:
 mxdone:
 	VZEROUPPER
 	RET
+
+// func hardAVX2(o, a *float32, n int, swish int)
+// For i < n&^7 (the caller does the rest): c = min(max(a[i]+3, 0), 6)/6,
+// o[i] = a[i]*c (swish != 0, hardswish) or c (hardsigmoid): the scalar
+// form's operations in its order, so the same bits; a+3 is the second
+// source of VMAXPS and VMINPS, so a NaN passes, as through Clamp32.
+TEXT ·hardAVX2(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ swish+24(FP), R8
+	SHRQ $3, CX
+	JEQ  hddone
+	MOVL $0x40400000, AX // 3
+	MOVL AX, X4
+	VBROADCASTSS X4, Y4
+	MOVL $0x40c00000, AX // 6
+	MOVL AX, X5
+	VBROADCASTSS X5, Y5
+	VXORPS Y6, Y6, Y6
+
+hdloop:
+	VMOVUPS (SI), Y0
+	VADDPS Y4, Y0, Y1
+	VMAXPS Y1, Y6, Y1
+	VMINPS Y1, Y5, Y1
+	VDIVPS Y5, Y1, Y1
+	TESTQ R8, R8
+	JEQ  2(PC)
+	VMULPS Y1, Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE  hdloop
+
+hddone:
+	VZEROUPPER
+	RET

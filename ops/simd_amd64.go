@@ -17,3 +17,6 @@ func deal2AVX2(even, odd, src *float32, n int)
 
 //go:noescape
 func max32AVX2(dst, src *float32, n int)
+
+//go:noescape
+func hardAVX2(o, a *float32, n int, swish int)

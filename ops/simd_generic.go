@@ -13,3 +13,6 @@ func deal2AVX2(even, odd, src *float32, n int) {}
 
 // max32AVX2 is never called here: useAVX2 is false.
 func max32AVX2(dst, src *float32, n int) {}
+
+// hardAVX2 is never called here: useAVX2 is false.
+func hardAVX2(o, a *float32, n int, swish int) {}

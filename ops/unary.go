@@ -292,12 +292,21 @@ func unFast32(op unOp, o, a []float32) bool {
 }
 
 // hardVec sets o[i] to hardswish(a[i]) (swish) or hardsigmoid(a[i]),
-// bit for bit as hardsigmoidF: the clamp of x+3 to [0, 6] through
-// gemm.Clamp32 (vectorised, NaN passing), 256 elements at a time in a
-// buffer on the stack; Go's min and max branch on NaN and signed zeros,
-// which made hardswish an eighth of mobilenet_v3's time. o may be a.
+// bit for bit as hardsigmoidF: in one AVX2 pass (hardAVX2) where there
+// is one, else with the clamp of x+3 to [0, 6] through gemm.Clamp32
+// (vectorised, NaN passing), 256 elements at a time in a buffer on the
+// stack; Go's min and max branch on NaN and signed zeros, which made
+// hardswish an eighth of mobilenet_v3's time. o may be a.
 func hardVec(swish bool, o, a []float32) {
 	o = o[:len(a)]
+	if n8 := len(a) &^ 7; useAVX2 && n8 > 0 {
+		sw := 0
+		if swish {
+			sw = 1
+		}
+		hardAVX2(&o[0], &a[0], n8, sw)
+		o, a = o[n8:], a[n8:]
+	}
 	var t [256]float32
 	for i := 0; i < len(a); i += len(t) {
 		x := a[i:min(i+len(t), len(a))]
