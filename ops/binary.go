@@ -110,18 +110,59 @@ type binSplitState struct {
 	fn             func(lo, hi int)
 }
 
-// binLoop32 runs binLoopF over o, split across p's team when o is
+// binLoopF32 is binLoopF for float32 with add, sub, mul and div (alpha
+// included) over a contiguous a and a contiguous or scalar b (either
+// operand scalar for add and mul) in AVX2, eight at a time: a scalar Go
+// loop does one element a cycle at best, the residual adds and the
+// squeeze-excitation products of the vision models are whole feature
+// maps.
+func binLoopF32(op binOp, o, a []float32, ia, sa int, b []float32, ib, sb int, alpha float32) {
+	if n8 := len(o) &^ 7; useAVX2 && n8 > 0 {
+		code := -1
+		switch op {
+		case opAdd:
+			code = 0
+		case opSub:
+			code = 1
+		case opMul:
+			code = 2
+		case opDiv:
+			code = 3
+		case opAddAlpha:
+			code = 4
+		case opSubAlpha:
+			code = 5
+		}
+		if (code == 0 || code == 2) && sa == 0 && sb == 1 {
+			// x+y and x*y are y+x and y*x, bit for bit.
+			a, ia, sa, b, ib, sb = b, ib, sb, a, ia, sa
+		}
+		if code >= 0 && sa == 1 && (sb == 1 || sb == 0) {
+			_ = a[ia+n8-1]
+			_ = b[ib+(n8-1)*sb]
+			bin32AVX2(code, &o[0], &a[ia], &b[ib], n8, sb, alpha)
+			o = o[n8:]
+			ia += n8
+			ib += n8 * sb
+		}
+	}
+	if len(o) > 0 {
+		binLoopF(op, o, a, ia, sa, b, ib, sb, alpha)
+	}
+}
+
+// binLoop32 runs binLoopF32 over o, split across p's team when o is
 // large (sa and sb are 1, or 0 for a scalar operand).
 func binLoop32(p *ProcessedNode, op binOp, o, a []float32, ia, sa int, b []float32, ib, sb int, alpha float32) {
 	if p.Scratch.Team() == nil || len(o) < 2*splitMinWork {
-		binLoopF(op, o, a, ia, sa, b, ib, sb, alpha)
+		binLoopF32(op, o, a, ia, sa, b, ib, sb, alpha)
 		return
 	}
 	st := binStateOf(p)
 	sp := &st.split
 	if sp.fn == nil {
 		sp.fn = func(lo, hi int) {
-			binLoopF(sp.op, sp.o[lo:hi], sp.a, sp.ia+lo*sp.sa, sp.sa, sp.b, sp.ib+lo*sp.sb, sp.sb, sp.alpha)
+			binLoopF32(sp.op, sp.o[lo:hi], sp.a, sp.ia+lo*sp.sa, sp.sa, sp.b, sp.ib+lo*sp.sb, sp.sb, sp.alpha)
 		}
 	}
 	sp.op, sp.o, sp.a, sp.ia, sp.sa, sp.b, sp.ib, sp.sb, sp.alpha = op, o, a, ia, sa, b, ib, sb, alpha
@@ -396,7 +437,7 @@ func runArith(it *Iter, op binOp, o, a, b *ivalue.Tensor, alpha ivalue.IValue) e
 	case ivalue.Float32:
 		x, y, z := o.F32(), a.F32(), b.F32()
 		for it.Next() {
-			binLoopF(op, x[it.Out:it.Out+it.N], y, it.Off[0], it.Stride[0], z, it.Off[1], it.Stride[1], float32(alpha.AsFloat()))
+			binLoopF32(op, x[it.Out:it.Out+it.N], y, it.Off[0], it.Stride[0], z, it.Off[1], it.Stride[1], float32(alpha.AsFloat()))
 		}
 	case ivalue.Float64:
 		x, y, z := o.F64(), a.F64(), b.F64()

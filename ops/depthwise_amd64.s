@@ -204,3 +204,69 @@ hdloop:
 hddone:
 	VZEROUPPER
 	RET
+
+// BINLOOP is bin32AVX2's loop for one operation OPS on Y0 (a's eight)
+// and Y1 (b's eight, or the scalar b in Y6 when R8 is 0).
+#define BINLOOP(LABEL, OPS) \
+LABEL: \
+	VMOVUPS (SI), Y0; \
+	VMOVAPS Y6, Y1; \
+	TESTQ R8, R8; \
+	JEQ  2(PC); \
+	VMOVUPS (DX), Y1; \
+	OPS; \
+	VMOVUPS Y0, (DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	ADDQ R9, DX; \
+	DECQ CX; \
+	JNE  LABEL; \
+	JMP  bindone
+
+#define BOPADD VADDPS Y1, Y0, Y0
+#define BOPSUB VSUBPS Y1, Y0, Y0
+#define BOPMUL VMULPS Y1, Y0, Y0
+#define BOPDIV VDIVPS Y1, Y0, Y0
+#define BOPADDA VMULPS Y7, Y1, Y1; VADDPS Y1, Y0, Y0
+#define BOPSUBA VMULPS Y7, Y1, Y1; VSUBPS Y1, Y0, Y0
+
+// func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32)
+// o[i] = a[i] op b[i*sb] for i < n (a multiple of 8; sb 1, or 0 for one
+// b broadcast), op 0 add, 1 sub, 2 mul, 3 div, 4 a + alpha*b, 5
+// a - alpha*b: the Go loops' operations, one rounding each (alpha*b is
+// rounded before the add, not fused), so the same bits.
+TEXT ·bin32AVX2(SB), NOSPLIT, $0-52
+	MOVQ op+0(FP), AX
+	MOVQ o+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ sb+40(FP), R8
+	VBROADCASTSS alpha+48(FP), Y7
+	SHRQ $3, CX
+	JEQ  bindone
+	VBROADCASTSS (DX), Y6
+	XORQ R9, R9
+	TESTQ R8, R8
+	JEQ  2(PC)
+	MOVQ $32, R9
+	CMPQ AX, $1
+	JEQ  binsub
+	CMPQ AX, $2
+	JEQ  binmul
+	CMPQ AX, $3
+	JEQ  bindiv
+	CMPQ AX, $4
+	JEQ  binadda
+	CMPQ AX, $5
+	JEQ  binsuba
+	BINLOOP(binadd, BOPADD)
+	BINLOOP(binsub, BOPSUB)
+	BINLOOP(binmul, BOPMUL)
+	BINLOOP(bindiv, BOPDIV)
+	BINLOOP(binadda, BOPADDA)
+	BINLOOP(binsuba, BOPSUBA)
+
+bindone:
+	VZEROUPPER
+	RET

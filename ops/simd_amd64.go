@@ -20,3 +20,6 @@ func max32AVX2(dst, src *float32, n int)
 
 //go:noescape
 func hardAVX2(o, a *float32, n int, swish int)
+
+//go:noescape
+func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32)

@@ -16,3 +16,6 @@ func max32AVX2(dst, src *float32, n int) {}
 
 // hardAVX2 is never called here: useAVX2 is false.
 func hardAVX2(o, a *float32, n int, swish int) {}
+
+// bin32AVX2 is never called here: useAVX2 is false.
+func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32) {}

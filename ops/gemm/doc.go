@@ -54,6 +54,18 @@
 // PrepackB and PrepackA build the blocks above for every (jc, pc) or
 // (pc, ic) block, read-only afterwards, so all runtimes share them.
 //
+// # Epilogues and wide convolutions
+//
+// GemmEpilogue and the other ...Epilogue entry points take an Epilogue:
+// a bias per row (a convolution's output channel) or per column (a
+// linear layer's output feature) and a clamp (relu, relu6), applied to
+// each MC x NC block of C as the last k block finishes it, while it is
+// in cache. With beta 0 the first k block stores its tiles rather than
+// adding them, so C is neither cleared nor filled first.
+//
+// ConvWide computes a convolution without packing B: see [Wide
+// convolution] in wide.go for its layout.
+//
 // # Kernel variants
 //
 // On amd64 where the CPU has AVX2 and FMA (and the OS saves the YMM
