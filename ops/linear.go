@@ -246,6 +246,13 @@ func linearPrepack(n *graph.Node, i int) (*gemm.PrepackedB, *ivalue.Tensor) {
 	return gemm.PrepackB(w.Size(0), w.Size(1), gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]}), w
 }
 
+// linearEpilogueMin is the least output (floats) whose bias linearRun
+// adds as the gemm's epilogue: a large output then takes one pass less
+// over memory; a small one stays in L1 either way, and filling it with
+// the bias first spares the small paths (gemv, dots, A read in place)
+// a clear and a pass per row (dlrm_like's and deep_and_wide's layers).
+const linearEpilogueMin = 1 << 14
+
 // linearRun writes c (m x nOut, contiguous) = a * w^T + bias for a m x k
 // and w [nOut, k] (bias optional, broadcast over rows). pre is w packed
 // by linearPrepack when w is preW.
@@ -256,7 +263,7 @@ func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Ten
 	var ep gemm.Epilogue
 	switch {
 	case bias == nil:
-	case bias.Dim() == 1 && bias.DType() == ivalue.Float32:
+	case bias.Dim() == 1 && bias.DType() == ivalue.Float32 && m*nOut >= linearEpilogueMin:
 		// Added to each block of C as it is finished (stride 0: one
 		// value broadcast), not filled into C first.
 		ep = gemm.Epilogue{Bias: bias.F32(), BiasOff: bias.Offset(), BiasCols: true}
