@@ -303,20 +303,7 @@ func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
 					out[ow] = m
 				}
 			}
-			for ow := 0; ow < q.ow; ow++ {
-				if ow == lo {
-					ow = hi
-					if ow >= q.ow {
-						break
-					}
-				}
-				a, b := max(ow*sw-pw, 0), min(ow*sw-pw+kw, in.w)
-				m := out[ow]
-				for _, v := range row[a:max(a, b)] {
-					m = max(m, v)
-				}
-				out[ow] = m
-			}
+			maxPoolEdges(out, row, lo, hi, kw, sw, pw)
 		}
 	}
 }
@@ -392,20 +379,31 @@ func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
 				mid[j] = m
 			}
 		}
-		for ow := 0; ow < q.ow; ow++ {
-			if ow == lo {
-				ow = hi
-				if ow >= q.ow {
-					break
-				}
+		for _, e := range [2][]float32{out[:lo], out[hi:]} {
+			for i := range e {
+				e[i] = negInf
 			}
-			a, b := max(ow*sw-pw, 0), min(ow*sw-pw+kw, in.w)
-			m := negInf
-			for _, v := range t[a:max(a, b)] {
-				m = max(m, v)
-			}
-			out[ow] = m
 		}
+		maxPoolEdges(out, t, lo, hi, kw, sw, pw)
+	}
+}
+
+// maxPoolEdges sets out[ow] = max(out[ow], row's part of window ow) for
+// the output columns outside [lo, hi), whose windows the padding clips.
+func maxPoolEdges(out, row []float32, lo, hi, kw, sw, pw int) {
+	for ow := 0; ow < len(out); ow++ {
+		if ow == lo {
+			ow = hi
+			if ow >= len(out) {
+				break
+			}
+		}
+		a, b := max(ow*sw-pw, 0), min(ow*sw-pw+kw, len(row))
+		m := out[ow]
+		for _, v := range row[a:max(a, b)] {
+			m = max(m, v)
+		}
+		out[ow] = m
 	}
 }
 

@@ -11,11 +11,9 @@ import (
 
 // maxPoolPlaneVec against a scalar max pooling (NaN wins): widths
 // around the 8-float steps, kernels 2 to 5, strides 1 to 3, padding,
-// ceil-mode clipped windows at the right and bottom, NaNs in the input.
+// ceil-mode clipped windows at the right and bottom, NaNs in the input;
+// under purego through max32's and deal2's Go loops.
 func TestMaxPoolVec(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2: maxPoolPlaneVec is not used")
-	}
 	r := rand.New(rand.NewSource(11))
 	out := func(size, k, s, p int, ceil bool) int {
 		n := size + 2*p - k
