@@ -139,12 +139,21 @@ func TestIntraOpThreadsStop(t *testing.T) {
 	m := convNet(t, 2)
 	before := runtime.NumGoroutine()
 	pool := staticruntime.NewPool(m, 2)
+	// Both runtimes held at once, so the pool makes two (goroutines
+	// calling pool.Run could, on a loaded machine, take turns with one),
+	// each run on its own goroutine.
+	var rts [2]*staticruntime.StaticRuntime
+	for i := range rts {
+		r, err := pool.Get(t.Context())
+		require.NoError(t, err)
+		rts[i] = r
+	}
 	errs := make(chan error)
-	for range 2 {
+	for _, r := range rts {
 		go func() {
 			var err error
 			for range 3 {
-				if _, e := pool.Run(t.Context(), x); e != nil {
+				if _, e := r.Run(x); e != nil {
 					err = e
 				}
 			}
@@ -153,6 +162,9 @@ func TestIntraOpThreadsStop(t *testing.T) {
 	}
 	for range 2 {
 		require.NoError(t, <-errs)
+	}
+	for _, r := range rts {
+		require.NoError(t, pool.Put(r))
 	}
 	// The runners may not have exited yet: wait for the count to settle.
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() != before+2 && time.Now().Before(deadline); {
