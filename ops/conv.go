@@ -26,6 +26,11 @@ const (
 	// relu6 or hardtanh that alone reads it): 1-d, 2-d or 3-d from the
 	// weight's rank, never transposed; min <= max.
 	ConvClampSchema = "gosr::conv_clamp(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, float min, float max) -> Tensor"
+	// ConvAddClampSchema is gosr's convolution with a residual epilogue
+	// (passes.FuseConvAdd makes it of a convolution, the add of its
+	// output and other, and the clamp that alone reads the sum, if any:
+	// min -Inf and max +Inf without one). other broadcasts as add's.
+	ConvAddClampSchema = "gosr::conv_add_clamp(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, Tensor other, float min, float max) -> Tensor"
 )
 
 // convSpec says where a conv overload keeps its arguments.
@@ -35,10 +40,15 @@ type convSpec struct {
 	transposed int // input index of the transposed flag, or -1
 	groups     int // input index of groups
 	clamp      int // input index of the epilogue's min (max follows), or 0: none
+	res        int // input index of the residual added before the clamp, or 0: none
 }
 
-// convClampSpec is gosr::conv_clamp's.
-var convClampSpec = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 7}
+// convClampSpec is gosr::conv_clamp's, convAddClampSpec
+// gosr::conv_add_clamp's.
+var (
+	convClampSpec    = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 7}
+	convAddClampSpec = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 8, res: 7}
+)
 
 type convState struct {
 	ints  []int
@@ -55,6 +65,14 @@ type convState struct {
 	tile  []float32
 	xcopy *ivalue.Tensor
 	cols  []float32 // transposed: the gemm's product before col2im
+	// conv_add_clamp: resLate, the residual is added after the
+	// convolution by binGeneral (resConv holds the convolution,
+	// resBin the add's state); resCopy, a copy of a residual that
+	// overlaps the output.
+	resLate bool
+	resConv *ivalue.Tensor
+	resBin  *binState
+	resCopy []float32
 }
 
 func init() {
@@ -67,14 +85,15 @@ func init() {
 			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
-	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0})
-	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0})
-	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0})
-	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0})
-	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0})
-	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0})
-	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0})
+	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0, 0})
+	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0})
+	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0, 0})
+	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0})
+	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0, 0})
+	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0, 0})
+	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0, 0})
 	reg("gosr::conv_clamp", ConvClampSchema, convClampSpec)
+	reg("gosr::conv_add_clamp", ConvAddClampSchema, convAddClampSpec)
 }
 
 // convEpilogue is the node's clamp epilogue (the zero Clamp for a plain
@@ -179,6 +198,55 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		st = &convState{}
 		p.State = st
 	}
+	if spec.res == 0 {
+		return convRun(p, spec, pre, st, nil)
+	}
+	other := p.Tensor(spec.res)
+	if other == nil {
+		return Errorf("conv_add_clamp: expected a tensor as other, got %s", p.Input(spec.res).Kind())
+	}
+	if err := convRun(p, spec, pre, st, other); err != nil || !st.resLate {
+		return err
+	}
+	// other is not laid out as the output (a broadcast, another dtype,
+	// strides): the convolution ran alone, the add and clamp follow as
+	// their own ops would.
+	ep, err := convEpilogue(p, spec)
+	if err != nil {
+		return err
+	}
+	out := p.OutTensor(0)
+	if st.resConv == nil {
+		st.resConv = &ivalue.Tensor{}
+	}
+	// The convolution's output is float32 and contiguous.
+	st.resConv.Resize(ivalue.Float32, out.Sizes())
+	copy(st.resConv.F32Contig(), out.F32Contig())
+	if st.resBin == nil {
+		st.resBin = &binState{}
+	}
+	dt := ResultType(st.resConv, other, nil, ivalue.Undefined)
+	if err := binGeneral(opAdd, st.resBin, st.resConv, other, ivalue.IValue{}, false, dt, dt, ivalue.FromInt(1), out); err != nil {
+		return Errorf("conv_add_clamp: %v", err)
+	}
+	if ep.On {
+		switch out.DType() {
+		case ivalue.Float32:
+			o := out.F32Contig()
+			gemm.Clamp32(o, o, ep.Lo, ep.Hi)
+		default:
+			return Errorf("conv_add_clamp: the sum is %s: only float32 is clamped", out.DType())
+		}
+	}
+	return nil
+}
+
+// convRun is convKernel with other, the residual (nil: none): added
+// in the epilogue where the output's path has one and other is a
+// contiguous float32 tensor of the output's shape; else st.resLate is
+// set and the convolution runs without its epilogue.
+func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState, other *ivalue.Tensor) error {
+	st.resLate = false
 	x, err := gemmInput(p, 0, "conv input")
 	if err != nil {
 		return err
@@ -212,6 +280,9 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		}
 	}
 	if dims == 3 {
+		if other != nil {
+			st.resLate, ep = true, gemm.Clamp{}
+		}
 		if err := conv3dKernel(p, spec, pre, st, x, w, bias); err != nil {
 			return err
 		}
@@ -310,6 +381,34 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if out.Numel() == 0 {
 		return nil
 	}
+	// The residual, when it is laid out as the output: added in the
+	// epilogue (the gemm's and the wide path's) or right after the
+	// convolution (the other paths: epClamp holds the clamp until then).
+	var rd []float32
+	roff := 0
+	epClamp := ep
+	if other != nil {
+		if other.DType() != ivalue.Float32 || !SameSizes(other.Sizes(), st.shape) || !other.IsContiguous() {
+			st.resLate, ep, epClamp = true, gemm.Clamp{}, gemm.Clamp{}
+		} else {
+			rd, roff = other.F32(), other.Offset()
+			if lo := f32Addr(rd) + uintptr(roff)*4; rangesOverlap(lo, lo+uintptr(len(c))*4, f32Addr(c), f32Addr(c)+uintptr(len(c))*4) {
+				// Never planned so (no overwrite rule), but a caller's
+				// tensors could be: read it from a copy.
+				st.resCopy = append(st.resCopy[:0], rd[roff:roff+len(c)]...)
+				rd, roff = st.resCopy, 0
+			}
+			ep = gemm.Clamp{}
+		}
+	}
+	addRes := func() {
+		if rd != nil {
+			binLoopF32(opAdd, c, c, 0, 1, rd, roff, 1, 1)
+			if epClamp.On {
+				gemm.Clamp32(c, c, epClamp.Lo, epClamp.Hi)
+			}
+		}
+	}
 	plane := g.oh * g.ow
 	var bd []float32
 	bo, bs := 0, 0
@@ -345,6 +444,7 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 				// Column tiles over the input: the clamp follows.
 				gemm.Clamp32(c, c, ep.Lo, ep.Hi)
 			}
+			addRes()
 			return nil
 		}
 		if ord == planesCopy {
@@ -355,18 +455,24 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
 		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, ep)
+		addRes()
 		return nil
 	}
 	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
 		for nn := 0; nn < g.n; nn++ {
-			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, c, nn*g.o*plane, ep)
+			var r []float32
+			if rd != nil {
+				r = rd
+			}
+			gemm.ConvWideRes(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, r, roff+nn*g.o*plane, c, nn*g.o*plane, epClamp)
 		}
 		return nil
 	}
 	pointwise := convIsPointwise(&g)
-	cb := convBias{bd, bo, bs}
+	cb := convBias{bd, bo, bs, rd, roff}
+	ep = epClamp
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
@@ -497,6 +603,10 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 type convBias struct {
 	d           []float32
 	off, stride int
+	// res, when not nil, is the residual, laid out as the output from
+	// res[resOff], added after the bias.
+	res    []float32
+	resOff int
 }
 
 // convGemm runs the convolution as one gemm per image and group, with A
@@ -529,6 +639,9 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 			epi := gemm.Epilogue{Clamp: ep}
 			if bias.d != nil {
 				epi.Bias, epi.BiasOff, epi.BiasStride = bias.d, bias.off+gr*og*bias.stride, bias.stride
+			}
+			if bias.res != nil {
+				epi.Res, epi.ResOff, epi.ResLd = bias.res, bias.resOff+coff, plane
 			}
 			if pre != nil {
 				gemm.WithPrepackedAEpilogue(sc, plane, pre[gr], b, src, 0, c, coff, plane, epi)

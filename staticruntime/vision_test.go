@@ -113,26 +113,28 @@ func TestVisionModelsMatchPyTorch(t *testing.T) {
 			if strings.HasPrefix(c.Name, "resnet18") || strings.HasPrefix(c.Name, "mobilenet_v2") {
 				// Folding and mutation removal leave plain functional
 				// convolutions and activations, as PyTorch's frozen graph;
-				// then FuseConvClamp folds the relu or relu6 that alone
-				// reads a convolution into it, and UseInplaceActivations
-				// runs the other activations (resnet's after its adds) in
-				// their input's memory.
-				inplace, fused := 0, 0
+				// then FuseConvAdd folds a residual add, and the relu
+				// that alone reads the sum, into the convolution before
+				// it (resnet's blocks, mobilenet_v2's inverted
+				// residuals), FuseConvClamp the relu or relu6 that alone
+				// reads a convolution, and UseInplaceActivations runs any
+				// other activation in its input's memory.
+				fused, fusedAdd := 0, 0
 				for _, ni := range m.Nodes() {
 					assert.NotEqual(t, "aten::batch_norm", ni.Op, "batch_norm not folded: %s", ni.Node)
+					assert.NotEqual(t, "aten::add", ni.Op, "residual add not fused: %s", ni.Node)
 					switch ni.Op {
 					case "aten::relu_", "aten::hardtanh_":
-						inplace++
 						continue
 					case "gosr::conv_clamp":
 						fused++
+					case "gosr::conv_add_clamp":
+						fusedAdd++
 					}
 					assert.False(t, strings.HasSuffix(ni.Op, "_") && !strings.HasSuffix(ni.Op, "__"), "in-place op left: %s", ni.Node)
 				}
 				assert.Positive(t, fused, "convolutions with their activations")
-				if strings.HasPrefix(c.Name, "resnet18") {
-					assert.Positive(t, inplace, "activations in place")
-				}
+				assert.Positive(t, fusedAdd, "convolutions with their residual adds")
 			}
 			r := m.NewRuntime()
 			outs, err := r.Run(c.Inputs...)

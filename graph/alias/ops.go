@@ -108,6 +108,7 @@ var gosrFresh = map[string]bool{
 	"static_runtime::signed_log1p":     true,
 	"prim::NumToTensor":                true,
 	"gosr::conv_clamp":                 true,
+	"gosr::conv_add_clamp":             true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

@@ -73,6 +73,7 @@ var pipeline = []Pass{
 	{Name: "UseVariadicStack", Fn: UseVariadicStack},
 	{Name: "ReplaceWithCopy", Fn: ReplaceWithCopy},
 	{Name: "LateDeadCodeElimination", Fn: DeadCodeElimination},
+	{Name: "FuseConvAdd", Fn: FuseConvAdd},
 	{Name: "FuseConvClamp", Fn: FuseConvClamp},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
@@ -116,6 +117,12 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseConvClamp"},
 	{"FoldConvBatchNorm", "FuseConvClamp"},
 	{"FuseConvClamp", "UseInplaceActivations"},
+	// The same for a convolution, its residual add and activation; and
+	// an add_ must be made functional first where it can be.
+	{"LateDeadCodeElimination", "FuseConvAdd"},
+	{"FoldConvBatchNorm", "FuseConvAdd"},
+	{"RemoveMutation", "FuseConvAdd"},
+	{"FuseConvAdd", "UseInplaceActivations"},
 }
 
 func init() {

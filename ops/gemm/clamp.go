@@ -25,6 +25,11 @@ type Epilogue struct {
 	// BiasCols: the bias is per column instead (element BiasOff +
 	// j*BiasStride to column j), as a linear layer's.
 	BiasCols bool
+	// Res, when not nil, is added after the bias and before the clamp:
+	// element (i, j) is Res[ResOff + i*ResLd + j] (a residual
+	// connection's other operand, laid out as C).
+	Res           []float32
+	ResOff, ResLd int
 	// fresh: C holds nothing to keep (beta 0), so the first k block of
 	// the blocked product stores its tiles instead of adding them
 	// (set by the entry points, not by callers).
@@ -32,11 +37,27 @@ type Epilogue struct {
 }
 
 // on reports whether the epilogue does anything.
-func (ep *Epilogue) on() bool { return ep.On || ep.Bias != nil }
+func (ep *Epilogue) on() bool { return ep.On || ep.Bias != nil || ep.Res != nil }
 
 // rows applies ep to rows [i0, i1) and columns [j0, j1) of C.
 func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 	if !ep.on() || j0 >= j1 {
+		return
+	}
+	if ep.Res != nil {
+		// Bias, then the residual, then the clamp: each one rounding,
+		// as the unfused convolution, add and activation.
+		noRes := *ep
+		noRes.Res, noRes.On = nil, false
+		noRes.rows(c, coff, ldc, i0, i1, j0, j1)
+		for i := i0; i < i1; i++ {
+			row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
+			r := ep.ResOff + i*ep.ResLd
+			Axpy(1, ep.Res[r+j0:r+j1], row)
+			if ep.On {
+				Clamp32(row, row, ep.Lo, ep.Hi)
+			}
+		}
 		return
 	}
 	if ep.Bias == nil {

@@ -62,6 +62,8 @@ type widePlan struct {
 	pre           []*PrepackedA
 	bias          []float32
 	bo, bs        int
+	res           []float32
+	roff          int
 	out           []float32
 	ooff          int
 	ep            Clamp
@@ -80,9 +82,16 @@ type wideBufs struct {
 // oh*OW + ow] = conv + bias[bo+o*bs] (bias nil: none), clamped by ep.
 // See [Wide convolution]. The output may not overlap the input.
 func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, out []float32, ooff int, ep Clamp) {
+	ConvWideRes(sc, g, pre, x, xoff, sC, sH, sW, bias, bo, bs, nil, 0, out, ooff, ep)
+}
+
+// ConvWideRes is ConvWide with res[roff:] (laid out as the output; nil:
+// none) added after the bias and before the clamp (a residual
+// connection).
+func ConvWideRes(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp) {
 	pk := sc.bufs()
 	p := &pk.wide.plan
-	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, out: out, ooff: ooff, ep: ep}
+	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, res: res, roff: roff, out: out, ooff: ooff, ep: ep}
 	g = &p.g
 	p.cg, p.og = g.C/g.Groups, pre[0].m
 	p.k = pre[0].k
@@ -116,7 +125,7 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 			widePart(pk, p, gr, 0, p.og, 0, p.npad)
 		}
 	}
-	p.pre, p.bias, p.out = nil, nil, nil
+	p.pre, p.bias, p.out, p.res = nil, nil, nil, nil
 	sc.done(pk)
 }
 
@@ -242,7 +251,7 @@ func wideOut(p *widePlan, o0, m int, cw []float32, ncw, jc int) {
 	g := &p.g
 	ohw := g.OH * g.OW
 	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-	if p.ep.On {
+	if p.ep.On && p.res == nil {
 		lo, hi = p.ep.Lo, p.ep.Hi
 	}
 	// The block's output rows: a part of one at either end, whole ones
@@ -264,8 +273,17 @@ func wideOut(p *widePlan, o0, m int, cw []float32, ncw, jc int) {
 				rows = max(1, min(oh1, (jc+ncw-g.OW)/p.ws+1)-oh)
 			}
 			if s0 < s1 {
-				d := dst[oh*g.OW+s0-oh*p.ws:]
-				wideRows(d[:(rows-1)*g.OW+s1-s0], src[s0-jc:s0-jc+(rows-1)*p.ws+s1-s0], rows, s1-s0, p.ws, b, lo, hi, p.bias != nil)
+				at := oh*g.OW + s0 - oh*p.ws
+				d := dst[at : at+(rows-1)*g.OW+s1-s0]
+				wideRows(d, src[s0-jc:s0-jc+(rows-1)*p.ws+s1-s0], rows, s1-s0, p.ws, b, lo, hi, p.bias != nil)
+				if p.res != nil {
+					// The residual after the bias, the clamp last.
+					r := p.roff + o*ohw + at
+					Axpy(1, p.res[r:r+len(d)], d)
+					if p.ep.On {
+						Clamp32(d, d, p.ep.Lo, p.ep.Hi)
+					}
+				}
 			}
 			oh += rows
 		}
