@@ -2,13 +2,11 @@ package staticruntime_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/staticruntime"
-	"github.com/stretchr/testify/require"
 )
 
 // A convolution, the add of a residual and an activation, fused by
@@ -86,44 +84,11 @@ func TestConvAddMatchesUnfused(t *testing.T) {
 		res := randTensor(r, resSizes...)
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/threads=%d", tc.name, threads), func(t *testing.T) {
-				run := func(fuse bool) ([]float32, bool) {
-					o := staticruntime.DefaultOptions()
-					o.IntraOpThreads = threads
-					if !fuse {
-						o.DisablePasses = []string{"FuseConvAdd", "FuseConvClamp"}
-					}
-					m := prepare(t, ir, &o, w, b)
-					defer m.Close()
-					fused := false
-					for _, n := range m.Nodes() {
-						fused = fused || n.Op == "gosr::conv_add_clamp"
-					}
-					rt := m.NewRuntime()
-					var out []float32
-					for range 2 { // the second run on the memory plan
-						outs, err := rt.Run(ivalue.FromTensor(x), ivalue.FromTensor(res))
-						require.NoError(t, err)
-						out = f32(t, outs[0])
-					}
-					return out, fused
-				}
-				want, fusedOff := run(false)
-				got, fusedOn := run(true)
-				require.False(t, fusedOff)
-				require.True(t, fusedOn, "the pass fused the convolution and the add")
-				require.Len(t, got, len(want))
-				clamped := 0
-				for i := range want {
-					if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-						require.Failf(t, "differs", "element %d: fused %v, unfused %v", i, got[i], want[i])
-					}
-					if want[i] == 0 {
-						clamped++
-					}
-				}
-				if tc.act != "none" {
-					require.Positive(t, clamped, "some outputs clamped")
-				}
+				consts := []*ivalue.Tensor{w, b}
+				in := []ivalue.IValue{ivalue.FromTensor(x), ivalue.FromTensor(res)}
+				want, fusedOff := runFusion(t, ir, threads, []string{"FuseConvAdd", "FuseConvClamp"}, "gosr::conv_add_clamp", consts, in...)
+				got, fusedOn := runFusion(t, ir, threads, nil, "gosr::conv_add_clamp", consts, in...)
+				requireFusedBits(t, want, got, fusedOff, fusedOn, tc.act != "none")
 			})
 		}
 	}

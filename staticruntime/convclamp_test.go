@@ -81,43 +81,56 @@ func TestConvClampMatchesUnfused(t *testing.T) {
 		}
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%s/threads=%d", tc.name, threads), func(t *testing.T) {
-				run := func(fuse bool) ([]float32, bool) {
-					o := staticruntime.DefaultOptions()
-					o.IntraOpThreads = threads
-					if !fuse {
-						o.DisablePasses = []string{"FuseConvClamp"}
-					}
-					m := prepare(t, ir, &o, consts...)
-					defer m.Close()
-					fused := false
-					for _, n := range m.Nodes() {
-						fused = fused || n.Op == "gosr::conv_clamp"
-					}
-					rt := m.NewRuntime()
-					var out []float32
-					for range 2 { // the second run on the memory plan
-						outs, err := rt.Run(inputs...)
-						require.NoError(t, err)
-						out = f32(t, outs[0])
-					}
-					return out, fused
-				}
-				want, fusedOff := run(false)
-				got, fusedOn := run(true)
-				require.False(t, fusedOff)
-				require.True(t, fusedOn, "the pass fused the pair")
-				require.Len(t, got, len(want))
-				clamped := 0
-				for i := range want {
-					if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-						require.Failf(t, "differs", "element %d: fused %v, unfused %v", i, got[i], want[i])
-					}
-					if want[i] == 0 {
-						clamped++
-					}
-				}
-				require.Positive(t, clamped, "some outputs clamped")
+				want, fusedOff := runFusion(t, ir, threads, []string{"FuseConvClamp"}, "gosr::conv_clamp", consts, inputs...)
+				got, fusedOn := runFusion(t, ir, threads, nil, "gosr::conv_clamp", consts, inputs...)
+				requireFusedBits(t, want, got, fusedOff, fusedOn, true)
 			})
 		}
+	}
+}
+
+// runFusion prepares ir with consts, with the passes disable turned
+// off, runs it twice on one runtime (the second run on the memory
+// plan) with threads intra-op threads, and returns the output and
+// whether a node of kind op is in the module.
+func runFusion(t *testing.T, ir string, threads int, disable []string, op string, consts []*ivalue.Tensor, inputs ...ivalue.IValue) ([]float32, bool) {
+	o := staticruntime.DefaultOptions()
+	o.IntraOpThreads = threads
+	o.DisablePasses = disable
+	m := prepare(t, ir, &o, consts...)
+	defer m.Close()
+	fused := false
+	for _, n := range m.Nodes() {
+		fused = fused || n.Op == op
+	}
+	rt := m.NewRuntime()
+	var out []float32
+	for range 2 {
+		outs, err := rt.Run(inputs...)
+		require.NoError(t, err)
+		out = f32(t, outs[0])
+	}
+	return out, fused
+}
+
+// requireFusedBits fails unless the pass fused only when on and the
+// fused output has the unfused one's bits, with some outputs clamped
+// to 0 where clamped is set.
+func requireFusedBits(t *testing.T, want, got []float32, fusedOff, fusedOn, clamped bool) {
+	t.Helper()
+	require.False(t, fusedOff, "fused with the pass off")
+	require.True(t, fusedOn, "the pass fused the ops")
+	require.Len(t, got, len(want))
+	zeros := 0
+	for i := range want {
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+			require.Failf(t, "differs", "element %d: fused %v, unfused %v", i, got[i], want[i])
+		}
+		if want[i] == 0 {
+			zeros++
+		}
+	}
+	if clamped {
+		require.Positive(t, zeros, "some outputs clamped")
 	}
 }

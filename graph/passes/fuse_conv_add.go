@@ -59,12 +59,8 @@ func FuseConvAdd(g *graph.Graph, c *Context) error {
 					end, lo, hi = act, l, h
 				}
 			}
-			groups := 6
-			if len(conv.Inputs) > 9 || conv.Kind == "aten::convolution" {
-				groups = 8 // _convolution's and convolution's
-			}
-			ins := []*graph.Value{conv.Inputs[0], conv.Inputs[1], conv.Inputs[2], conv.Inputs[3], conv.Inputs[4], conv.Inputs[5], conv.Inputs[groups], other,
-				e.constant(g, ivalue.FromDouble(lo), graph.Float, end), e.constant(g, ivalue.FromDouble(hi), graph.Float, end)}
+			ins := append(convArgs(conv), other,
+				e.constant(g, ivalue.FromDouble(lo), graph.Float, end), e.constant(g, ivalue.FromDouble(hi), graph.Float, end))
 			replaceNode(g, &e, end, ConvAddClampKind, ins)
 			if end != add {
 				e.destroyLater(add)

@@ -37,12 +37,8 @@ func FuseConvClamp(g *graph.Graph, c *Context) error {
 		if conv == nil || len(x.Uses) != 1 || len(conv.Outputs) != 1 || conv.Owner != act.Owner || !fusableConv(conv) {
 			return
 		}
-		groups := 6
-		if len(conv.Inputs) > 9 || conv.Kind == "aten::convolution" {
-			groups = 8 // _convolution's and convolution's
-		}
-		ins := []*graph.Value{conv.Inputs[0], conv.Inputs[1], conv.Inputs[2], conv.Inputs[3], conv.Inputs[4], conv.Inputs[5], conv.Inputs[groups],
-			e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act)}
+		ins := append(convArgs(conv),
+			e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act))
 		replaceNode(g, &e, act, ConvClampKind, ins)
 		e.destroyLater(conv)
 		changed = true
@@ -51,6 +47,16 @@ func FuseConvClamp(g *graph.Graph, c *Context) error {
 		e.apply()
 	}
 	return nil
+}
+
+// convArgs is a fusable convolution's input, weight, bias, stride,
+// padding, dilation and groups: the fused ops' first seven inputs.
+func convArgs(conv *graph.Node) []*graph.Value {
+	groups := 6
+	if len(conv.Inputs) > 9 || conv.Kind == "aten::convolution" {
+		groups = 8 // _convolution's and convolution's
+	}
+	return []*graph.Value{conv.Inputs[0], conv.Inputs[1], conv.Inputs[2], conv.Inputs[3], conv.Inputs[4], conv.Inputs[5], conv.Inputs[groups]}
 }
 
 // fusableConv reports whether conv is a convolution FuseConvClamp takes:
