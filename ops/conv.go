@@ -383,13 +383,13 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	// The residual, when it is laid out as the output: added in the
 	// epilogue (the gemm's and the wide path's) or right after the
-	// convolution (the other paths: epClamp holds the clamp until then).
+	// convolution (the other paths, which then clamp with inner, none,
+	// and leave the clamp to addRes).
 	var rd []float32
 	roff := 0
-	epClamp := ep
 	if other != nil {
 		if other.DType() != ivalue.Float32 || !SameSizes(other.Sizes(), st.shape) || !other.IsContiguous() {
-			st.resLate, ep, epClamp = true, gemm.Clamp{}, gemm.Clamp{}
+			st.resLate, ep = true, gemm.Clamp{}
 		} else {
 			rd, roff = other.F32(), other.Offset()
 			if lo := f32Addr(rd) + uintptr(roff)*4; rangesOverlap(lo, lo+uintptr(len(c))*4, f32Addr(c), f32Addr(c)+uintptr(len(c))*4) {
@@ -398,14 +398,17 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				st.resCopy = append(st.resCopy[:0], rd[roff:roff+len(c)]...)
 				rd, roff = st.resCopy, 0
 			}
-			ep = gemm.Clamp{}
 		}
+	}
+	inner := ep
+	if rd != nil {
+		inner = gemm.Clamp{}
 	}
 	addRes := func() {
 		if rd != nil {
 			binLoopF32(opAdd, c, c, 0, 1, rd, roff, 1, 1)
-			if epClamp.On {
-				gemm.Clamp32(c, c, epClamp.Lo, epClamp.Hi)
+			if ep.On {
+				gemm.Clamp32(c, c, ep.Lo, ep.Hi)
 			}
 		}
 	}
@@ -440,9 +443,9 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
 			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c)
-			if ep.On {
+			if inner.On {
 				// Column tiles over the input: the clamp follows.
-				gemm.Clamp32(c, c, ep.Lo, ep.Hi)
+				gemm.Clamp32(c, c, inner.Lo, inner.Hi)
 			}
 			addRes()
 			return nil
@@ -454,7 +457,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
-		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, ep)
+		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner)
 		addRes()
 		return nil
 	}
@@ -462,17 +465,12 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
 		for nn := 0; nn < g.n; nn++ {
-			var r []float32
-			if rd != nil {
-				r = rd
-			}
-			gemm.ConvWideRes(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, r, roff+nn*g.o*plane, c, nn*g.o*plane, epClamp)
+			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep)
 		}
 		return nil
 	}
 	pointwise := convIsPointwise(&g)
 	cb := convBias{bd, bo, bs, rd, roff}
-	ep = epClamp
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).

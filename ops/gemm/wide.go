@@ -79,16 +79,10 @@ type wideBufs struct {
 
 // ConvWide computes one image of a convolution with the weight of each
 // group packed in advance (pre[g], og x cg*KH*KW): out[ooff + o*OH*OW +
-// oh*OW + ow] = conv + bias[bo+o*bs] (bias nil: none), clamped by ep.
+// oh*OW + ow] = conv + bias[bo+o*bs] (bias nil: none) + res[roff + the
+// same index] (res nil: none; a residual connection), clamped by ep.
 // See [Wide convolution]. The output may not overlap the input.
-func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, out []float32, ooff int, ep Clamp) {
-	ConvWideRes(sc, g, pre, x, xoff, sC, sH, sW, bias, bo, bs, nil, 0, out, ooff, ep)
-}
-
-// ConvWideRes is ConvWide with res[roff:] (laid out as the output; nil:
-// none) added after the bias and before the clamp (a residual
-// connection).
-func ConvWideRes(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp) {
+func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp) {
 	pk := sc.bufs()
 	p := &pk.wide.plan
 	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, res: res, roff: roff, out: out, ooff: ooff, ep: ep}
