@@ -1,31 +1,14 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tile6x16_amd64.h"
 
 // KSTEP6x16 is one k step of kernel6x16AVX2: B's 16 floats at byte
-// offset B of DI (Y12, Y13), A's 6 at byte offset A of SI broadcast two
-// at a time (Y14, Y15), twelve FMAs into the tile Y0..Y11.
+// offset B of DI (Y12, Y13), then FMA6x16 with A's at byte offset A.
 #define KSTEP6x16(B, A) \
 	VMOVUPS (B)(DI), Y12; \
 	VMOVUPS (B+32)(DI), Y13; \
-	VBROADCASTSS (A)(SI), Y14; \
-	VBROADCASTSS (A+4)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS (A+8)(SI), Y14; \
-	VBROADCASTSS (A+12)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS (A+16)(SI), Y14; \
-	VBROADCASTSS (A+20)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11
+	FMA6x16(A)
 
 // PREFETCH_ROW fetches the two lines of the C row at R9.
 #define PREFETCH_ROW \
@@ -57,18 +40,7 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
 	PREFETCH_ROW
 	ADDQ R8, R9
 	PREFETCH_ROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 
 	// Four k steps per iteration, one branch at the bottom; then the
 	// k%4 steps left one at a time.
@@ -100,62 +72,7 @@ kone:
 	JNE  kone
 
 kstore:
-	TESTQ R12, R12
-	JEQ  kput
-	VADDPS (DX), Y0, Y0
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y2, Y2
-	VADDPS 32(DX), Y3, Y3
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y4, Y4
-	VADDPS 32(DX), Y5, Y5
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y6, Y6
-	VADDPS 32(DX), Y7, Y7
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y8, Y8
-	VADDPS 32(DX), Y9, Y9
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VADDPS (DX), Y10, Y10
-	VADDPS 32(DX), Y11, Y11
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	VZEROUPPER
-	RET
-
-	// add == 0: the tile is C (the first k block of a product whose C
-	// holds nothing): stored without reading C.
-kput:
-	VMOVUPS Y0, (DX)
-	VMOVUPS Y1, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y2, (DX)
-	VMOVUPS Y3, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y4, (DX)
-	VMOVUPS Y5, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y6, (DX)
-	VMOVUPS Y7, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y8, (DX)
-	VMOVUPS Y9, 32(DX)
-	ADDQ R8, DX
-	VMOVUPS Y10, (DX)
-	VMOVUPS Y11, 32(DX)
-	VZEROUPPER
-	RET
+	STORE6x16
 
 // func dotAVX2(x, y *float32, n int) float32
 TEXT ·dotAVX2(SB), NOSPLIT, $0-28

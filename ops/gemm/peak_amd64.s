@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "tile6x16_amd64.h"
 
 // func fmaPeak(n int)
 // n rounds of 12 independent 8-wide FMAs (VFMADD231PS on Y0..Y11): enough
@@ -6,18 +7,7 @@
 // the core's FMA throughput. 192 flops a round.
 TEXT ·fmaPeak(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	VXORPS Y12, Y12, Y12
 	VXORPS Y13, Y13, Y13
 loop:

@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tile6x16_amd64.h"
 
 // KSTEP6x16W is one k step of kernel6x16WideAVX2: B's row is the 16
 // floats at DI + 4*offs[step] (the offset at byte O of BX), A's 6 at
@@ -12,34 +13,7 @@
 	VMOVUPS (DI)(R11*4), Y12; \
 	VMOVUPS 32(DI)(R11*4), Y13; \
 	PREFETCHT0 64(DI)(R11*4); \
-	VBROADCASTSS (A)(SI), Y14; \
-	VBROADCASTSS (A+4)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y0; \
-	VFMADD231PS Y13, Y14, Y1; \
-	VFMADD231PS Y12, Y15, Y2; \
-	VFMADD231PS Y13, Y15, Y3; \
-	VBROADCASTSS (A+8)(SI), Y14; \
-	VBROADCASTSS (A+12)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y4; \
-	VFMADD231PS Y13, Y14, Y5; \
-	VFMADD231PS Y12, Y15, Y6; \
-	VFMADD231PS Y13, Y15, Y7; \
-	VBROADCASTSS (A+16)(SI), Y14; \
-	VBROADCASTSS (A+20)(SI), Y15; \
-	VFMADD231PS Y12, Y14, Y8; \
-	VFMADD231PS Y13, Y14, Y9; \
-	VFMADD231PS Y12, Y15, Y10; \
-	VFMADD231PS Y13, Y15, Y11
-
-// STORE2 writes one row of the tile (two registers) to DX, adding what
-// is there when R12 is non-zero.
-#define STORE2(Y_A, Y_B) \
-	TESTQ R12, R12; \
-	JEQ  3(PC); \
-	VADDPS (DX), Y_A, Y_A; \
-	VADDPS 32(DX), Y_B, Y_B; \
-	VMOVUPS Y_A, (DX); \
-	VMOVUPS Y_B, 32(DX)
+	FMA6x16(A)
 
 // func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int)
 // C[6x16] = A[6xk] * B (add != 0: C +=), A packed k-major in groups of
@@ -53,18 +27,7 @@ TEXT ·kernel6x16WideAVX2(SB), NOSPLIT, $0-56
 	MOVQ ldc+40(FP), R8
 	MOVQ add+48(FP), R12
 	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 
 	MOVQ CX, R10
 	SHRQ $2, R10
@@ -94,19 +57,7 @@ wone:
 	JNE  wone
 
 wstore:
-	STORE2(Y0, Y1)
-	ADDQ R8, DX
-	STORE2(Y2, Y3)
-	ADDQ R8, DX
-	STORE2(Y4, Y5)
-	ADDQ R8, DX
-	STORE2(Y6, Y7)
-	ADDQ R8, DX
-	STORE2(Y8, Y9)
-	ADDQ R8, DX
-	STORE2(Y10, Y11)
-	VZEROUPPER
-	RET
+	STORE6x16
 
 // func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias int)
 // For r < rows, i < n: dst[r*n+i] = min(max(src[r*ws+i] (+ b when
