@@ -4,8 +4,9 @@ package ops
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects ops' own AVX2/FMA kernels (clamp, the RNN activations)
-// over their pure-Go loops. x/sys/cpu checks both the CPU flags and that
+// useAVX2 selects ops' own AVX2/FMA kernels (the RNN activations here
+// and in rnn_act_amd64.s; the depthwise rows, max pooling, hardswish and
+// the binary ops in simd_amd64.s) over their pure-Go loops. x/sys/cpu checks both the CPU flags and that
 // the OS saves the YMM registers. Tests clear it to cover the Go paths.
 var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
