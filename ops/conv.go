@@ -723,10 +723,6 @@ func convDepthwiseOne(g *convGeom, xd []float32, in int, wk []float32, dst []flo
 	}
 }
 
-// depthwiseBlock is the output floats convDepthwiseRows computes per
-// block of rows at stride 1.
-const depthwiseBlock = 2048
-
 // convFill sets every element of row to v by doubling copies, which run
 // as vector moves (a plain loop stores one float at a time).
 func convFill(row []float32, v float32) {

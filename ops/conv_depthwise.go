@@ -22,6 +22,11 @@ import (
 // dropped as the block is copied out (1 or 2 of ws). One call per block
 // of rows, not per row, also keeps 7x7 and 14x14 planes in long runs.
 
+// depthwiseBlock is the output floats convDepthwiseRows computes per
+// block of rows (a block's run, and the copy rows its taps read, stay in
+// L1).
+const depthwiseBlock = 2048
+
 // convDepthwiseRowsFits reports whether convDepthwiseRows takes g.
 func convDepthwiseRowsFits(g *convGeom) bool {
 	return g.strH <= 4 && g.strW <= 4 && g.sW == 1
