@@ -243,9 +243,14 @@ func loadCAPI(h uintptr) (*capi, error) {
 	return c, nil
 }
 
-// call is a C call with integer/pointer arguments and result.
+// call is a C call with integer/pointer arguments and result. A Go
+// pointer passed as uintptr (an out-parameter C writes) must be on the
+// heap for the call, which the directive makes it: a local the compiler
+// keeps on the stack may move when the stack is shrunk by the collector
+// and grown again on the way into the call, and C would then write into
+// the old stack. fillKeys lost a key that way (one run in about ten).
 //
-//go:nosplit
+//go:uintptrescapes
 func call(fn uintptr, args ...uintptr) uintptr {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r

@@ -112,7 +112,7 @@ func makeAnchors() error {
 // true, for the caller to delete. A key need says must be gosr's that
 // was taken before (by another library of that libc) is an error.
 func fillKeys(create uintptr, free, need func(k int) bool) ([]uint32, error) {
-	k := new(uint32) // C writes it: heap memory does not move
+	k := new(uint32) // C writes it; call moves it to the heap
 	made := make([]bool, keysMax)
 	var out []uint32
 	for range keysMax {

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -371,4 +372,29 @@ func TestBaseKeysStayLow(t *testing.T) {
 	for _, k := range anchors.keys {
 		assert.Zero(t, call(anchors.set, uintptr(k), call(anchors.get, uintptr(k))), "anchor %d is a live key of the base libc", k)
 	}
+}
+
+// call must move a local passed to C as uintptr to the heap: on the
+// stack it may move (the collector shrinks the stack, the call grows it
+// again) between the conversion and the C call, and C writes into the
+// old stack. fillKeys lost pthread keys that way, now and then. A local
+// written by libc's time(&t) must cost one allocation more than
+// time(NULL) (the variadic arguments) and be written.
+func TestCallMovesOutParamsToHeap(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	h, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	require.NoError(t, err)
+	timeFn, err := purego.Dlsym(h, "time")
+	require.NoError(t, err)
+	base := testing.AllocsPerRun(50, func() { call(timeFn, 0) })
+	var got int64
+	allocs := testing.AllocsPerRun(50, func() {
+		var now int64
+		call(timeFn, uintptr(unsafe.Pointer(&now)))
+		got = now
+	})
+	assert.Equal(t, base+1, allocs, "the out-parameter goes to the heap")
+	assert.InDelta(t, time.Now().Unix(), got, 5, "C wrote the out-parameter")
 }
