@@ -49,6 +49,9 @@ type NodeTiming struct {
 	// a top-level node, Iters times the trip count in a loop body, fewer
 	// in a branch not always taken.
 	Runs int
+	// Shape is the sizes of its first output after the last timed run,
+	// nil where that is not a tensor.
+	Shape []int
 }
 
 // runProfile is what a timed run collects besides the nodes' times.
@@ -161,9 +164,15 @@ func (r *StaticRuntime) BenchmarkIndividualOps(args []ivalue.IValue, warmup, ite
 		for i := range b.nodes {
 			p := &b.nodes[i]
 			fl := b.prof.flops[i] / int64(iters)
+			var shape []int
+			if len(p.Out) > 0 {
+				if t := p.Values[p.Out[0]].Tensor(); t != nil {
+					shape = append(shape, t.Sizes()...)
+				}
+			}
 			met.EveryNode = append(met.EveryNode, NodeTiming{
 				NodeInfo: NodeInfo{Op: p.Node.Kind, Kind: p.Kind, Node: describe(p.Node)},
-				Depth:    depth, Time: perIter(b.prof.time[i]), Runs: b.prof.runs[i], FLOPs: fl,
+				Depth:    depth, Time: perIter(b.prof.time[i]), Runs: b.prof.runs[i], FLOPs: fl, Shape: shape,
 			})
 			if fl > 0 {
 				met.FLOPs += fl
@@ -228,6 +237,37 @@ func (m *IndividualMetrics) String() string {
 	if total > 0 {
 		fmt.Fprintf(&b, "Total number of 'out' variant nodes/total number of nodes: %d/%d (%.0f%%)\n", m.OutNodes, total, 100*float64(m.OutNodes)/float64(total))
 		fmt.Fprintf(&b, "Native nodes: %d, fallback nodes: %d\n", m.NativeNodes, m.FallbackNodes)
+	}
+	return b.String()
+}
+
+// PerNode lists every node of every block in order, as PyTorch's
+// benchmark prints with print_per_node_time: its time per iteration, its
+// share of the total, its GFLOP/s where it has floating-point work, its
+// first output's sizes and the node; a sub-block's nodes are indented
+// under theirs, with their executions per iteration.
+func (m *IndividualMetrics) PerNode() string {
+	var b strings.Builder
+	b.WriteString("Time per node:\n")
+	for _, n := range m.EveryNode {
+		pct := 0.0
+		if m.TotalTime > 0 {
+			pct = 100 * float64(n.Time) / float64(m.TotalTime)
+		}
+		extra := ""
+		if n.FLOPs > 0 && n.Time > 0 {
+			extra = fmt.Sprintf(" %6.1f GF/s", float64(n.FLOPs)/n.Time.Seconds()/1e9)
+		} else {
+			extra = strings.Repeat(" ", 12)
+		}
+		if n.Depth > 0 && m.Iters > 0 {
+			extra += fmt.Sprintf(" x%g", float64(n.Runs)/float64(m.Iters))
+		}
+		shape := ""
+		if n.Shape != nil {
+			shape = fmt.Sprint(n.Shape) + " "
+		}
+		fmt.Fprintf(&b, "%14.6f ms. %7.3f%%.%s %s%s%s\n", float64(n.Time)/1e6, pct, extra, strings.Repeat("  ", n.Depth), shape, n.Node)
 	}
 	return b.String()
 }

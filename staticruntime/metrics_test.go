@@ -196,4 +196,27 @@ func TestBenchmarkIndividualOpsFLOPs(t *testing.T) {
 		}
 	}
 	assert.Contains(t, met.String(), "GFLOP/s")
+
+	// PerNode: a line a node, in order, the loop body's indented with
+	// its trips per iteration; each line's rate is its FLOPs over its
+	// time, and its sizes those of its output.
+	lines := strings.Split(strings.TrimSuffix(met.PerNode(), "\n"), "\n")
+	require.Equal(t, "Time per node:", lines[0])
+	require.Len(t, lines, 1+len(met.EveryNode))
+	for i, n := range met.EveryNode {
+		l := lines[1+i]
+		assert.Contains(t, l, n.Node)
+		if n.FLOPs > 0 {
+			assert.Contains(t, l, fmt.Sprintf("%6.1f GF/s", float64(n.FLOPs)/n.Time.Seconds()/1e9))
+		} else {
+			assert.NotContains(t, l, "GF/s")
+		}
+		if n.Depth > 0 {
+			assert.Contains(t, l, " x3 ", "three trips a run")
+		}
+	}
+	conv := met.EveryNode[0]
+	require.Equal(t, "gosr::conv_clamp", conv.Op)
+	assert.Equal(t, []int{1, 4, 8, 8}, conv.Shape)
+	assert.Contains(t, lines[1], "[1 4 8 8] node")
 }

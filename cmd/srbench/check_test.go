@@ -96,3 +96,26 @@ func TestCheckUnloadableListsCodeOps(t *testing.T) {
     at `+act+`:11:10
 `)
 }
+
+// ops -per-node prints the per-op table, then every node of the built-in
+// mlp in order with its output's sizes and its matrix products' rates.
+func TestOpsPerNode(t *testing.T) {
+	var out bytes.Buffer
+	f := &opsFlags{modelFlags: modelFlags{model: "mlp"}, runtimeFlags: runtimeFlags{planner: "greedy", interop: 1}, iters: 5, warmup: 1, perNode: true}
+	require.NoError(t, f.run(&out))
+	s := out.String()
+	table, nodes, ok := strings.Cut(s, "Time per node:\n")
+	require.True(t, ok, s)
+	assert.Contains(t, table, "Time per node type:")
+	lines := strings.Split(strings.TrimSuffix(nodes, "\n"), "\n")
+	require.NotEmpty(t, lines)
+	linears := 0
+	for _, l := range lines {
+		assert.Regexp(t, `^\s+[0-9.]+ ms\.\s+[0-9.]+%\. .*node `, l)
+		if strings.Contains(l, "aten::linear") || strings.Contains(l, "aten::addmm") {
+			linears++
+			assert.Regexp(t, `[0-9.]+ GF/s \[[0-9 ]+\] node`, l)
+		}
+	}
+	assert.Positive(t, linears, "the mlp's layers")
+}

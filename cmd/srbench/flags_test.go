@@ -18,7 +18,7 @@ var flagDefaults = map[string]string{
 	"no-out-variant": "false", "no-optimize-memory": "false", "no-overwrites": "false", "interop": "1",
 	"iters": "0", "warmup": "100", "threads": "1", "repeats": "7", "cpuprofile": "",
 	"json": "false", "v": "false", "save-outputs": "", "interpreters": "1", "round": "1s",
-	"python": "", "pt-timeout": "2m0s", "ort": "auto",
+	"python": "", "pt-timeout": "2m0s", "ort": "auto", "per-node": "false",
 }
 
 // loadDefaults are load's defaults where its flag of the same name
@@ -36,7 +36,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 	timing := []string{"iters", "warmup", "threads", "repeats"}
 	want := map[string][]string{
 		"run":     slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "save-outputs", "interpreters", "round"}),
-		"ops":     slices.Concat(model, rt, []string{"cpuprofile", "iters", "warmup", "v"}),
+		"ops":     slices.Concat(model, rt, []string{"cpuprofile", "iters", "per-node", "warmup", "v"}),
 		"graph":   slices.Concat(model, rt),
 		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout", "ort"}),
 		"check":   slices.Concat(model, []string{"json"}),
@@ -87,6 +87,7 @@ func TestSubcommandParse(t *testing.T) {
 		{"check", []string{"MODEL.pt"}, ""},
 		{"check", []string{"MODEL.pt", "-json", "-inputs", "IN.pt"}, ""},
 		{"ops", []string{"mlp", "-iters", "10", "-warmup", "1", "-backend", "auto", "-v"}, ""},
+		{"ops", []string{"mlp", "-iters", "10", "-per-node"}, ""},
 		{"list", nil, ""},
 		{"load", []string{"127.0.0.1:8000", "-model", "mlp", "-concurrency", "1,2,4,8", "-protocol", "grpc"}, ""},
 		{"load", []string{"http://localhost:8000", "-model", "resnet18", "-binary", "-shape", "INPUT__0:1,3,224,224", "-json", "out.json"}, ""},

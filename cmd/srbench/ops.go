@@ -16,6 +16,8 @@ type opsFlags struct {
 	iters, warmup int
 	// verbose prints auto's choice per node.
 	verbose bool
+	// perNode prints every node's time after the per-op table.
+	perNode bool
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet) {
@@ -25,6 +27,7 @@ func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.iters, "iters", 0, "timed runs (0: 1000)")
 	fs.IntVar(&f.warmup, "warmup", 100, "untimed runs first")
 	fs.BoolVar(&f.verbose, "v", false, "with -backend auto, print each node's choice")
+	fs.BoolVar(&f.perNode, "per-node", false, "also print every node's time, share, GFLOP/s and output sizes, in order (PyTorch's print_per_node_time)")
 }
 
 func (f *opsFlags) validate() error { return f.runtimeFlags.validate("ops") }
@@ -54,6 +57,9 @@ func (f *opsFlags) run(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "model %s, backend %s\n", m.Name, f.backendLabel())
 	fmt.Fprint(w, met)
+	if f.perNode {
+		fmt.Fprint(w, met.PerNode())
+	}
 	if f.backendName() == backendAuto {
 		printAuto(w, "", "", summarizeAuto(sm.AutoChoices()), f.verbose)
 	}
