@@ -31,6 +31,11 @@ const (
 	// output and other, and the clamp that alone reads the sum, if any:
 	// min -Inf and max +Inf without one). other broadcasts as add's.
 	ConvAddClampSchema = "gosr::conv_add_clamp(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, Tensor other, float min, float max) -> Tensor"
+	// ConvActSchema is gosr's convolution with an activation epilogue
+	// (passes.FuseConvAct makes it of a convolution and the silu,
+	// hardswish, hardsigmoid, sigmoid or gelu that alone reads it; act
+	// names it, as ConvActivation knows them).
+	ConvActSchema = "gosr::conv_act(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str act) -> Tensor"
 )
 
 // convSpec says where a conv overload keeps its arguments.
@@ -41,6 +46,7 @@ type convSpec struct {
 	groups     int // input index of groups
 	clamp      int // input index of the epilogue's min (max follows), or 0: none
 	res        int // input index of the residual added before the clamp, or 0: none
+	act        int // input index of the activation's name, or 0: none
 }
 
 // convClampSpec is gosr::conv_clamp's, convAddClampSpec
@@ -48,6 +54,7 @@ type convSpec struct {
 var (
 	convClampSpec    = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 7}
 	convAddClampSpec = convSpec{dims: 0, transposed: -1, groups: 6, clamp: 8, res: 7}
+	convActSpec      = convSpec{dims: 0, transposed: -1, groups: 6, act: 7}
 )
 
 type convState struct {
@@ -85,16 +92,59 @@ func init() {
 			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
-	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0, 0})
-	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0})
-	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0, 0})
-	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0})
-	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0, 0})
-	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0, 0})
-	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0, 0})
+	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0, 0, 0})
+	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0, 0})
+	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0, 0, 0})
+	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0, 0})
+	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0, 0, 0})
+	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0, 0, 0})
+	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0, 0, 0})
 	reg("gosr::conv_clamp", ConvClampSchema, convClampSpec)
 	reg("gosr::conv_add_clamp", ConvAddClampSchema, convAddClampSpec)
+	reg("gosr::conv_act", ConvActSchema, convActSpec)
 }
+
+// convActivation is the node's activation epilogue (nil for none).
+func convActivation(p *ProcessedNode, spec convSpec) (gemm.Activation, error) {
+	if spec.act == 0 {
+		return nil, nil
+	}
+	v := p.Input(spec.act)
+	if v.Kind() != ivalue.KindString {
+		return nil, Errorf("conv_act: expected the activation's name, got %s", v.Kind())
+	}
+	act := ConvActivation(v.Str())
+	if act == nil {
+		return nil, Errorf("conv_act: unknown activation %q (expected one of silu, sigmoid, hardswish, hardsigmoid, gelu)", v.Str())
+	}
+	return act, nil
+}
+
+// ConvActivation is the float32 activation gosr::conv_act applies for
+// name, as the op of that name computes it over a whole tensor (see
+// gemm.Activation), or nil: silu, sigmoid, hardswish, hardsigmoid and
+// gelu (its exact, erf form).
+func ConvActivation(name string) gemm.Activation {
+	switch name {
+	case "silu":
+		return actSilu
+	case "sigmoid":
+		return actSigmoid
+	case "hardswish":
+		return actHardswish
+	case "hardsigmoid":
+		return actHardsigmoid
+	case "gelu":
+		return actGelu
+	}
+	return nil
+}
+
+func actSilu(x []float32)        { siluVec(x, x) }
+func actSigmoid(x []float32)     { rnnSigmoidVec(x, x) }
+func actHardswish(x []float32)   { hardVec(true, x, x) }
+func actHardsigmoid(x []float32) { hardVec(false, x, x) }
+func actGelu(x []float32)        { geluVec(x, x) }
 
 // convEpilogue is the node's clamp epilogue (the zero Clamp for a plain
 // convolution).
@@ -263,6 +313,10 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if err != nil {
 		return err
 	}
+	act, err := convActivation(p, spec)
+	if err != nil {
+		return err
+	}
 	dims := spec.dims
 	if dims == 0 {
 		if spec.transposed >= 0 && p.Bool(spec.transposed) {
@@ -286,10 +340,13 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		if err := conv3dKernel(p, spec, pre, st, x, w, bias); err != nil {
 			return err
 		}
-		// No epilogue in the 3-d kernel: the clamp follows it.
+		// No epilogue in the 3-d kernel: the clamp and activation follow it.
+		o := p.Output(0).Tensor().F32Contig()
 		if ep.On {
-			o := p.Output(0).Tensor().F32Contig()
 			gemm.Clamp32(o, o, ep.Lo, ep.Hi)
+		}
+		if act != nil {
+			act(o)
 		}
 		return nil
 	}
@@ -447,6 +504,9 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				// Column tiles over the input: the clamp follows.
 				gemm.Clamp32(c, c, inner.Lo, inner.Hi)
 			}
+			if act != nil {
+				act(c)
+			}
 			addRes()
 			return nil
 		}
@@ -457,7 +517,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
-		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner)
+		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner, act)
 		addRes()
 		return nil
 	}
@@ -465,7 +525,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
 		for nn := 0; nn < g.n; nn++ {
-			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep)
+			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
 		}
 		return nil
 	}
@@ -474,11 +534,11 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, cb, c, ep)
+		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, cb, c, ep, act)
 		return nil
 	}
 	wd, woff := convWeightRows(st, w)
-	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, cb, c, ep)
+	convGemm(p.Scratch, &g, x, nil, gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}, pointwise, cb, c, ep, act)
 	return nil
 }
 
@@ -611,7 +671,7 @@ type convBias struct {
 // the group's weight rows: packed in advance (pre, one per group) or
 // read from w ([o, cg*kh*kw] rows). The bias and the clamp are the
 // gemm's epilogue.
-func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, bias convBias, c []float32, ep gemm.Clamp) {
+func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.PrepackedA, w gemm.Mat, pointwise bool, bias convBias, c []float32, ep gemm.Clamp, act gemm.Activation) {
 	cg, og := g.c/g.groups, g.o/g.groups
 	kdim := w.RS
 	if pre != nil {
@@ -634,7 +694,7 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 				cv.Off = xoff
 				src = &cv
 			}
-			epi := gemm.Epilogue{Clamp: ep}
+			epi := gemm.Epilogue{Clamp: ep, Act: act}
 			if bias.d != nil {
 				epi.Bias, epi.BiasOff, epi.BiasStride = bias.d, bias.off+gr*og*bias.stride, bias.stride
 			}
@@ -656,7 +716,7 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 // directly, plane by plane (each output plane starts as its bias or 0),
 // in order ord over input planes at xlo (see planesRun) when the output
 // overlaps the input.
-func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp) {
+func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
 	mult := g.o / g.groups
 	kk := g.kh * g.kw
 	rows := convDepthwiseRowsFits(g)
@@ -670,6 +730,9 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 				b = bd[bo+o*bs]
 			}
 			convDepthwiseRows(g, xd, in, wk, b, dst, st, ep)
+			if act != nil { // the plane is in cache
+				act(dst)
+			}
 			return
 		}
 		if bd != nil {
@@ -680,6 +743,9 @@ func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, 
 		convDepthwiseOne(g, xd, in, wk, dst)
 		if ep.On { // the plane is in cache
 			gemm.Clamp32(dst, dst, ep.Lo, ep.Hi)
+		}
+		if act != nil {
+			act(dst)
 		}
 	})
 }

@@ -49,7 +49,7 @@ func FLOPs(p *ProcessedNode) int64 {
 	}
 	numel := int64(out.Numel())
 	switch p.Node.Kind {
-	case "aten::conv1d", "aten::conv2d", "aten::conv3d", "gosr::conv_clamp", "gosr::conv_add_clamp":
+	case "aten::conv1d", "aten::conv2d", "aten::conv3d", "gosr::conv_clamp", "gosr::conv_add_clamp", "gosr::conv_act":
 		return 2 * numel * window(in(1))
 	case "aten::_convolution":
 		if len(p.In) > 6 && p.Values[p.In[6]].Kind() == ivalue.KindBool && p.Values[p.In[6]].Bool() {

@@ -12,71 +12,110 @@ func rnnTanhAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
 //go:noescape
-func siluMulAVX2(o, x, s *float32, n int)
+func siluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+
+// The vectorised activations give every element what the eight-lane
+// kernel gives, the last len%8 too (through vecTail): the result of an
+// element does not depend on the length of the slice it is in, so an
+// activation fused into a convolution's epilogue, applied row segment
+// by row segment (gemm.Activation), equals the unfused op over the
+// whole tensor bit for bit.
+const (
+	tailGelu = iota
+	tailSilu
+	tailSigmoid
+	tailTanh
+)
+
+// vecTail applies activation kind to a[n8:] into o[n8:] (fewer than 8
+// elements) through a vector of 8 on the stack.
+func vecTail(kind int, o, a []float32, n8 int) {
+	var t [8]float32
+	n := copy(t[:], a[n8:])
+	switch kind {
+	case tailGelu:
+		rnnGeluAVX2(&t[0], &t[0], 8, &rnnActTab)
+	case tailSilu:
+		siluAVX2(&t[0], &t[0], 8, &rnnActTab)
+	case tailSigmoid:
+		rnnSigmoidAVX2(&t[0], &t[0], 8, &rnnActTab)
+	case tailTanh:
+		rnnTanhAVX2(&t[0], &t[0], 8, &rnnActTab)
+	}
+	copy(o[n8:], t[:n])
+}
 
 // geluVec sets o[i] = geluf(a[i]); o may be a.
 func geluVec(o, a []float32) {
 	o = o[:len(a)]
-	n8 := len(a) &^ 7
-	if useAVX2 && n8 > 0 {
-		rnnGeluAVX2(&o[0], &a[0], n8, &rnnActTab)
-	} else {
-		n8 = 0
+	if !useAVX2 {
+		for i, x := range a {
+			o[i] = geluf(x)
+		}
+		return
 	}
-	for i := n8; i < len(a); i++ {
-		o[i] = geluf(a[i])
+	n8 := len(a) &^ 7
+	if n8 > 0 {
+		rnnGeluAVX2(&o[0], &a[0], n8, &rnnActTab)
+	}
+	if n8 < len(a) {
+		vecTail(tailGelu, o, a, n8)
 	}
 }
 
 // siluVec sets o[i] = a[i]*sigmoid(a[i]) (silu, swish); o may be a.
-// The sigmoid is the vectorised one (within 3 ulp), taken 256 elements
-// at a time into a buffer on the stack, then multiplied by x (below -88,
-// by 0: see siluMulAVX2): about ten times faster than siluf's scalar
-// exp, which made silu half of efficientnet's time.
+// The sigmoid is the vectorised one (within 3 ulp), multiplied by x in
+// the same pass (below -88, by 0: see siluAVX2): about ten times faster
+// than siluf's scalar exp, which made silu half of efficientnet's time.
 func siluVec(o, a []float32) {
 	o = o[:len(a)]
-	n8 := len(a) &^ 7
-	if !useAVX2 || n8 == 0 {
+	if !useAVX2 {
 		for i, x := range a {
 			o[i] = siluf(x)
 		}
 		return
 	}
-	var sig [256]float32
-	for i := 0; i < n8; i += len(sig) {
-		n := min(len(sig), n8-i)
-		rnnSigmoidAVX2(&sig[0], &a[i], n, &rnnActTab)
-		siluMulAVX2(&o[i], &a[i], &sig[0], n)
+	n8 := len(a) &^ 7
+	if n8 > 0 {
+		siluAVX2(&o[0], &a[0], n8, &rnnActTab)
 	}
-	for i := n8; i < len(a); i++ {
-		o[i] = siluf(a[i])
+	if n8 < len(a) {
+		vecTail(tailSilu, o, a, n8)
 	}
 }
 
 // rnnSigmoidVec sets o[i] = sigmoid(a[i]); o may be a.
 func rnnSigmoidVec(o, a []float32) {
 	o = o[:len(a)]
-	n8 := len(a) &^ 7
-	if useAVX2 && n8 > 0 {
-		rnnSigmoidAVX2(&o[0], &a[0], n8, &rnnActTab)
-	} else {
-		n8 = 0
+	if !useAVX2 {
+		for i, x := range a {
+			o[i] = sigmoidf(x)
+		}
+		return
 	}
-	for i := n8; i < len(a); i++ {
-		o[i] = sigmoidf(a[i])
+	n8 := len(a) &^ 7
+	if n8 > 0 {
+		rnnSigmoidAVX2(&o[0], &a[0], n8, &rnnActTab)
+	}
+	if n8 < len(a) {
+		vecTail(tailSigmoid, o, a, n8)
 	}
 }
 
 // rnnTanhVec sets o[i] = tanh(a[i]); o may be a.
 func rnnTanhVec(o, a []float32) {
 	o = o[:len(a)]
-	n8 := len(a) &^ 7
-	if useAVX2 && n8 > 0 {
-		rnnTanhAVX2(&o[0], &a[0], n8, &rnnActTab)
-	} else {
-		n8 = 0
+	if !useAVX2 {
+		for i, x := range a {
+			o[i] = tanhf(x)
+		}
+		return
 	}
-	for i := n8; i < len(a); i++ {
-		o[i] = tanhf(a[i])
+	n8 := len(a) &^ 7
+	if n8 > 0 {
+		rnnTanhAVX2(&o[0], &a[0], n8, &rnnActTab)
+	}
+	if n8 < len(a) {
+		vecTail(tailTanh, o, a, n8)
 	}
 }

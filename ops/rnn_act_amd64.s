@@ -65,6 +65,51 @@
 	VPSLLD $23, Y1, Y1 \
 	VMULPS Y1, Y2, Y0
 
+// EXP8X2 is EXP8 on two vectors at once, Y0 (temporaries Y1-Y3) and Y4
+// (Y5-Y7), their instructions interleaved: the chain of one vector is
+// long (a dependent polynomial), and Zen's floating-point scheduler
+// holds too few of its waiting instructions to overlap two iterations
+// of a loop by itself. Each lane gets exactly what EXP8 gives it.
+#define EXP8X2 \
+	VMINPS Y0, Y14, Y0 \
+	VMINPS Y4, Y14, Y4 \
+	VMAXPS Y0, Y15, Y0 \
+	VMAXPS Y4, Y15, Y4 \
+	VMULPS Y12, Y0, Y1 \
+	VMULPS Y12, Y4, Y5 \
+	VROUNDPS $0, Y1, Y1 \
+	VROUNDPS $0, Y5, Y5 \
+	VFNMADD231PS LN2HI, Y1, Y0 \
+	VFNMADD231PS LN2HI, Y5, Y4 \
+	VFNMADD231PS LN2LO, Y1, Y0 \
+	VFNMADD231PS LN2LO, Y5, Y4 \
+	VMOVUPS P0, Y2 \
+	VMOVUPS P0, Y6 \
+	VFMADD213PS P1, Y0, Y2 \
+	VFMADD213PS P1, Y4, Y6 \
+	VFMADD213PS P2, Y0, Y2 \
+	VFMADD213PS P2, Y4, Y6 \
+	VFMADD213PS P3, Y0, Y2 \
+	VFMADD213PS P3, Y4, Y6 \
+	VFMADD213PS P4, Y0, Y2 \
+	VFMADD213PS P4, Y4, Y6 \
+	VFMADD213PS P5, Y0, Y2 \
+	VFMADD213PS P5, Y4, Y6 \
+	VMULPS Y0, Y0, Y3 \
+	VMULPS Y4, Y4, Y7 \
+	VFMADD213PS Y0, Y3, Y2 \
+	VFMADD213PS Y4, Y7, Y6 \
+	VADDPS Y13, Y2, Y2 \
+	VADDPS Y13, Y6, Y6 \
+	VCVTPS2DQ Y1, Y1 \
+	VCVTPS2DQ Y5, Y5 \
+	VPADDD BIAS127, Y1, Y1 \
+	VPADDD BIAS127, Y5, Y5 \
+	VPSLLD $23, Y1, Y1 \
+	VPSLLD $23, Y5, Y5 \
+	VMULPS Y1, Y2, Y0 \
+	VMULPS Y5, Y6, Y4
+
 // func rnnSigmoidAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 // o[i] = 1/(1 + e**-a[i]) for i < n&^7; o may be a.
 TEXT ·rnnSigmoidAVX2(SB), NOSPLIT, $0-32
@@ -73,6 +118,25 @@ TEXT ·rnnSigmoidAVX2(SB), NOSPLIT, $0-32
 	MOVQ n+16(FP), CX
 	MOVQ tab+24(FP), R8
 	LOADCONSTS
+
+sloop16:
+	CMPQ CX, $16
+	JLT  sloop
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y4
+	VXORPS SIGNMASK, Y0, Y0
+	VXORPS SIGNMASK, Y4, Y4
+	EXP8X2
+	VADDPS Y13, Y0, Y0
+	VADDPS Y13, Y4, Y4
+	VDIVPS Y0, Y13, Y0
+	VDIVPS Y4, Y13, Y4
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y4, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  sloop16
 
 sloop:
 	CMPQ CX, $8
@@ -182,31 +246,59 @@ gdone:
 	VZEROUPPER
 	RET
 
-// func siluMulAVX2(o, x, s *float32, n int)
-// o[i] = x[i]*s[i] for i < n (a multiple of 8), s being sigmoid(x); where
-// x < -88 the product is taken with 0 instead (x*sigmoid(x) is below
-// float32's normals there, and the vectorised sigmoid holds a floor), so
-// -Inf gives NaN and other x -0, as x/(1+exp(-x)) does.
-TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
+// func siluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
+// o[i] = a[i]*sigmoid(a[i]) for i < n&^7, sigmoid as rnnSigmoidAVX2
+// computes it; where x < -88 the product is taken with 0 instead
+// (x*sigmoid(x) is below float32's normals there, and the vectorised
+// sigmoid holds a floor), so -Inf gives NaN and other x -0, as
+// x/(1+exp(-x)) does. Sixteen at a time, two chains interleaved
+// (EXP8X2). o may be a.
+TEXT ·siluAVX2(SB), NOSPLIT, $0-32
 	MOVQ o+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ s+16(FP), DX
-	MOVQ n+24(FP), CX
-	MOVL $0xc2b00000, AX // -88
-	MOVL AX, X7
-	VBROADCASTSS X7, Y7
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), R8
+	LOADCONSTS
+	VXORPS SIGNMASK, Y14, Y10 // -88
+
+silu16:
+	CMPQ CX, $16
+	JLT  silu8
+	VMOVUPS (SI), Y8
+	VMOVUPS 32(SI), Y9
+	VXORPS SIGNMASK, Y8, Y0
+	VXORPS SIGNMASK, Y9, Y4
+	EXP8X2
+	VADDPS Y13, Y0, Y0
+	VADDPS Y13, Y4, Y4
+	VDIVPS Y0, Y13, Y0
+	VDIVPS Y4, Y13, Y4
+	VCMPPS $1, Y10, Y8, Y1 // x < -88
+	VCMPPS $1, Y10, Y9, Y5
+	VANDNPS Y0, Y1, Y0     // sigmoid where not, else 0
+	VANDNPS Y4, Y5, Y4
+	VMULPS Y0, Y8, Y0
+	VMULPS Y4, Y9, Y4
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y4, 32(DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JMP  silu16
 
 silu8:
 	CMPQ CX, $8
 	JLT  silu_done
-	VMOVUPS (SI), Y0
-	VMOVUPS (DX), Y1
-	VCMPPS $1, Y7, Y0, Y2 // x < -88
-	VANDNPS Y1, Y2, Y1    // s where not, else 0
-	VMULPS Y1, Y0, Y0
+	VMOVUPS (SI), Y8
+	VXORPS SIGNMASK, Y8, Y0
+	EXP8
+	VADDPS Y13, Y0, Y0
+	VDIVPS Y0, Y13, Y0
+	VCMPPS $1, Y10, Y8, Y1
+	VANDNPS Y0, Y1, Y0
+	VMULPS Y0, Y8, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ $32, SI
-	ADDQ $32, DX
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JMP  silu8

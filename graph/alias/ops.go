@@ -109,6 +109,7 @@ var gosrFresh = map[string]bool{
 	"prim::NumToTensor":                true,
 	"gosr::conv_clamp":                 true,
 	"gosr::conv_add_clamp":             true,
+	"gosr::conv_act":                   true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

@@ -75,6 +75,7 @@ var pipeline = []Pass{
 	{Name: "LateDeadCodeElimination", Fn: DeadCodeElimination},
 	{Name: "FuseConvAdd", Fn: FuseConvAdd},
 	{Name: "FuseConvClamp", Fn: FuseConvClamp},
+	{Name: "FuseConvAct", Fn: FuseConvAct},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -123,6 +124,12 @@ var passOrder = []constraint{
 	{"FoldConvBatchNorm", "FuseConvAdd"},
 	{"RemoveMutation", "FuseConvAdd"},
 	{"FuseConvAdd", "UseInplaceActivations"},
+	// The same for a convolution and its silu, sigmoid, hardswish or
+	// gelu; after FuseConvClamp, which takes the clamps a batch norm
+	// fold leaves (the two never compete for one node).
+	{"LateDeadCodeElimination", "FuseConvAct"},
+	{"FoldConvBatchNorm", "FuseConvAct"},
+	{"FuseConvAct", "UseInplaceActivations"},
 }
 
 func init() {

@@ -30,18 +30,50 @@ type Epilogue struct {
 	// connection's other operand, laid out as C).
 	Res           []float32
 	ResOff, ResLd int
+	// Act, when not nil, is applied last, in place, to each finished
+	// row segment of C (see Activation).
+	Act Activation
 	// fresh: C holds nothing to keep (beta 0), so the first k block of
 	// the blocked product stores its tiles instead of adding them
 	// (set by the entry points, not by callers).
 	fresh bool
 }
 
+// Activation is an elementwise function an epilogue applies in place to
+// row segments of a finished block of C, after the bias, residual and
+// clamp: a convolution's silu, hardswish, sigmoid or gelu (ops supplies
+// them), so the activation costs no pass of its own over the output. It
+// must give each element what it gives over the whole tensor, whatever
+// the segment's length and alignment, so that the fused product equals
+// the product followed by the activation.
+type Activation func(x []float32)
+
 // on reports whether the epilogue does anything.
-func (ep *Epilogue) on() bool { return ep.On || ep.Bias != nil || ep.Res != nil }
+func (ep *Epilogue) on() bool { return ep.On || ep.Bias != nil || ep.Res != nil || ep.Act != nil }
 
 // rows applies ep to rows [i0, i1) and columns [j0, j1) of C.
 func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 	if !ep.on() || j0 >= j1 {
+		return
+	}
+	ep.affine(c, coff, ldc, i0, i1, j0, j1)
+	switch {
+	case ep.Act == nil:
+	case j1-j0 == ldc:
+		// Whole rows lie end to end: one call (a 1x1 convolution over a
+		// small image has rows of 49 floats, a gemv rows of one).
+		ep.Act(c[coff+i0*ldc : coff+i1*ldc])
+	default:
+		for i := i0; i < i1; i++ {
+			ep.Act(c[coff+i*ldc+j0 : coff+i*ldc+j1])
+		}
+	}
+}
+
+// affine is rows without the activation: the bias, the residual and
+// the clamp.
+func (ep *Epilogue) affine(c []float32, coff, ldc, i0, i1, j0, j1 int) {
+	if ep.Bias == nil && ep.Res == nil && !ep.On {
 		return
 	}
 	if ep.Res != nil {
@@ -49,7 +81,7 @@ func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 		// as the unfused convolution, add and activation.
 		noRes := *ep
 		noRes.Res, noRes.On = nil, false
-		noRes.rows(c, coff, ldc, i0, i1, j0, j1)
+		noRes.affine(c, coff, ldc, i0, i1, j0, j1)
 		for i := i0; i < i1; i++ {
 			row := c[coff+i*ldc+j0 : coff+i*ldc+j1]
 			r := ep.ResOff + i*ep.ResLd

@@ -67,6 +67,7 @@ type widePlan struct {
 	out           []float32
 	ooff          int
 	ep            Clamp
+	act           Activation
 }
 
 // wideBufs is the part of packBufs ConvWide uses.
@@ -80,12 +81,13 @@ type wideBufs struct {
 // ConvWide computes one image of a convolution with the weight of each
 // group packed in advance (pre[g], og x cg*KH*KW): out[ooff + o*OH*OW +
 // oh*OW + ow] = conv + bias[bo+o*bs] (bias nil: none) + res[roff + the
-// same index] (res nil: none; a residual connection), clamped by ep.
+// same index] (res nil: none; a residual connection), clamped by ep,
+// then act applied (nil: none).
 // See [Wide convolution]. The output may not overlap the input.
-func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp) {
+func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp, act Activation) {
 	pk := sc.bufs()
 	p := &pk.wide.plan
-	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, res: res, roff: roff, out: out, ooff: ooff, ep: ep}
+	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, res: res, roff: roff, out: out, ooff: ooff, ep: ep, act: act}
 	g = &p.g
 	p.cg, p.og = g.C/g.Groups, pre[0].m
 	p.k = pre[0].k
@@ -119,7 +121,7 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 			widePart(pk, p, gr, 0, p.og, 0, p.npad)
 		}
 	}
-	p.pre, p.bias, p.out, p.res = nil, nil, nil, nil
+	p.pre, p.bias, p.out, p.res, p.act = nil, nil, nil, nil, nil
 	sc.done(pk)
 }
 
@@ -277,6 +279,9 @@ func wideOut(p *widePlan, o0, m int, cw []float32, ncw, jc int) {
 					if p.ep.On {
 						Clamp32(d, d, p.ep.Lo, p.ep.Hi)
 					}
+				}
+				if p.act != nil {
+					p.act(d)
 				}
 			}
 			oh += rows

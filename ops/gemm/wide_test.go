@@ -136,7 +136,7 @@ func (wc wideCase) build(r *rand.Rand) *wideRun {
 func (ru *wideRun) run(t *testing.T, sc *Scratch) []float32 {
 	out := make([]float32, len(ru.want)+2)
 	out[0], out[len(out)-1] = 7, 7
-	ConvWide(sc, &ru.g, ru.pre, ru.x, ru.xoff, ru.sC, ru.sH, ru.sW, ru.bias, 0, 1, nil, 0, out, 1, ru.ep)
+	ConvWide(sc, &ru.g, ru.pre, ru.x, ru.xoff, ru.sC, ru.sH, ru.sW, ru.bias, 0, 1, nil, 0, out, 1, ru.ep, nil)
 	require.Equal(t, float32(7), out[0], "the element before the output was written")
 	require.Equal(t, float32(7), out[len(out)-1], "the element after the output was written")
 	return out[1 : len(out)-1]
@@ -198,7 +198,7 @@ func TestWideSteadyAllocs(t *testing.T) {
 	out := make([]float32, len(ru.want))
 	sc := &Scratch{}
 	call := func() {
-		ConvWide(sc, &ru.g, ru.pre, ru.x, ru.xoff, ru.sC, ru.sH, ru.sW, ru.bias, 0, 1, nil, 0, out, 0, ru.ep)
+		ConvWide(sc, &ru.g, ru.pre, ru.x, ru.xoff, ru.sC, ru.sH, ru.sW, ru.bias, 0, 1, nil, 0, out, 0, ru.ep, nil)
 	}
 	call()
 	require.Zero(t, testing.AllocsPerRun(10, call))
@@ -257,7 +257,7 @@ func BenchmarkConvWide(b *testing.B) {
 		sc := &Scratch{}
 		b.Run(s.name+"/wide", func(b *testing.B) {
 			for b.Loop() {
-				ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, bias, 0, 1, nil, 0, out, 0, Clamp{})
+				ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, bias, 0, 1, nil, 0, out, 0, Clamp{}, nil)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
@@ -295,7 +295,7 @@ func BenchmarkConvWideThreads(b *testing.B) {
 			sc := NewScratch(team)
 			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s.c, s.h, s.h, team.Size()), func(b *testing.B) {
 				for b.Loop() {
-					ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, nil, 0, 1, nil, 0, out, 0, Clamp{})
+					ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, nil, 0, 1, nil, 0, out, 0, Clamp{}, nil)
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
