@@ -99,6 +99,10 @@ func copyND(dst []byte, dOff int, dStrides []int, src []byte, sOff int, sStrides
 		copy(dst[dOff*es:dOff*es+es], src[sOff*es:sOff*es+es])
 		return
 	}
+	if es == 4 && nd >= 2 && copyTransposes(&sz, &ds, &ss, nd) {
+		copyTransposeOuter(copyAs[float32](dst), dOff, copyAs[float32](src), sOff, sz[:nd], ds[:nd], ss[:nd])
+		return
+	}
 	inner := nd - 1
 	n, dst1, sst1 := sz[inner], ds[inner], ss[inner]
 	for {
@@ -118,6 +122,63 @@ func copyND(dst []byte, dOff int, dStrides []int, src []byte, sOff int, sStrides
 		}
 		if k < 0 {
 			return
+		}
+	}
+}
+
+// copyTransposes reports whether the last two of nd coalesced dims are
+// a transpose of 4-byte elements big enough for 8x8 blocks: the output
+// contiguous along the last dim and the input along the one before
+// (convnext's permutes between [C, H*W] and [H*W, C], attention's
+// key transposes), swapping the two dims so that is their order. A
+// strided copy there reads one element a line at a time.
+func copyTransposes(sz, ds, ss *[copyMaxDims]int, nd int) bool {
+	i, j := nd-2, nd-1
+	if !useAVX2 || sz[i] < 8 || sz[j] < 8 {
+		return false
+	}
+	if ss[j] == 1 && ds[i] == 1 && ds[j] != 1 {
+		sz[i], sz[j] = sz[j], sz[i]
+		ds[i], ds[j] = ds[j], ds[i]
+		ss[i], ss[j] = ss[j], ss[i]
+	}
+	return ds[j] == 1 && ss[i] == 1 && ss[j] != 1
+}
+
+// copyTransposeOuter runs copyTranspose32 over the outer dims of a copy
+// copyTransposes accepted.
+func copyTransposeOuter(d []float32, dOff int, s []float32, sOff int, sz, ds, ss []int) {
+	if len(sz) > 2 {
+		for k := 0; k < sz[0]; k++ {
+			copyTransposeOuter(d, dOff+k*ds[0], s, sOff+k*ss[0], sz[1:], ds[1:], ss[1:])
+		}
+		return
+	}
+	copyTranspose32(d, dOff, ds[0], s, sOff, ss[1], sz[0], sz[1])
+}
+
+// copyTranspose32 sets d[dOff + i*ldd + j] = s[sOff + j*lds + i] for
+// i < rows, j < cols: 8x8 blocks transposed in registers
+// (transpose8x8AVX2), eight output rows at a time across all columns so
+// the input lines they share stay in L1, the edges one element at a
+// time.
+func copyTranspose32(d []float32, dOff, ldd int, s []float32, sOff, lds, rows, cols int) {
+	_ = d[dOff+(rows-1)*ldd+cols-1]
+	_ = s[sOff+(cols-1)*lds+rows-1]
+	r8, c8 := rows&^7, cols&^7
+	for i0 := 0; i0 < r8; i0 += 8 {
+		for j0 := 0; j0 < c8; j0 += 8 {
+			transpose8x8AVX2(&d[dOff+i0*ldd+j0], ldd, &s[sOff+j0*lds+i0], lds)
+		}
+		for i := i0; i < i0+8; i++ {
+			for j := c8; j < cols; j++ {
+				d[dOff+i*ldd+j] = s[sOff+j*lds+i]
+			}
+		}
+	}
+	for i := r8; i < rows; i++ {
+		for j := 0; j < cols; j++ {
+			d[dOff+i*ldd+j] = s[sOff+j*lds+i]
 		}
 	}
 }

@@ -45,6 +45,13 @@ func TestCopyStrided(t *testing.T) {
 		{"scalar", 9, []int{}, []int{}},
 		{"empty", 0, []int{3, 0, 2}, []int{2, 2, 1}},
 		{"negative-free zero-size one", 0, []int{1}, []int{1}},
+		// Transposes big enough for copyTranspose32's 8x8 blocks, with
+		// edges, either orientation, under a batch dim, with gaps.
+		{"transpose blocks", 0, []int{16, 24}, []int{1, 16}},
+		{"transpose edges", 2, []int{21, 13}, []int{1, 21}},
+		{"permute nchw to nhwc", 0, []int{2, 7, 9, 12}, []int{756, 9, 1, 63}},
+		{"permute nhwc to nchw", 1, []int{1, 12, 7, 9}, []int{756, 1, 108, 12}},
+		{"transpose with gaps", 0, []int{3, 11, 10}, []int{300, 1, 25}},
 	}
 	// 18 dims of size 2 with alternating layout: more than copyMaxDims
 	// dims survive coalescing, exercising the recursive path.

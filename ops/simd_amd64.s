@@ -270,3 +270,100 @@ TEXT ·bin32AVX2(SB), NOSPLIT, $0-52
 bindone:
 	VZEROUPPER
 	RET
+
+// func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int)
+// For i < n&^7 (the caller does the rest): dst[i] = (src[i]*sc + sh),
+// times w[i] when mode&1, plus b[i] when mode&2: the scalar form's
+// operations in its order, none fused, so the same bits.
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ w+16(FP), R9
+	MOVQ b+24(FP), R10
+	MOVQ n+32(FP), CX
+	VBROADCASTSS sc+40(FP), Y4
+	VBROADCASTSS sh+44(FP), Y5
+	MOVQ mode+48(FP), R8
+	SHRQ $3, CX
+	JEQ  nadone
+
+naloop:
+	VMOVUPS (SI), Y0
+	VMULPS Y4, Y0, Y0
+	VADDPS Y5, Y0, Y0
+	TESTQ $1, R8
+	JEQ  3(PC)
+	VMULPS (R9), Y0, Y0
+	ADDQ $32, R9
+	TESTQ $2, R8
+	JEQ  3(PC)
+	VADDPS (R10), Y0, Y0
+	ADDQ $32, R10
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNE  naloop
+
+nadone:
+	VZEROUPPER
+	RET
+
+// func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int)
+// dst[r*ldd + c] = src[c*lds + r] for r, c < 8 (strides in floats): the
+// eight source rows loaded, transposed in registers (unpack, shuffle,
+// lane swap), stored as eight rows.
+TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10 // 3 rows
+	MOVQ SI, R11
+	VMOVUPS (R11), Y0
+	VMOVUPS (R11)(R9*1), Y1
+	VMOVUPS (R11)(R9*2), Y2
+	VMOVUPS (R11)(R10*1), Y3
+	LEAQ (R11)(R9*4), R11
+	VMOVUPS (R11), Y4
+	VMOVUPS (R11)(R9*1), Y5
+	VMOVUPS (R11)(R9*2), Y6
+	VMOVUPS (R11)(R10*1), Y7
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+	LEAQ (R8)(R8*2), R10
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R8*1)
+	VMOVUPS Y10, (DI)(R8*2)
+	VMOVUPS Y11, (DI)(R10*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y13, (DI)(R8*1)
+	VMOVUPS Y14, (DI)(R8*2)
+	VMOVUPS Y15, (DI)(R10*1)
+	VZEROUPPER
+	RET
