@@ -402,7 +402,7 @@ func mhaRun(a *mhaArgs) error {
 	if a.pw != nil {
 		pre, preW = a.pw.proj, a.pw.projW
 	}
-	return linearRun(sc, m, a.projW.Size(0), D, gemm.Mat{Data: ctx, RS: D, CS: 1}, a.projW, a.projB, pre, preW, a.out)
+	return linearRun(sc, m, a.projW.Size(0), D, gemm.Mat{Data: ctx, RS: D, CS: 1}, a.projW, a.projB, pre, preW, a.out, linearAct{})
 }
 
 // attnSoftmax writes the softmax of the n values x[xo+i*xs] to
@@ -568,20 +568,17 @@ func encoderLayerKernel(p *ProcessedNode, pw *encoderWeights) error {
 		layerNormRows(fin, attn, D, eps, norms[2], norms[3])
 	}
 	hid := attnGrow(&st.fbuf, m*F)
-	if err := linearRun(p.Scratch, m, F, D, gemm.Mat{Data: fin, RS: D, CS: 1}, w1, ts[15], pw.ffn1, pw.ffn1W, hid); err != nil {
+	// The activation is the first linear's epilogue (vectorised gelu,
+	// or relu as a clamp), not a scalar pass of its own.
+	act := linearAct{clamp: gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}
+	if useGelu {
+		act = linearAct{f: actGelu}
+	}
+	if err := linearRun(p.Scratch, m, F, D, gemm.Mat{Data: fin, RS: D, CS: 1}, w1, ts[15], pw.ffn1, pw.ffn1W, hid, act); err != nil {
 		return Errorf("ffn 1: %v", err)
 	}
-	if useGelu {
-		for i, v := range hid {
-			hid[i] = geluf(v)
-		}
-	} else {
-		for i, v := range hid {
-			hid[i] = reluF(v)
-		}
-	}
 	o := out.F32Contig()
-	if err := linearRun(p.Scratch, m, D, F, gemm.Mat{Data: hid, RS: F, CS: 1}, w2, ts[17], pw.ffn2, pw.ffn2W, o); err != nil {
+	if err := linearRun(p.Scratch, m, D, F, gemm.Mat{Data: hid, RS: F, CS: 1}, w2, ts[17], pw.ffn2, pw.ffn2W, o, linearAct{}); err != nil {
 		return Errorf("ffn 2: %v", err)
 	}
 	for i, v := range attn {

@@ -34,7 +34,7 @@ const (
 	// ConvActSchema is gosr's convolution with an activation epilogue
 	// (passes.FuseConvAct makes it of a convolution and the silu,
 	// hardswish, hardsigmoid, sigmoid or gelu that alone reads it; act
-	// names it, as ConvActivation knows them).
+	// names it, as FusedActivation knows them).
 	ConvActSchema = "gosr::conv_act(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str act) -> Tensor"
 )
 
@@ -113,18 +113,18 @@ func convActivation(p *ProcessedNode, spec convSpec) (gemm.Activation, error) {
 	if v.Kind() != ivalue.KindString {
 		return nil, Errorf("conv_act: expected the activation's name, got %s", v.Kind())
 	}
-	act := ConvActivation(v.Str())
+	act := FusedActivation(v.Str())
 	if act == nil {
 		return nil, Errorf("conv_act: unknown activation %q (expected one of silu, sigmoid, hardswish, hardsigmoid, gelu)", v.Str())
 	}
 	return act, nil
 }
 
-// ConvActivation is the float32 activation gosr::conv_act applies for
-// name, as the op of that name computes it over a whole tensor (see
-// gemm.Activation), or nil: silu, sigmoid, hardswish, hardsigmoid and
-// gelu (its exact, erf form).
-func ConvActivation(name string) gemm.Activation {
+// FusedActivation is the float32 activation gosr::conv_act and
+// gosr::linear_act apply for name, as the op of that name computes it
+// over a whole tensor (see gemm.Activation), or nil: silu, sigmoid,
+// hardswish, hardsigmoid and gelu (its exact, erf form).
+func FusedActivation(name string) gemm.Activation {
 	switch name {
 	case "silu":
 		return actSilu

@@ -65,7 +65,7 @@ func FLOPs(p *ProcessedNode) int64 {
 		if x := in(0); x != nil {
 			return 2 * int64(x.Numel()) * window(in(1))
 		}
-	case "aten::linear", "aten::mm", "aten::bmm", "aten::matmul":
+	case "aten::linear", "gosr::linear_act", "aten::mm", "aten::bmm", "aten::matmul":
 		return 2 * numel * lastDim(in(0))
 	case "aten::addmm", "aten::baddbmm", "aten::addmv":
 		return 2 * numel * lastDim(in(1))

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"math"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops/gemm"
@@ -10,7 +12,12 @@ import (
 
 const (
 	linearSchema = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor"
-	addmmSchema  = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
+	// LinearActSchema is gosr's linear layer with an activation epilogue
+	// (passes.FuseLinearAct makes it of a linear and the activation that
+	// alone reads it): act is relu, relu6 or a name FusedActivation
+	// knows.
+	LinearActSchema = "gosr::linear_act(Tensor input, Tensor weight, Tensor? bias, str act) -> Tensor"
+	addmmSchema     = "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"
 )
 
 // gemmState is the per-runtime scratch of the gemm-based ops.
@@ -175,6 +182,23 @@ func init() {
 		pre, preW := linearPrepack(n, 1)
 		return func(p *ProcessedNode) error { return linearKernel(p, pre, preW) }
 	})
+	RegisterOut("gosr::linear_act", func(n *graph.Node) Kernel {
+		if !n.Matches(LinearActSchema) {
+			return nil
+		}
+		pre, preW := linearPrepack(n, 1)
+		return func(p *ProcessedNode) error {
+			if err := linearKernel(p, pre, preW); err != nil {
+				// Name the op the model has (the fused node replaced it).
+				act := "activation"
+				if v := p.Input(3); v.Kind() == ivalue.KindString {
+					act = v.Str()
+				}
+				return Errorf("aten::linear (with its %s): %v", act, err)
+			}
+			return nil
+		}
+	})
 	RegisterOut("aten::addmm", func(n *graph.Node) Kernel {
 		if !n.Matches(addmmSchema) {
 			return nil
@@ -228,7 +252,50 @@ func linearKernel(p *ProcessedNode, pre *gemm.PrepackedB, preW *ivalue.Tensor) e
 		m = out.Numel() / max(nOut, 1)
 	}
 	a := gemmMatrixOf(x, x.Dim()-1, st)
-	return linearRun(p.Scratch, m, nOut, k, a, w, bias, pre, preW, out.F32Contig())
+	var act linearAct
+	if len(p.In) > 3 {
+		if act, err = linearActOf(p.Input(3)); err != nil {
+			return err
+		}
+	}
+	return linearRun(p.Scratch, m, nOut, k, a, w, bias, pre, preW, out.F32Contig(), act)
+}
+
+// linearAct is gosr::linear_act's activation: a clamp (relu, relu6) or
+// an elementwise function.
+type linearAct struct {
+	clamp gemm.Clamp
+	f     gemm.Activation
+}
+
+func (a linearAct) on() bool { return a.clamp.On || a.f != nil }
+
+// apply runs the activation over c, once the product is done.
+func (a linearAct) apply(c []float32) {
+	if a.clamp.On {
+		gemm.Clamp32(c, c, a.clamp.Lo, a.clamp.Hi)
+	}
+	if a.f != nil {
+		a.f(c)
+	}
+}
+
+// linearActOf reads gosr::linear_act's activation name.
+func linearActOf(v *ivalue.IValue) (linearAct, error) {
+	if v.Kind() != ivalue.KindString {
+		return linearAct{}, Errorf("linear_act: expected the activation's name, got %s", v.Kind())
+	}
+	switch name := v.Str(); name {
+	case "relu":
+		return linearAct{clamp: gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, nil
+	case "relu6":
+		return linearAct{clamp: gemm.Clamp{On: true, Lo: 0, Hi: 6}}, nil
+	default:
+		if f := FusedActivation(name); f != nil {
+			return linearAct{f: f}, nil
+		}
+		return linearAct{}, Errorf("linear_act: unknown activation %q (expected one of relu, relu6, silu, sigmoid, hardswish, hardsigmoid, gelu)", name)
+	}
 }
 
 // linearPrepack packs input i of n, when it is a constant 2-d float32
@@ -256,17 +323,25 @@ const linearEpilogueMin = 1 << 14
 // linearRun writes c (m x nOut, contiguous) = a * w^T + bias for a m x k
 // and w [nOut, k] (bias optional, broadcast over rows). pre is w packed
 // by linearPrepack when w is preW.
-func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Tensor, pre *gemm.PrepackedB, preW *ivalue.Tensor, c []float32) error {
+//
+// act, if on, follows: in the epilogue, on each finished block, for an
+// output of linearEpilogueMin floats or more; else over c afterwards,
+// while it is in L1.
+func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Tensor, pre *gemm.PrepackedB, preW *ivalue.Tensor, c []float32, act linearAct) error {
 	ws := w.Strides()
 	b := gemm.Mat{Data: w.F32(), Off: w.Offset(), RS: ws[1], CS: ws[0]} // weight transposed, no copy
 	var beta float32
 	var ep gemm.Epilogue
+	if act.on() && m*nOut >= linearEpilogueMin {
+		ep.Clamp, ep.Act = act.clamp, act.f
+		act = linearAct{}
+	}
 	switch {
 	case bias == nil:
 	case bias.Dim() == 1 && bias.DType() == ivalue.Float32 && m*nOut >= linearEpilogueMin:
 		// Added to each block of C as it is finished (stride 0: one
 		// value broadcast), not filled into C first.
-		ep = gemm.Epilogue{Bias: bias.F32(), BiasOff: bias.Offset(), BiasCols: true}
+		ep.Bias, ep.BiasOff, ep.BiasCols = bias.F32(), bias.Offset(), true
 		if bias.Size(0) == nOut {
 			ep.BiasStride = bias.Strides()[0]
 		}
@@ -278,9 +353,10 @@ func linearRun(sc *gemm.Scratch, m, nOut, k int, a gemm.Mat, w, bias *ivalue.Ten
 	}
 	if pre != nil && w == preW && m > 1 {
 		gemm.WithPrepackedBEpilogue(sc, m, 1, a, pre, beta, c, 0, nOut, ep)
-		return nil
+	} else {
+		gemm.GemmEpilogue(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut, ep)
 	}
-	gemm.GemmEpilogue(sc, m, nOut, k, 1, a, b, nil, beta, c, 0, nOut, ep)
+	act.apply(c[:m*nOut])
 	return nil
 }
 

@@ -148,3 +148,96 @@ func BenchmarkConvAct(b *testing.B) {
 		}
 	}
 }
+
+// A linear layer and its activation, fused by FuseLinearAct into
+// gosr::linear_act, give bit for bit what the two ops give unfused: a
+// small output (the activation after the product) and a large one (in
+// the epilogue, block by block), with and without bias, a batch of 1
+// (the weight read in place), a 3-d input, a weight that is not a
+// constant, 1 and 2 threads.
+func TestLinearActMatchesUnfused(t *testing.T) {
+	withProcs(t, 2)
+	r := rand.New(rand.NewSource(23))
+	cases := []struct {
+		name   string
+		x      []int
+		out    int
+		bias   bool
+		constW bool
+		act    string
+	}{
+		{"small relu", []int{4, 32}, 24, true, true, "aten::relu(%l)"},
+		{"small relu_ batch 1", []int{1, 40}, 17, true, true, "aten::relu_(%l)"},
+		{"large gelu", []int{200, 96}, 384, true, true, "aten::gelu(%l, %gn)"},
+		{"large relu6 3-d", []int{2, 98, 64}, 130, true, true, "aten::hardtanh(%l, %zero, %six)"},
+		{"large silu no bias", []int{150, 48}, 200, false, true, "aten::silu(%l)"},
+		{"sigmoid, weight an input", []int{64, 40}, 300, true, false, "aten::sigmoid(%l)"},
+		{"hardswish", []int{33, 20}, 700, true, true, "aten::hardswish(%l)"},
+	}
+	for _, tc := range cases {
+		wdecl := "  %w : Tensor = prim::Constant[value=<Tensor>]()\n"
+		params := "%x : Tensor"
+		if !tc.constW {
+			wdecl, params = "", "%x : Tensor, %w : Tensor"
+		}
+		bias := "%b"
+		if !tc.bias {
+			bias = "%none"
+		}
+		ir := fmt.Sprintf(`graph(%s):
+%s  %%b : Tensor = prim::Constant[value=<Tensor>]()
+  %%none : NoneType = prim::Constant()
+  %%zero : float = prim::Constant[value=0.]()
+  %%six : float = prim::Constant[value=6.]()
+  %%gn : str = prim::Constant[value="none"]()
+  %%l : Tensor = aten::linear(%%x, %%w, %s)
+  %%y : Tensor = %s
+  return (%%y)
+`, params, wdecl, bias, tc.act)
+		x := randTensor(r, tc.x...)
+		w := randTensor(r, tc.out, tc.x[len(tc.x)-1])
+		b := randTensor(r, tc.out)
+		consts := []*ivalue.Tensor{w, b}
+		in := []ivalue.IValue{ivalue.FromTensor(x)}
+		if !tc.constW {
+			consts = []*ivalue.Tensor{b}
+			in = append(in, ivalue.FromTensor(w))
+		}
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/threads=%d", tc.name, threads), func(t *testing.T) {
+				want, fusedOff := runFusion(t, ir, threads, []string{"FuseLinearAct"}, "gosr::linear_act", consts, in...)
+				got, fusedOn := runFusion(t, ir, threads, nil, "gosr::linear_act", consts, in...)
+				requireFusedBits(t, want, got, fusedOff, fusedOn, false)
+			})
+		}
+	}
+}
+
+// gosr::linear_act names an unknown activation, and a shape error in the
+// fused node still names the model's aten::linear.
+func TestLinearActBadInput(t *testing.T) {
+	r := rand.New(rand.NewSource(24))
+	for _, tc := range []struct {
+		name, act string
+		in        int
+		want      string
+	}{
+		{"unknown activation", "swish2", 4, `unknown activation "swish2"`},
+		{"wrong shape", "relu", 5, "aten::linear (with its relu): linear: input sizes [2 5] and weight sizes [3 4] cannot be multiplied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ir := `graph(%x : Tensor):
+  %w : Tensor = prim::Constant[value=<Tensor>]()
+  %none : NoneType = prim::Constant()
+  %act : str = prim::Constant[value="` + tc.act + `"]()
+  %y : Tensor = gosr::linear_act(%x, %w, %none, %act)
+  return (%y)
+`
+			o := staticruntime.DefaultOptions()
+			m := prepare(t, ir, &o, randTensor(r, 3, 4))
+			defer m.Close()
+			_, err := m.NewRuntime().Run(ivalue.FromTensor(randTensor(r, 2, tc.in)))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}

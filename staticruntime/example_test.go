@@ -39,14 +39,14 @@ func Example() {
 	y := outs[0].Tensor() // valid until the next r.Run
 	fmt.Println(y.Sizes(), y.F32Contig())
 
-	// linear writes into memory it owns (an out variant); relu runs in
-	// place in that memory (a native in-place kernel), as nothing else
-	// reads linear's result.
+	// linear and the relu that alone reads it are one node
+	// (gosr::linear_act, made by the FuseLinearAct pass), which writes
+	// into memory it owns (an out variant) and clamps its result there.
 	out, native, fallback := m.KindCounts()
 	fmt.Println("out variant", out, "native", native, "fallback", fallback)
 	// Output:
 	// [1 2] [2 0]
-	// out variant 1 native 1 fallback 0
+	// out variant 1 native 0 fallback 0
 }
 
 // A Pool lends runtimes to many goroutines.

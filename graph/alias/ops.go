@@ -110,6 +110,7 @@ var gosrFresh = map[string]bool{
 	"gosr::conv_clamp":                 true,
 	"gosr::conv_add_clamp":             true,
 	"gosr::conv_act":                   true,
+	"gosr::linear_act":                 true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

@@ -76,6 +76,7 @@ var pipeline = []Pass{
 	{Name: "FuseConvAdd", Fn: FuseConvAdd},
 	{Name: "FuseConvClamp", Fn: FuseConvClamp},
 	{Name: "FuseConvAct", Fn: FuseConvAct},
+	{Name: "FuseLinearAct", Fn: FuseLinearAct},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -130,6 +131,10 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseConvAct"},
 	{"FoldConvBatchNorm", "FuseConvAct"},
 	{"FuseConvAct", "UseInplaceActivations"},
+	// And for a linear layer and its activation.
+	{"LateDeadCodeElimination", "FuseLinearAct"},
+	{"RemoveMutation", "FuseLinearAct"},
+	{"FuseLinearAct", "UseInplaceActivations"},
 }
 
 func init() {
