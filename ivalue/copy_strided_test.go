@@ -24,6 +24,11 @@ func TestCopyIntoStrided(t *testing.T) {
 		{"inner contiguous rows", 5, []int{2, 5}, []int{20, 1}},
 		{"0-d", 11, []int{}, []int{}},
 		{"broadcast", 3, []int{4, 3}, []int{0, 1}},
+		// Dims that coalesce: a channel shuffle's transpose (rows of
+		// 4*5 merged), size-1 dims among them, a broadcast row.
+		{"channel shuffle", 0, []int{1, 3, 2, 4, 5}, []int{120, 20, 60, 5, 1}},
+		{"size-1 dims between", 2, []int{2, 1, 3, 1, 5}, []int{60, 99, 20, 7, 1}},
+		{"merged then broadcast", 0, []int{2, 3, 4}, []int{12, 4, 0}},
 	}
 	for _, dt := range []DType{Float32, Float64, Int16, Uint8, Int64} {
 		src := NewTensor(dt, len(base))

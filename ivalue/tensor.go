@@ -809,7 +809,23 @@ func CopyInto(dst, src *Tensor) {
 // row-major order: an index over the outer dimensions, a strided loop
 // over the last (a closure per element is several times slower).
 func copyStrided[T any](d, s []T, src *Tensor) {
-	nd := len(src.sizes)
+	// Size-1 dims dropped and dims merged where src is contiguous across
+	// them (dst always is): the rows get as long as they can, so a
+	// channel shuffle's [58, 2, 28, 28] copies 116 rows of 784, not 3248
+	// of 28.
+	var szBuf, stBuf [8]int
+	sizes, strides := szBuf[:0], stBuf[:0]
+	for i, n := range src.sizes {
+		switch {
+		case n == 1:
+		case len(sizes) > 0 && strides[len(strides)-1] == src.strides[i]*n:
+			sizes[len(sizes)-1] *= n
+			strides[len(strides)-1] = src.strides[i]
+		default:
+			sizes, strides = append(sizes, n), append(strides, src.strides[i])
+		}
+	}
+	nd := len(sizes)
 	if nd == 0 {
 		d[0] = s[src.offset]
 		return
@@ -821,13 +837,13 @@ func copyStrided[T any](d, s []T, src *Tensor) {
 	} else {
 		idx = make([]int, nd-1)
 	}
-	inner, is := src.sizes[nd-1], src.strides[nd-1]
+	inner, is := sizes[nd-1], strides[nd-1]
 	outer := src.Numel() / inner
 	k := 0
 	for o := 0; o < outer; o++ {
 		off := src.offset
 		for i, x := range idx {
-			off += x * src.strides[i]
+			off += x * strides[i]
 		}
 		row := d[k : k+inner]
 		if is == 1 {
@@ -840,7 +856,7 @@ func copyStrided[T any](d, s []T, src *Tensor) {
 		k += inner
 		for i := len(idx) - 1; i >= 0; i-- {
 			idx[i]++
-			if idx[i] < src.sizes[i] {
+			if idx[i] < sizes[i] {
 				break
 			}
 			idx[i] = 0

@@ -423,7 +423,11 @@ func init() {
 			}
 			out := p.OutTensor(0)
 			out.Resize(t.DType(), t.Sizes())
-			ivalue.CopyInto(out, t)
+			if t.Device().IsHost() {
+				copyStrided(out, t) // dims coalesced, transposes in blocks
+			} else {
+				ivalue.CopyInto(out, t)
+			}
 			return nil
 		}
 	})
