@@ -24,26 +24,13 @@ func FuseConvAct(g *graph.Graph, c *Context) error {
 	if !c.hasOp(ConvActKind) {
 		return nil
 	}
-	var e edits
-	changed := false
-	g.Walk(func(act *graph.Node) {
+	fuseIntoProducer(g, ConvActKind, fusableConv, convArgs, false, func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
 		name, ok := fusableActivation(act)
-		if !ok || len(act.Inputs) == 0 {
-			return
+		if !ok {
+			return nil, false
 		}
-		x := act.Inputs[0]
-		conv := x.Node
-		if conv == nil || len(x.Uses) != 1 || len(conv.Outputs) != 1 || conv.Owner != act.Owner || !fusableConv(conv) {
-			return
-		}
-		ins := append(convArgs(conv), e.constant(g, ivalue.FromString(name), graph.Str, act))
-		replaceNode(g, &e, act, ConvActKind, ins)
-		e.destroyLater(conv)
-		changed = true
+		return []*graph.Value{e.constant(g, ivalue.FromString(name), graph.Str, act)}, true
 	})
-	if changed {
-		e.apply()
-	}
 	return nil
 }
 

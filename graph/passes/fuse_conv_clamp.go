@@ -25,28 +25,50 @@ func FuseConvClamp(g *graph.Graph, c *Context) error {
 	if !c.hasOp(ConvClampKind) {
 		return nil
 	}
+	fuseIntoProducer(g, ConvClampKind, fusableConv, convArgs, false, func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
+		lo, hi, ok := clampBounds(act)
+		if !ok {
+			return nil, false
+		}
+		return []*graph.Value{e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act)}, true
+	})
+	return nil
+}
+
+// fuseIntoProducer replaces each node act whose extra gives its fused
+// arguments (ok) and whose first input is the one output of a producer
+// (fusable says which) read by act alone, in act's block, with one node
+// of kind: the producer's args, then extra's. The epilogue fusions
+// (FuseConvClamp, FuseConvAct, FuseLinearAct) are this loop with their
+// own matches. extra runs only where the producer fuses. The fused node
+// takes act's source range, or the producer's (prodSource).
+func fuseIntoProducer(g *graph.Graph, kind string, fusable func(*graph.Node) bool, args func(*graph.Node) []*graph.Value,
+	prodSource bool, extra func(e *edits, act *graph.Node) ([]*graph.Value, bool)) {
 	var e edits
 	changed := false
 	g.Walk(func(act *graph.Node) {
-		lo, hi, ok := clampBounds(act)
-		if !ok || len(act.Inputs) == 0 {
+		if len(act.Inputs) == 0 {
 			return
 		}
 		x := act.Inputs[0]
-		conv := x.Node
-		if conv == nil || len(x.Uses) != 1 || len(conv.Outputs) != 1 || conv.Owner != act.Owner || !fusableConv(conv) {
+		prod := x.Node
+		if prod == nil || len(x.Uses) != 1 || len(prod.Outputs) != 1 || prod.Owner != act.Owner || !fusable(prod) {
 			return
 		}
-		ins := append(convArgs(conv),
-			e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act))
-		replaceNode(g, &e, act, ConvClampKind, ins)
-		e.destroyLater(conv)
+		more, ok := extra(&e, act)
+		if !ok {
+			return
+		}
+		n := replaceNode(g, &e, act, kind, append(args(prod), more...))
+		if prodSource {
+			n.SourceRange = prod.SourceRange
+		}
+		e.destroyLater(prod)
 		changed = true
 	})
 	if changed {
 		e.apply()
 	}
-	return nil
 }
 
 // convArgs is a fusable convolution's input, weight, bias, stride,

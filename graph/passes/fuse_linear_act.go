@@ -26,40 +26,36 @@ func FuseLinearAct(g *graph.Graph, c *Context) error {
 	if !c.hasOp(LinearActKind) {
 		return nil
 	}
-	var e edits
-	changed := false
-	g.Walk(func(act *graph.Node) {
-		name, ok := fusableActivation(act)
-		if !ok {
-			lo, hi, isClamp := clampBounds(act)
-			switch {
-			case !isClamp:
-				return
-			case lo == 0 && math.IsInf(hi, 1):
-				name = "relu"
-			case lo == 0 && hi == 6:
-				name = "relu6"
-			default:
-				return
-			}
-		}
-		if len(act.Inputs) == 0 {
-			return
-		}
-		x := act.Inputs[0]
-		lin := x.Node
-		if lin == nil || len(x.Uses) != 1 || len(lin.Outputs) != 1 || lin.Owner != act.Owner || !matches(lin, linearSchema) {
-			return
-		}
-		ins := []*graph.Value{lin.Inputs[0], lin.Inputs[1], lin.Inputs[2], e.constant(g, ivalue.FromString(name), graph.Str, act)}
-		// The linear's source range: its shape and dtype errors are the
-		// node's.
-		replaceNode(g, &e, act, LinearActKind, ins).SourceRange = lin.SourceRange
-		e.destroyLater(lin)
-		changed = true
-	})
-	if changed {
-		e.apply()
+	isLinear := func(n *graph.Node) bool { return matches(n, linearSchema) }
+	linearArgs := func(n *graph.Node) []*graph.Value {
+		return []*graph.Value{n.Inputs[0], n.Inputs[1], n.Inputs[2]}
 	}
+	// The linear's source range: its shape and dtype errors are the
+	// fused node's.
+	fuseIntoProducer(g, LinearActKind, isLinear, linearArgs, true, func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
+		name, ok := linearActName(act)
+		if !ok {
+			return nil, false
+		}
+		return []*graph.Value{e.constant(g, ivalue.FromString(name), graph.Str, act)}, true
+	})
 	return nil
+}
+
+// linearActName names the activation FuseLinearAct folds into a linear
+// layer: FuseConvAct's, relu and relu6.
+func linearActName(act *graph.Node) (string, bool) {
+	if name, ok := fusableActivation(act); ok {
+		return name, true
+	}
+	lo, hi, ok := clampBounds(act)
+	switch {
+	case !ok:
+		return "", false
+	case lo == 0 && math.IsInf(hi, 1):
+		return "relu", true
+	case lo == 0 && hi == 6:
+		return "relu6", true
+	}
+	return "", false
 }
