@@ -175,14 +175,25 @@ func batchNormKernel(p *ProcessedNode) error {
 	for n := 0; n < nb; n++ {
 		for ch := 0; ch < c; ch++ {
 			base := (n*c + ch) * inner
-			src, dst := xs[base:base+inner], o[base:base+inner]
-			sc, sh := scale[ch], shift[ch]
-			for i, v := range src {
-				dst[i] = v*sc + sh
-			}
+			scaleShift(o[base:base+inner], xs[base:base+inner], scale[ch], shift[ch])
 		}
 	}
 	return nil
+}
+
+// scaleShift sets dst[i] = src[i]*sc + sh (a multiply, then an add, as
+// the Go expression rounds), eight at a time where it can
+// (normAffineAVX2 without weight and bias).
+func scaleShift(dst, src []float32, sc, sh float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if n8 := len(src) &^ 7; useAVX2 && n8 > 0 {
+		normAffineAVX2(&dst[0], &src[0], nil, nil, n8, sc, sh, 0)
+		i = n8
+	}
+	for ; i < len(src); i++ {
+		dst[i] = src[i]*sc + sh
+	}
 }
 
 // normMoments returns the mean and biased variance of the reps runs of

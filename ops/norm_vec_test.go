@@ -58,3 +58,24 @@ func TestNormAffineVec(t *testing.T) {
 		assert.InDelta(t, q, sqDev64(half, mm), 1e-12*(1+q))
 	}
 }
+
+// scaleShift (batch_norm's per-channel step) gives the Go expression's
+// bits at lengths around the vector width.
+func TestScaleShiftVec(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	for _, n := range []int{1, 7, 8, 9, 49, 196, 3137} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = float32(r.NormFloat64() * 4)
+		}
+		src[n-1] = float32(math.Inf(-1))
+		sc, sh := float32(r.NormFloat64()), float32(r.NormFloat64())
+		got := make([]float32, n)
+		scaleShift(got, src, sc, sh)
+		for i, v := range src {
+			want := v*sc + sh
+			require.Equal(t, math.Float32bits(want), math.Float32bits(got[i]), "n %d element %d", n, i)
+		}
+	}
+}
+
