@@ -466,6 +466,16 @@ func avgPool2dKernel(p *ProcessedNode) error {
 
 // avgPoolPlane computes one output plane from the input plane at base.
 func avgPoolPlane(in *poolInput, q *poolParams, base int, includePad bool, divisor int, dst []float32) {
+	if q.kh == 2 && q.kw == 2 && q.sh == 2 && q.sw == 2 && q.ph == 0 && q.pw == 0 && in.sW == 1 &&
+		2*q.oh <= in.h && 2*q.ow <= in.w {
+		avgPool2x2(in, q, base, divisor, dst)
+		return
+	}
+	avgPoolPlaneAny(in, q, base, includePad, divisor, dst)
+}
+
+// avgPoolPlaneAny is avgPoolPlane for any window, stride and padding.
+func avgPoolPlaneAny(in *poolInput, q *poolParams, base int, includePad bool, divisor int, dst []float32) {
 	k := 0
 	for oh := 0; oh < q.oh; oh++ {
 		hs := oh*q.sh - q.ph
@@ -498,6 +508,26 @@ func avgPoolPlane(in *poolInput, q *poolParams, base int, includePad bool, divis
 			}
 			dst[k] = s / float32(div)
 			k++
+		}
+	}
+}
+
+// avgPool2x2 is avgPoolPlane for densenet's transitions and the like: a
+// 2x2 window at stride 2, unpadded, every window inside the image, rows
+// contiguous. The general loop spent 18 ns an output finding each
+// window's bounds; this one sums the same four values in the same order
+// ((a+b)+c)+d and divides by the same divisor, so the same bits.
+func avgPool2x2(in *poolInput, q *poolParams, base, divisor int, dst []float32) {
+	div := float32(4)
+	if divisor != 0 {
+		div = float32(divisor)
+	}
+	for oh := 0; oh < q.oh; oh++ {
+		r0 := in.data[base+2*oh*in.sH:][:2*q.ow]
+		r1 := in.data[base+(2*oh+1)*in.sH:][:2*q.ow]
+		out := dst[oh*q.ow : oh*q.ow+q.ow]
+		for ow := range out {
+			out[ow] = (((r0[2*ow] + r0[2*ow+1]) + r1[2*ow]) + r1[2*ow+1]) / div
 		}
 	}
 }

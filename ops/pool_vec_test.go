@@ -67,3 +67,30 @@ func TestMaxPoolVec(t *testing.T) {
 		})
 	}
 }
+
+// avgPool2x2 gives avgPoolPlaneAny's bits: odd sizes (the last row and
+// column dropped), a row stride wider than the row, a divisor override,
+// NaN and infinities.
+func TestAvgPool2x2(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	for _, c := range []struct{ h, w, sH, divisor int }{
+		{2, 2, 2, 0}, {56, 56, 56, 0}, {7, 9, 9, 0}, {14, 15, 20, 0}, {6, 6, 6, 3},
+	} {
+		t.Run(fmt.Sprintf("%dx%d/sH=%d/div=%d", c.h, c.w, c.sH, c.divisor), func(t *testing.T) {
+			data := make([]float32, 3+c.h*c.sH)
+			for i := range data {
+				data[i] = float32(r.NormFloat64() * 10)
+			}
+			data[3+1] = float32(math.NaN())
+			data[len(data)-1] = float32(math.Inf(1))
+			in := poolInput{data: data, n: 1, c: 1, h: c.h, w: c.w, sN: c.h * c.sH, sC: c.h * c.sH, sH: c.sH, sW: 1}
+			q := poolParams{kh: 2, kw: 2, sh: 2, sw: 2, dh: 1, dw: 1, oh: c.h / 2, ow: c.w / 2}
+			got, want := make([]float32, q.oh*q.ow), make([]float32, q.oh*q.ow)
+			avgPool2x2(&in, &q, 3, c.divisor, got)
+			avgPoolPlaneAny(&in, &q, 3, true, c.divisor, want)
+			for i := range want {
+				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "output %d", i)
+			}
+		})
+	}
+}
