@@ -78,4 +78,3 @@ func TestScaleShiftVec(t *testing.T) {
 		}
 	}
 }
-
