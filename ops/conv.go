@@ -65,6 +65,11 @@ type convState struct {
 	// plane, a block of output rows as wide, and the taps' offsets
 	padIn, padOut []float32
 	offs          []int
+	// offsFor is the geometry offs and offsMax were computed for: the
+	// same for every plane of a node, and their divisions cost more
+	// than a small plane's taps.
+	offsFor [8]int
+	offsMax int
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.

@@ -40,19 +40,21 @@ func convDepthwiseRows(g *convGeom, xd []float32, in int, wk []float32, b float3
 	hs, ws := (hp+sh-1)/sh, (wp+sw-1)/sw
 	plane := hs * ws
 	kk := g.kh * g.kw
-	if cap(st.offs) < kk {
-		st.offs = make([]int, kk)
-	}
-	offs := st.offs[:kk]
-	maxOff := 0
-	for ki := 0; ki < g.kh; ki++ {
-		for kj := 0; kj < g.kw; kj++ {
-			dh, dw := ki*g.dilH, kj*g.dilW
-			o := (dh%sh*sw+dw%sw)*plane + dh/sh*ws + dw/sw
-			offs[ki*g.kw+kj] = o
-			maxOff = max(maxOff, o)
+	if key := [8]int{g.kh, g.kw, g.dilH, g.dilW, sh, sw, plane, ws}; len(st.offs) != kk || st.offsFor != key {
+		if cap(st.offs) < kk {
+			st.offs = make([]int, kk)
+		}
+		st.offs, st.offsFor, st.offsMax = st.offs[:kk], key, 0
+		for ki := 0; ki < g.kh; ki++ {
+			for kj := 0; kj < g.kw; kj++ {
+				dh, dw := ki*g.dilH, kj*g.dilW
+				o := (dh%sh*sw+dw%sw)*plane + dh/sh*ws + dw/sw
+				st.offs[ki*g.kw+kj] = o
+				st.offsMax = max(st.offsMax, o)
+			}
 		}
 	}
+	offs, maxOff := st.offs, st.offsMax
 	// The last block's run, OH*ws columns less the last row's dropped
 	// ones, reads up to maxOff past them: slack, zeroed.
 	phases := sh * sw * plane
@@ -61,8 +63,10 @@ func convDepthwiseRows(g *convGeom, xd []float32, in int, wk []float32, b float3
 		st.padIn = make([]float32, size)
 	}
 	xp := st.padIn[:size]
-	for r := 0; r < hs*sh; r++ {
-		pr, rr := r%sh, r/sh
+	for r, pr, rr := 0, 0, 0; r < hs*sh; r, pr = r+1, pr+1 {
+		if pr == sh { // pr, rr = r%sh, r/sh without dividing
+			pr, rr = 0, rr+1
+		}
 		ih := r - g.padH
 		if uint(ih) >= uint(g.h) {
 			for pc := 0; pc < sw; pc++ {
@@ -123,8 +127,14 @@ func dwPhaseRow(dst []float32, plane, ws, sw, pad int, src []float32) {
 			i = no &^ 7
 			deal2AVX2(&evs[0], &ods[0], &src[0], i)
 		}
-		for ; i < no; i++ {
-			evs[i], ods[i] = src[2*i], src[2*i+1]
+		if i < no {
+			// The pairs left (all of a row of 14): resliced so the loop
+			// runs without bounds checks.
+			e, o, s := evs[i:no], ods[i:no:no], src[2*i:2*no]
+			for j := range e {
+				p := s[2*j : 2*j+2 : 2*j+2]
+				e[j], o[j] = p[0], p[1]
+			}
 		}
 		if ne > no {
 			evs[no] = src[2*no]

@@ -114,6 +114,8 @@ func BenchmarkConvAct(b *testing.B) {
 	}{
 		{"1x1/16to96/112", []int{1, 16, 112, 112}, []int{96, 16, 1, 1}, 1, 0, 1},
 		{"dw3x3/s2/96/112", []int{1, 96, 112, 112}, []int{96, 1, 3, 3}, 2, 1, 96},
+		{"dw5x5/1152/7", []int{1, 1152, 7, 7}, []int{1152, 1, 5, 5}, 1, 2, 1152},
+		{"dw5x5/s2/672/14", []int{1, 672, 14, 14}, []int{672, 1, 5, 5}, 2, 2, 672},
 	} {
 		ir := fmt.Sprintf(`graph(%%x : Tensor):
   %%w : Tensor = prim::Constant[value=<Tensor>]()
