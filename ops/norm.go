@@ -325,6 +325,10 @@ func layerNormRows(o, xs []float32, inner int, eps float64, w, b []float32) {
 // normAffine writes dst = (src-m)*rstd*w + b (w, b optional, per element).
 func normAffine(dst, src []float32, m, rstd float64, w, b []float32) {
 	sc, sh := float32(rstd), float32(-m*rstd)
+	if w == nil && b == nil {
+		scaleShift(dst, src, sc, sh)
+		return
+	}
 	dst = dst[:len(src)]
 	if n8 := len(src) &^ 7; useAVX2 && n8 > 0 {
 		// The same operations eight at a time (normAffineAVX2), then
@@ -355,13 +359,9 @@ func normAffine(dst, src []float32, m, rstd float64, w, b []float32) {
 		for i, v := range src {
 			dst[i] = (v*sc + sh) * w[i]
 		}
-	case b != nil:
-		for i, v := range src {
-			dst[i] = v*sc + sh + b[i]
-		}
 	default:
 		for i, v := range src {
-			dst[i] = v*sc + sh
+			dst[i] = v*sc + sh + b[i]
 		}
 	}
 }

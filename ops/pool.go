@@ -261,12 +261,7 @@ func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
 	}
 	negInf := float32(math.Inf(-1))
 	kw, sw, pw := q.kw, q.sw, q.pw
-	// Output columns whose window [ow*sw-pw, +kw) lies inside [0, w).
-	lo := min((pw+sw-1)/sw, q.ow)
-	hi := max(lo, min(q.ow, (in.w-kw+pw)/sw+1))
-	if in.w-kw+pw < 0 {
-		hi = lo
-	}
+	lo, hi := poolInsideCols(q, in.w)
 	for oh := 0; oh < q.oh; oh++ {
 		out := dst[oh*q.ow : (oh+1)*q.ow]
 		for i := range out {
@@ -308,6 +303,18 @@ func maxPoolPlaneRows(in *poolInput, q *poolParams, base int, dst []float32) {
 	}
 }
 
+// poolInsideCols is the range [lo, hi) of output columns whose window
+// [ow*sw-pw, +kw) lies inside an input row of w columns; the columns
+// either side take the clipped window.
+func poolInsideCols(q *poolParams, w int) (lo, hi int) {
+	lo = min((q.pw+q.sw-1)/q.sw, q.ow)
+	hi = max(lo, min(q.ow, (w-q.kw+q.pw)/q.sw+1))
+	if w-q.kw+q.pw < 0 {
+		hi = lo
+	}
+	return lo, hi
+}
+
 // maxPoolVecW is the widest input row maxPoolPlaneVec takes: its row
 // buffers live on the stack (a split pooling runs it on several
 // goroutines at once).
@@ -327,11 +334,7 @@ func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
 	ev, od := buf[maxPoolVecW:maxPoolVecW+half], buf[maxPoolVecW+half:maxPoolVecW+2*half]
 	negInf := float32(math.Inf(-1))
 	kw, sw, pw := q.kw, q.sw, q.pw
-	lo := min((pw+sw-1)/sw, q.ow)
-	hi := max(lo, min(q.ow, (in.w-kw+pw)/sw+1))
-	if in.w-kw+pw < 0 {
-		hi = lo
-	}
+	lo, hi := poolInsideCols(q, in.w)
 	for oh := 0; oh < q.oh; oh++ {
 		out := dst[oh*q.ow : (oh+1)*q.ow]
 		h0 := oh*q.sh - q.ph

@@ -45,13 +45,7 @@ func TestConvActMatchesUnfused(t *testing.T) {
 		{"3-d silu", []int{1, 4, 6, 8, 8}, []int{8, 4, 3, 3, 3}, 1, 1, 1, "aten::silu(%c)", 3},
 	}
 	for _, tc := range cases {
-		list := func(v int) string {
-			s := fmt.Sprintf("%d", v)
-			for range tc.dims - 1 {
-				s += fmt.Sprintf(", %d", v)
-			}
-			return s
-		}
+		list := func(v int) string { return intList(v, tc.dims) }
 		ir := fmt.Sprintf(`graph(%%x : Tensor):
   %%w : Tensor = prim::Constant[value=<Tensor>]()
   %%b : Tensor = prim::Constant[value=<Tensor>]()

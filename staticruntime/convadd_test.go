@@ -40,13 +40,7 @@ func TestConvAddMatchesUnfused(t *testing.T) {
 		{"broadcast residual relu", []int{1, 8, 10, 10}, []int{16, 8, 3, 3}, []int{16, 1, 1}, 1, 1, 1, "relu", false, 2},
 	}
 	for _, tc := range cases {
-		list := func(v int) string {
-			s := fmt.Sprintf("%d", v)
-			for range tc.dims - 1 {
-				s += fmt.Sprintf(", %d", v)
-			}
-			return s
-		}
+		list := func(v int) string { return intList(v, tc.dims) }
 		add := "aten::add(%c, %res, %one)"
 		if tc.swap {
 			add = "aten::add(%res, %c, %one)"

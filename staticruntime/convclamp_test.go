@@ -41,13 +41,7 @@ func TestConvClampMatchesUnfused(t *testing.T) {
 		{"3-d relu6", []int{1, 4, 6, 8, 8}, []int{8, 4, 3, 3, 3}, 1, 1, 1, "relu6", true, 3},
 	}
 	for _, tc := range cases {
-		list := func(v int) string {
-			s := fmt.Sprintf("%d", v)
-			for range tc.dims - 1 {
-				s += fmt.Sprintf(", %d", v)
-			}
-			return s
-		}
+		list := func(v int) string { return intList(v, tc.dims) }
 		act := "aten::relu(%c)"
 		if tc.act == "relu6" {
 			act = "aten::hardtanh(%c, %lo, %hi)"
@@ -111,6 +105,16 @@ func runFusion(t *testing.T, ir string, threads int, disable []string, op string
 		out = f32(t, outs[0])
 	}
 	return out, fused
+}
+
+// intList is v repeated n times, comma-separated: an int[] constant of
+// an n-d convolution in IR text.
+func intList(v, n int) string {
+	s := fmt.Sprintf("%d", v)
+	for range n - 1 {
+		s += fmt.Sprintf(", %d", v)
+	}
+	return s
 }
 
 // requireFusedBits fails unless the pass fused only when on and the

@@ -35,7 +35,7 @@ func FuseConvAct(g *graph.Graph, c *Context) error {
 }
 
 // fusableActivation names the activation FuseConvAct folds into a
-// convolution (the names ops.ConvActivation knows), in-place forms
+// convolution (the names ops.FusedActivation knows), in-place forms
 // included: the convolution's output, read by nothing else, is free to
 // write.
 func fusableActivation(n *graph.Node) (string, bool) {
