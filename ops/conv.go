@@ -70,6 +70,10 @@ type convState struct {
 	// than a small plane's taps.
 	offsFor [8]int
 	offsMax int
+	// depthwise (convDepthwiseBlocked): the channel-blocked input copy;
+	// the block's weights, bias and a row of output; the taps' offsets
+	dwcIn, dwcW []float32
+	dwcOffs     []int
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
@@ -722,6 +726,10 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 // in order ord over input planes at xlo (see planesRun) when the output
 // overlaps the input.
 func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
+	if convDepthwiseBlockedFits(g) {
+		convDepthwiseBlocked(g, xd, xoff, wd, woff, bd, bo, bs, c, ord, st, ep, act)
+		return
+	}
 	mult := g.o / g.groups
 	kk := g.kh * g.kw
 	rows := convDepthwiseRowsFits(g)

@@ -8,6 +8,11 @@ import (
 
 // [Depthwise rows]
 //
+// (Where the assembly runs and each output channel has its own input
+// channel, convDepthwiseBlocked takes the convolution instead: see
+// [Channel-blocked depthwise]. This path serves the rest: no AVX2, a
+// channel multiplier, strides past 2 along a row, strided rows.)
+//
 // A depthwise plane is computed from a zero-padded copy of its input
 // plane dealt, for strides s x t, into s x t phase planes (padded row r
 // and column c go to phase (r%s, c%t) at (r/s, c/t)), the same layout

@@ -84,3 +84,132 @@ func normals(r *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// convDepthwiseBlocked against a float64 direct convolution and, bit
+// for bit, against convDepthwiseRows plane by plane (the same fused sums
+// in the same order): channel counts that fill eight-channel blocks and
+// ones that leave a partial block, row widths below, at and past 8,
+// strides 1 and 2 along W (1 to 3 along H), kernels 1 to 7, padding,
+// dilation, batches, input planes strided apart (a channel slice), a
+// bias or none, a clamp or none, an activation.
+func TestDepthwiseBlocked(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: convDepthwiseBlocked is not used")
+	}
+	type dwCase struct{ n, c, h, w, k, pad, strH, strW, dil, gap int }
+	cases := []dwCase{
+		{1, 16, 7, 7, 5, 2, 1, 1, 1, 0}, {1, 24, 14, 14, 5, 2, 2, 2, 1, 0}, {1, 8, 112, 112, 3, 1, 2, 2, 1, 0},
+		{1, 16, 56, 56, 3, 1, 1, 1, 1, 0}, {2, 13, 9, 11, 3, 1, 1, 1, 1, 0}, {1, 3, 5, 30, 3, 0, 1, 2, 1, 0},
+		{1, 32, 28, 28, 7, 3, 1, 1, 1, 0}, {1, 8, 16, 16, 3, 2, 1, 1, 2, 0}, {1, 17, 1, 30, 3, 1, 1, 1, 1, 0},
+		{2, 16, 15, 17, 3, 1, 3, 2, 1, 5}, {1, 8, 20, 9, 1, 0, 1, 1, 1, 0}, {1, 40, 4, 4, 3, 1, 2, 2, 1, 3},
+	}
+	r := rand.New(rand.NewSource(9))
+	for _, c := range cases {
+		for _, v := range []struct {
+			bias, act bool
+			ep        gemm.Clamp
+		}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: -0.5, Hi: 0.75}}, {true, true, gemm.Clamp{}}} {
+			name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
+			plane := c.h*c.w + c.gap
+			g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.c,
+				kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.c}
+			g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
+			g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
+			require.True(t, convDepthwiseBlockedFits(&g), name)
+			x, w := normals(r, 3+c.n*c.c*plane), normals(r, c.c*c.k*c.k)
+			var bias []float32
+			if v.bias {
+				bias = normals(r, 2*c.c)
+			}
+			var act gemm.Activation
+			if v.act {
+				act = func(d []float32) {
+					for i := range d {
+						d[i] = 2*d[i] + 1
+					}
+				}
+			}
+			op := g.oh * g.ow
+			got := make([]float32, c.n*c.c*op+1)
+			got[len(got)-1] = 9
+			st := &convState{}
+			convDepthwise(&g, x, 3, w, 0, bias, 1, 2, got[:len(got)-1], planesApart, 0, st, v.ep, act)
+			require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+			want := make([]float32, op)
+			for nn := 0; nn < c.n; nn++ {
+				for ch := 0; ch < c.c; ch++ {
+					in := 3 + nn*g.sN + ch*plane
+					wk := w[ch*c.k*c.k : (ch+1)*c.k*c.k]
+					var b float32
+					if v.bias {
+						b = bias[1+2*ch]
+					}
+					convDepthwiseRows(&g, x, in, wk, b, want, st, v.ep)
+					if act != nil {
+						act(want)
+					}
+					gp := got[(nn*c.c+ch)*op : (nn*c.c+ch+1)*op]
+					require.Equal(t, want, gp, "%s: image %d channel %d: bits of convDepthwiseRows", name, nn, ch)
+					for oh := 0; oh < g.oh; oh++ {
+						for ow := 0; ow < g.ow; ow++ {
+							ref := float64(b)
+							for ki := 0; ki < c.k; ki++ {
+								for kj := 0; kj < c.k; kj++ {
+									ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
+									if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+										ref += float64(wk[ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+									}
+								}
+							}
+							if v.ep.On {
+								ref = math.Min(math.Max(ref, -0.5), 0.75)
+							}
+							if act != nil {
+								ref = 2*ref + 1
+							}
+							require.InDelta(t, ref, float64(gp[oh*g.ow+ow]), 1e-4, "%s: (%d, %d, %d, %d)", name, nn, ch, oh, ow)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// convDepthwiseBlocked writing its output over its input, in the order
+// planePlan picks: forward for output planes no larger than the input's
+// (stride 2, or no padding), backward for larger ones (padding past the
+// kernel's reach), batches included, against the same convolution into
+// separate memory.
+func TestDepthwiseBlockedInPlace(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: convDepthwiseBlocked is not used")
+	}
+	type dwCase struct {
+		n, c, h, k, pad, str int
+		ord                  planeOrder
+	}
+	r := rand.New(rand.NewSource(10))
+	for _, c := range []dwCase{
+		{2, 24, 14, 3, 1, 2, planesForward}, {1, 20, 9, 3, 0, 1, planesForward}, {1, 16, 7, 3, 1, 1, planesForward},
+		{2, 16, 6, 3, 2, 1, planesBackward}, {1, 12, 5, 1, 1, 1, planesBackward},
+	} {
+		name := fmt.Sprintf("%+v", c)
+		g := convGeom{n: c.n, c: c.c, h: c.h, w: c.h, sN: c.c * c.h * c.h, sC: c.h * c.h, sH: c.h, sW: 1, o: c.c,
+			kh: c.k, kw: c.k, strH: c.str, strW: c.str, padH: c.pad, padW: c.pad, dilH: 1, dilW: 1, groups: c.c}
+		g.oh = (c.h+2*c.pad-c.k)/c.str + 1
+		g.ow = g.oh
+		in, op := c.n*c.c*c.h*c.h, g.oh*g.ow
+		x, w, bias := normals(r, in), normals(r, c.c*c.k*c.k), normals(r, c.c)
+		want := make([]float32, c.n*c.c*op)
+		convDepthwise(&g, x, 0, w, 0, bias, 0, 1, want, planesApart, 0, &convState{}, gemm.Clamp{}, nil)
+		buf := make([]float32, max(in, len(want)))
+		copy(buf, x)
+		out := buf[:len(want)]
+		xlo := f32Addr(buf)
+		ord := planePlan(out, op, xlo, xlo+uintptr(in)*4, c.n*c.c, c.h*c.h, true)
+		require.Equal(t, c.ord, ord, name)
+		convDepthwise(&g, buf, 0, w, 0, bias, 0, 1, out, ord, xlo, &convState{}, gemm.Clamp{}, nil)
+		require.Equal(t, want, out, name)
+	}
+}

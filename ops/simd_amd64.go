@@ -30,3 +30,15 @@ func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int)
 
 //go:noescape
 func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int)
+
+//go:noescape
+func dwcRowS1AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+
+//go:noescape
+func dwcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+
+//go:noescape
+func packRows8AVX2(dst, src *float32, lds, n int)
+
+//go:noescape
+func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int)

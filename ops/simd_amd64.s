@@ -2,6 +2,94 @@
 
 #include "textflag.h"
 
+// TRANSPOSE8 transposes the 8x8 block in rows Y0..Y7 into rows
+// Y8..Y15 (unpack, shuffle, lane swap).
+#define TRANSPOSE8 \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VUNPCKLPS Y5, Y4, Y12; \
+	VUNPCKHPS Y5, Y4, Y13; \
+	VUNPCKLPS Y7, Y6, Y14; \
+	VUNPCKHPS Y7, Y6, Y15; \
+	VSHUFPS $0x44, Y10, Y8, Y0; \
+	VSHUFPS $0xEE, Y10, Y8, Y1; \
+	VSHUFPS $0x44, Y11, Y9, Y2; \
+	VSHUFPS $0xEE, Y11, Y9, Y3; \
+	VSHUFPS $0x44, Y14, Y12, Y4; \
+	VSHUFPS $0xEE, Y14, Y12, Y5; \
+	VSHUFPS $0x44, Y15, Y13, Y6; \
+	VSHUFPS $0xEE, Y15, Y13, Y7; \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x20, Y5, Y1, Y9; \
+	VPERM2F128 $0x20, Y6, Y2, Y10; \
+	VPERM2F128 $0x20, Y7, Y3, Y11; \
+	VPERM2F128 $0x31, Y4, Y0, Y12; \
+	VPERM2F128 $0x31, Y5, Y1, Y13; \
+	VPERM2F128 $0x31, Y6, Y2, Y14; \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+
+// DWCTAPS accumulates every tap into Y0..Y7, eight output positions of
+// a channel-blocked row (eight channels a position, 32 bytes), the
+// positions D1..D7 bytes after the first in the input: for tap q, the
+// eight channels' weights (R9 + 32q, Y8) times the input at SI +
+// offs[q] (bytes) plus the position's displacement. R8 is offs, R10
+// the tap count; R11-R13 are scratch.
+#define DWCTAPS(LABEL, D1, D2, D3, D4, D5, D6, D7) \
+	XORQ R11, R11; \
+	MOVQ R9, R12; \
+LABEL: \
+	MOVQ (R8)(R11*8), R13; \
+	ADDQ SI, R13; \
+	VMOVUPS (R12), Y8; \
+	VFMADD231PS (R13), Y8, Y0; \
+	VFMADD231PS D1(R13), Y8, Y1; \
+	VFMADD231PS D2(R13), Y8, Y2; \
+	VFMADD231PS D3(R13), Y8, Y3; \
+	VFMADD231PS D4(R13), Y8, Y4; \
+	VFMADD231PS D5(R13), Y8, Y5; \
+	VFMADD231PS D6(R13), Y8, Y6; \
+	VFMADD231PS D7(R13), Y8, Y7; \
+	ADDQ $32, R12; \
+	INCQ R11; \
+	CMPQ R11, R10; \
+	JLT  LABEL
+
+#define DWCSETUP \
+	MOVQ out+0(FP), DI; \
+	MOVQ in+8(FP), SI; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ offs+24(FP), R8; \
+	MOVQ w+32(FP), R9; \
+	MOVQ taps+40(FP), R10; \
+	MOVQ bias+48(FP), AX; \
+	VMOVUPS (AX), Y9; \
+	VBROADCASTSS lo+56(FP), Y13; \
+	VBROADCASTSS hi+60(FP), Y14
+
+#define DWCINIT \
+	VMOVAPS Y9, Y0; \
+	VMOVAPS Y9, Y1; \
+	VMOVAPS Y9, Y2; \
+	VMOVAPS Y9, Y3; \
+	VMOVAPS Y9, Y4; \
+	VMOVAPS Y9, Y5; \
+	VMOVAPS Y9, Y6; \
+	VMOVAPS Y9, Y7
+
+#define DWCSTORE \
+	CLAMPSTORE(Y0, 0); \
+	CLAMPSTORE(Y1, 32); \
+	CLAMPSTORE(Y2, 64); \
+	CLAMPSTORE(Y3, 96); \
+	CLAMPSTORE(Y4, 128); \
+	CLAMPSTORE(Y5, 160); \
+	CLAMPSTORE(Y6, 192); \
+	CLAMPSTORE(Y7, 224)
+
+
 // DWTAPS accumulates every tap into the N registers listed by FMA:
 // for tap q, w[q] broadcast (Y15) times the input at in + 4*offs[q] +
 // the chunk's byte offset. SI is the chunk's input, R8 offs, R9 w,
@@ -331,30 +419,7 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
 	VMOVUPS (R11)(R9*1), Y5
 	VMOVUPS (R11)(R9*2), Y6
 	VMOVUPS (R11)(R10*1), Y7
-	VUNPCKLPS Y1, Y0, Y8
-	VUNPCKHPS Y1, Y0, Y9
-	VUNPCKLPS Y3, Y2, Y10
-	VUNPCKHPS Y3, Y2, Y11
-	VUNPCKLPS Y5, Y4, Y12
-	VUNPCKHPS Y5, Y4, Y13
-	VUNPCKLPS Y7, Y6, Y14
-	VUNPCKHPS Y7, Y6, Y15
-	VSHUFPS $0x44, Y10, Y8, Y0
-	VSHUFPS $0xEE, Y10, Y8, Y1
-	VSHUFPS $0x44, Y11, Y9, Y2
-	VSHUFPS $0xEE, Y11, Y9, Y3
-	VSHUFPS $0x44, Y14, Y12, Y4
-	VSHUFPS $0xEE, Y14, Y12, Y5
-	VSHUFPS $0x44, Y15, Y13, Y6
-	VSHUFPS $0xEE, Y15, Y13, Y7
-	VPERM2F128 $0x20, Y4, Y0, Y8
-	VPERM2F128 $0x20, Y5, Y1, Y9
-	VPERM2F128 $0x20, Y6, Y2, Y10
-	VPERM2F128 $0x20, Y7, Y3, Y11
-	VPERM2F128 $0x31, Y4, Y0, Y12
-	VPERM2F128 $0x31, Y5, Y1, Y13
-	VPERM2F128 $0x31, Y6, Y2, Y14
-	VPERM2F128 $0x31, Y7, Y3, Y15
+	TRANSPOSE8
 	LEAQ (R8)(R8*2), R10
 	VMOVUPS Y8, (DI)
 	VMOVUPS Y9, (DI)(R8*1)
@@ -365,5 +430,196 @@ TEXT ·transpose8x8AVX2(SB), NOSPLIT, $0-32
 	VMOVUPS Y13, (DI)(R8*1)
 	VMOVUPS Y14, (DI)(R8*2)
 	VMOVUPS Y15, (DI)(R10*1)
+	VZEROUPPER
+	RET
+
+// func dwcRowS1AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+// A row of a depthwise convolution in the channel-blocked layout (see
+// [Channel-blocked depthwise]), stride 1: for nb blocks of 8 positions
+// p, out[8p+j] = clamp(bias[j] + sum over q of w[8q+j]*in[8p+j +
+// offs[q]/4]) to [lo, hi], NaN passing through, taps in order, each a
+// fused multiply-add.
+TEXT ·dwcRowS1AVX2(SB), NOSPLIT, $0-64
+	DWCSETUP
+
+dwc1block:
+	TESTQ CX, CX
+	JEQ   dwc1done
+	DWCINIT
+	DWCTAPS(dwc1tap, 32, 64, 96, 128, 160, 192, 224)
+	DWCSTORE
+	ADDQ $256, SI
+	ADDQ $256, DI
+	DECQ CX
+	JMP  dwc1block
+
+dwc1done:
+	VZEROUPPER
+	RET
+
+// func dwcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+// dwcRowS1AVX2 at stride 2: position p reads in[16p+j + offs[q]/4].
+TEXT ·dwcRowS2AVX2(SB), NOSPLIT, $0-64
+	DWCSETUP
+
+dwc2block:
+	TESTQ CX, CX
+	JEQ   dwc2done
+	DWCINIT
+	DWCTAPS(dwc2tap, 64, 128, 192, 256, 320, 384, 448)
+	DWCSTORE
+	ADDQ $512, SI
+	ADDQ $256, DI
+	DECQ CX
+	JMP  dwc2block
+
+dwc2done:
+	VZEROUPPER
+	RET
+
+// dwcMask: eight all-ones lanes, then eight zero ones; the 8 floats at
+// byte offset 4*(8-r) mask the first r lanes.
+DATA dwcMask<>+0(SB)/4, $0xffffffff
+DATA dwcMask<>+4(SB)/4, $0xffffffff
+DATA dwcMask<>+8(SB)/4, $0xffffffff
+DATA dwcMask<>+12(SB)/4, $0xffffffff
+DATA dwcMask<>+16(SB)/4, $0xffffffff
+DATA dwcMask<>+20(SB)/4, $0xffffffff
+DATA dwcMask<>+24(SB)/4, $0xffffffff
+DATA dwcMask<>+28(SB)/4, $0xffffffff
+DATA dwcMask<>+32(SB)/4, $0
+DATA dwcMask<>+36(SB)/4, $0
+DATA dwcMask<>+40(SB)/4, $0
+DATA dwcMask<>+44(SB)/4, $0
+DATA dwcMask<>+48(SB)/4, $0
+DATA dwcMask<>+52(SB)/4, $0
+DATA dwcMask<>+56(SB)/4, $0
+DATA dwcMask<>+60(SB)/4, $0
+GLOBL dwcMask<>(SB), RODATA|NOPTR, $64
+
+// func packRows8AVX2(dst, src *float32, lds, n int)
+// dst[8i+j] = src[j*lds+i] for i < n, j < 8: eight rows of n floats
+// (lds apart) into n rows of 8, eight columns at a time; the last
+// columns (n%8) are loaded masked, so their block's rows past n come
+// out zero, and all eight rows of it are stored: dst holds
+// 8*ceil(n/8) rows.
+TEXT ·packRows8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R9
+	MOVQ n+24(FP), CX
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+
+pr8:
+	CMPQ CX, $8
+	JLT  prtail
+	MOVQ SI, R11
+	VMOVUPS (R11), Y0
+	VMOVUPS (R11)(R9*1), Y1
+	VMOVUPS (R11)(R9*2), Y2
+	VMOVUPS (R11)(R10*1), Y3
+	LEAQ (R11)(R9*4), R11
+	VMOVUPS (R11), Y4
+	VMOVUPS (R11)(R9*1), Y5
+	VMOVUPS (R11)(R9*2), Y6
+	VMOVUPS (R11)(R10*1), Y7
+	JMP  prstore
+
+prtail:
+	TESTQ CX, CX
+	JEQ   prdone
+	LEAQ  dwcMask<>(SB), R11
+	MOVQ  $8, R12
+	SUBQ  CX, R12
+	VMOVUPS (R11)(R12*4), Y15
+	MOVQ  SI, R11
+	VMASKMOVPS (R11), Y15, Y0
+	VMASKMOVPS (R11)(R9*1), Y15, Y1
+	VMASKMOVPS (R11)(R9*2), Y15, Y2
+	VMASKMOVPS (R11)(R10*1), Y15, Y3
+	LEAQ (R11)(R9*4), R11
+	VMASKMOVPS (R11), Y15, Y4
+	VMASKMOVPS (R11)(R9*1), Y15, Y5
+	VMASKMOVPS (R11)(R9*2), Y15, Y6
+	VMASKMOVPS (R11)(R10*1), Y15, Y7
+	MOVQ $8, CX
+
+prstore:
+	TRANSPOSE8
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 32(DI)
+	VMOVUPS Y10, 64(DI)
+	VMOVUPS Y11, 96(DI)
+	VMOVUPS Y12, 128(DI)
+	VMOVUPS Y13, 160(DI)
+	VMOVUPS Y14, 192(DI)
+	VMOVUPS Y15, 224(DI)
+	ADDQ $32, SI
+	ADDQ $256, DI
+	SUBQ $8, CX
+	JMP  pr8
+
+prdone:
+	VZEROUPPER
+	RET
+
+// func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int)
+// dst[j*ldd+i] = src[8i+j] for j < 8, i < n: n rows of 8 into eight
+// rows (ldd apart), eight columns at a time; the last columns (n%8)
+// are stored masked. src holds 8*ceil(n/8) rows (all are read).
+TEXT ·unpackRows8AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R10
+
+ur8:
+	TESTQ CX, CX
+	JEQ   urdone
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 128(SI), Y4
+	VMOVUPS 160(SI), Y5
+	VMOVUPS 192(SI), Y6
+	VMOVUPS 224(SI), Y7
+	TRANSPOSE8
+	MOVQ DI, R11
+	CMPQ CX, $8
+	JLT  urtail
+	VMOVUPS Y8, (R11)
+	VMOVUPS Y9, (R11)(R8*1)
+	VMOVUPS Y10, (R11)(R8*2)
+	VMOVUPS Y11, (R11)(R10*1)
+	LEAQ (R11)(R8*4), R11
+	VMOVUPS Y12, (R11)
+	VMOVUPS Y13, (R11)(R8*1)
+	VMOVUPS Y14, (R11)(R8*2)
+	VMOVUPS Y15, (R11)(R10*1)
+	ADDQ $256, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  ur8
+
+urtail:
+	LEAQ  dwcMask<>(SB), R12
+	MOVQ  $8, R13
+	SUBQ  CX, R13
+	VMOVUPS (R12)(R13*4), Y0
+	VMASKMOVPS Y8, Y0, (R11)
+	VMASKMOVPS Y9, Y0, (R11)(R8*1)
+	VMASKMOVPS Y10, Y0, (R11)(R8*2)
+	VMASKMOVPS Y11, Y0, (R11)(R10*1)
+	LEAQ (R11)(R8*4), R11
+	VMASKMOVPS Y12, Y0, (R11)
+	VMASKMOVPS Y13, Y0, (R11)(R8*1)
+	VMASKMOVPS Y14, Y0, (R11)(R8*2)
+	VMASKMOVPS Y15, Y0, (R11)(R10*1)
+
+urdone:
 	VZEROUPPER
 	RET

@@ -25,3 +25,17 @@ func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int) {}
 
 // transpose8x8AVX2 is never called here: useAVX2 is false.
 func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int) {}
+
+// dwcRowS1AVX2 is never called here: useAVX2 is false.
+func dwcRowS1AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
+}
+
+// dwcRowS2AVX2 is never called here: useAVX2 is false.
+func dwcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
+}
+
+// packRows8AVX2 is never called here: useAVX2 is false.
+func packRows8AVX2(dst, src *float32, lds, n int) {}
+
+// unpackRows8AVX2 is never called here: useAVX2 is false.
+func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int) {}
