@@ -530,6 +530,11 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		addRes()
 		return nil
 	}
+	if rd == nil && convGroupedBlockedFits(&g) {
+		wd, woff := convWeightRows(st, w)
+		convGroupedBlocked(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, st, ep, act)
+		return nil
+	}
 	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}

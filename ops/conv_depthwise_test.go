@@ -213,3 +213,86 @@ func TestDepthwiseBlockedInPlace(t *testing.T) {
 		require.Equal(t, want, out, name)
 	}
 }
+
+// convGroupedBlocked against a float64 direct convolution: groups of 8
+// and 16 input channels with 8 to 64 output channels each, row widths
+// below, at and past 8, strides 1 and 2 along W (1 to 3 along H),
+// kernels 1 to 5, padding, dilation, batches, input planes strided apart,
+// a bias or none, a clamp or none, an activation.
+func TestGroupedBlocked(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: convGroupedBlocked is not used")
+	}
+	type gcCase struct{ n, groups, cg, og, h, w, k, pad, strH, strW, dil, gap int }
+	cases := []gcCase{
+		{1, 6, 8, 8, 112, 112, 3, 1, 2, 2, 1, 0}, {1, 13, 8, 8, 28, 28, 3, 1, 1, 1, 1, 0}, {1, 3, 8, 8, 7, 7, 3, 1, 1, 1, 1, 0},
+		{2, 2, 16, 16, 9, 11, 3, 1, 2, 2, 1, 4}, {1, 2, 8, 24, 14, 14, 5, 2, 1, 1, 1, 0}, {1, 4, 16, 64, 6, 5, 1, 0, 1, 1, 1, 0},
+		{1, 2, 8, 8, 15, 17, 3, 2, 3, 2, 2, 0}, {1, 5, 8, 16, 1, 30, 3, 1, 1, 1, 1, 0},
+	}
+	r := rand.New(rand.NewSource(11))
+	for _, c := range cases {
+		for _, v := range []struct {
+			bias, act bool
+			ep        gemm.Clamp
+		}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, {true, true, gemm.Clamp{}}} {
+			name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
+			ch, o := c.groups*c.cg, c.groups*c.og
+			plane := c.h*c.w + c.gap
+			g := convGeom{n: c.n, c: ch, h: c.h, w: c.w, sN: ch * plane, sC: plane, sH: c.w, sW: 1, o: o,
+				kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.groups}
+			g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
+			g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
+			require.True(t, convGroupedBlockedFits(&g), name)
+			kk := c.k * c.k
+			x, w := normals(r, 2+c.n*ch*plane), normals(r, 1+o*c.cg*kk)
+			var bias []float32
+			if v.bias {
+				bias = normals(r, o)
+			}
+			var act gemm.Activation
+			if v.act {
+				act = func(d []float32) {
+					for i := range d {
+						d[i] = 2*d[i] + 1
+					}
+				}
+			}
+			op := g.oh * g.ow
+			got := make([]float32, c.n*o*op+1)
+			got[len(got)-1] = 9
+			convGroupedBlocked(&g, x, 2, w, 1, bias, 0, 1, got[:len(got)-1], &convState{}, v.ep, act)
+			require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+			for nn := 0; nn < c.n; nn++ {
+				for oc := 0; oc < o; oc++ {
+					gr := oc / c.og
+					for oh := 0; oh < g.oh; oh++ {
+						for ow := 0; ow < g.ow; ow++ {
+							ref := 0.0
+							if v.bias {
+								ref = float64(bias[oc])
+							}
+							for ci := 0; ci < c.cg; ci++ {
+								in := 2 + nn*g.sN + (gr*c.cg+ci)*plane
+								for ki := 0; ki < c.k; ki++ {
+									for kj := 0; kj < c.k; kj++ {
+										ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
+										if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+											ref += float64(w[1+(oc*c.cg+ci)*kk+ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+										}
+									}
+								}
+							}
+							if v.ep.On {
+								ref = math.Max(ref, 0)
+							}
+							if act != nil {
+								ref = 2*ref + 1
+							}
+							require.InDelta(t, ref, float64(got[(nn*o+oc)*op+oh*g.ow+ow]), 2e-4, "%s: (%d, %d, %d, %d)", name, nn, oc, oh, ow)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -42,3 +42,9 @@ func packRows8AVX2(dst, src *float32, lds, n int)
 
 //go:noescape
 func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int)
+
+//go:noescape
+func gcRowS1AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride int)
+
+//go:noescape
+func gcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride int)

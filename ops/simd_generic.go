@@ -39,3 +39,11 @@ func packRows8AVX2(dst, src *float32, lds, n int) {}
 
 // unpackRows8AVX2 is never called here: useAVX2 is false.
 func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int) {}
+
+// gcRowS1AVX2 is never called here: useAVX2 is false.
+func gcRowS1AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride int) {
+}
+
+// gcRowS2AVX2 is never called here: useAVX2 is false.
+func gcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride int) {
+}

@@ -1,0 +1,265 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/gosr/gosr/ops/gemm"
+)
+
+// [Channel-blocked depthwise]
+//
+// A depthwise plane computed alone (see [Depthwise rows]) pays per
+// plane for its padded copy, its row copies and its activation, and its
+// vector lanes run along the output row, so a 7x7 plane is one block of
+// 64 and a latency-bound tail, and every tap loads one weight per
+// plane. Channels of a depthwise convolution never mix, so eight of
+// them can share each vector instead: the input of channels [c0,
+// c0+8) is transposed into a zero-padded copy laid out [row][column][8]
+// (NCHW8c, ONNX Runtime's NCHWc block for AVX2), and each output
+// position is then one vector: its taps are eight-channel FMAs, weights
+// [tap][8] and input at the tap's offset from the position, no bounds
+// to test (the padding is real zeros). A row of output positions is
+// computed eight positions at a time (dwcRowS1AVX2, dwcRowS2AVX2),
+// eight accumulators in flight; a row whose width is not a multiple of
+// 8 computes a few positions past it, which read the next row's copy or
+// zeroed slack and are dropped. Each finished row is transposed back
+// into the eight output planes, and the activation runs over the eight
+// planes, contiguous in the output, once they are done.
+//
+// Per element, the sum is the one dwRows computes: bias first, then the
+// taps in order, each a fused multiply-add, a padded tap adding w*0. So
+// the two paths give the same bits.
+
+// convDepthwiseBlockedFits reports whether convDepthwiseBlocked takes
+// g: one output channel per input channel, unit-stride input rows,
+// stride 1 or 2 along the row, and the assembly.
+func convDepthwiseBlockedFits(g *convGeom) bool {
+	return useAVX2 && g.o == g.c && g.groups == g.c && g.sW == 1 && (g.strW == 1 || g.strW == 2) &&
+		g.oh > 0 && g.ow > 0
+}
+
+// convDepthwiseBlocked computes a depthwise convolution (see [Channel-
+// blocked depthwise]): c = act(clamp(conv + bias)). The output may
+// overlap the input in the order ord allows plane by plane (planePlan):
+// a block's eight input planes are copied before any of its output
+// planes is written, so blocks taken in that order are safe too.
+func convDepthwiseBlocked(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, st *convState, ep gemm.Clamp, act gemm.Activation) {
+	const cb = 8
+	kk := g.kh * g.kw
+	hp, nb, wp, rowF, size := dwcLayout(g)
+	if cap(st.dwcIn) < size {
+		st.dwcIn = make([]float32, size)
+	}
+	xp := st.dwcIn[:size]
+	clear(xp[hp*rowF:])
+	offs := dwcOffsets(g, st, rowF)
+	if need := kk*cb + cb + nb*cb*cb; cap(st.dwcW) < need {
+		st.dwcW = make([]float32, need)
+	}
+	wk := st.dwcW[:kk*cb]
+	bias := st.dwcW[kk*cb : kk*cb+cb]
+	out := st.dwcW[kk*cb+cb : kk*cb+cb+nb*cb*cb]
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if ep.On {
+		lo, hi = ep.Lo, ep.Hi
+	}
+	plane := g.oh * g.ow
+	nblk := (g.c + cb - 1) / cb
+	for k := 0; k < g.n*nblk; k++ {
+		blk := k
+		if ord == planesBackward {
+			blk = g.n*nblk - 1 - k
+		}
+		nn, c0 := blk/nblk, blk%nblk*cb
+		nch := min(cb, g.c-c0)
+		in := xoff + nn*g.sN + c0*g.sC
+		dwcPack(xp, g, xd, in, nch, wp, rowF)
+		clear(wk)
+		clear(bias)
+		for j := 0; j < nch; j++ {
+			for q := 0; q < kk; q++ {
+				wk[q*cb+j] = wd[woff+(c0+j)*kk+q]
+			}
+			if bd != nil {
+				bias[j] = bd[bo+(c0+j)*bs]
+			}
+		}
+		ob := (nn*g.o + c0) * plane
+		for oh := 0; oh < g.oh; oh++ {
+			base := oh * g.strH * rowF
+			_ = xp[base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
+			if g.strW == 1 {
+				dwcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi)
+			} else {
+				dwcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi)
+			}
+			if nch == cb {
+				_ = c[ob+(cb-1)*plane+oh*g.ow+g.ow-1]
+				unpackRows8AVX2(&c[ob+oh*g.ow], plane, &out[0], g.ow)
+			} else {
+				copyTranspose32(c, ob+oh*g.ow, plane, out, 0, cb, nch, g.ow)
+			}
+		}
+		if act != nil { // the block's planes are in cache
+			act(c[ob : ob+nch*plane])
+		}
+	}
+}
+
+// dwcLayout is g's channel-blocked input copy: hp rows of wp columns
+// (rowF floats a row), nb blocks of 8 output positions a row, and the
+// floats one block of eight channels needs (size).
+func dwcLayout(g *convGeom) (hp, nb, wp, rowF, size int) {
+	const cb = 8
+	hp, wp = g.h+2*g.padH, g.w+2*g.padW
+	nb = (g.ow + cb - 1) / cb
+	rowF = wp * cb
+	// The last row's last block reads up to its last position's last
+	// tap: past the copy when the row is padded out to nb*8 positions.
+	need := ((g.oh-1)*g.strH+(g.kh-1)*g.dilH)*rowF + ((nb*cb-1)*g.strW+(g.kw-1)*g.dilW+1)*cb
+	// A row packed eight columns at a time stores up to 7 zero columns
+	// past its end (see packRows8AVX2): into padding, the next row
+	// (written after it) or this slack.
+	size = max(hp*rowF, need) + 7*cb
+	return hp, nb, wp, rowF, size
+}
+
+// dwcOffsets returns each tap's byte offset in the copy from the
+// position it serves (taps row-major), in st.
+func dwcOffsets(g *convGeom, st *convState, rowF int) []int {
+	const cb = 8
+	kk := g.kh * g.kw
+	if cap(st.dwcOffs) < kk {
+		st.dwcOffs = make([]int, kk)
+	}
+	offs := st.dwcOffs[:kk]
+	for ki := 0; ki < g.kh; ki++ {
+		for kj := 0; kj < g.kw; kj++ {
+			offs[ki*g.kw+kj] = (ki*g.dilH*rowF + kj*g.dilW*cb) * 4
+		}
+	}
+	return offs
+}
+
+// dwcPack fills xp, laid out [hp][wp][8], with channels [0, nch) of the
+// input planes starting at xd[in] (g's strides), zero-padded: g.padH
+// rows above and below, g.padW columns either side, and channels past
+// nch zero.
+func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int) {
+	const cb = 8
+	clear(xp[:g.padH*rowF])
+	clear(xp[(g.padH+g.h)*rowF : (2*g.padH+g.h)*rowF])
+	for ih := 0; ih < g.h; ih++ {
+		r := (g.padH + ih) * rowF
+		clear(xp[r : r+g.padW*cb])
+		clear(xp[r+(g.padW+g.w)*cb : r+rowF])
+		if nch < cb {
+			clear(xp[r+g.padW*cb : r+(g.padW+g.w)*cb])
+		}
+		if nch == cb {
+			_ = xd[in+ih*g.sH+(cb-1)*g.sC+g.w-1]
+			_ = xp[r+g.padW*cb+(g.w+cb-1)/cb*cb*cb-1]
+			packRows8AVX2(&xp[r+g.padW*cb], &xd[in+ih*g.sH], g.sC, g.w)
+		} else {
+			copyTranspose32(xp, r+g.padW*cb, cb, xd, in+ih*g.sH, g.sC, g.w, nch)
+		}
+	}
+}
+
+// [Channel-blocked grouped convolution]
+//
+// A grouped convolution of a few channels a group (RegNet's groups of
+// 8) is a product of 8 rows per group for gemm: two micro-kernel panels
+// of 6, a third of them empty, and for a stride the whole image dealt
+// into phase planes. In the channel-blocked layout of [Channel-blocked
+// depthwise] a group's input is cg/8 copies of eight channels each, and
+// each output position's eight output channels of a block are one
+// vector: per tap and input channel, the eight weights are a vector and
+// the input value is broadcast (gcRowS1AVX2, gcRowS2AVX2, eight
+// positions at a time). The sums run over input blocks, then taps, then
+// the block's channels, each a fused multiply-add after the bias.
+
+// convGroupedBlockedFits reports whether convGroupedBlocked takes g:
+// groups of 8 or 16 input channels and up to 64 output channels, both
+// multiples of 8, unit-stride input rows, stride 1 or 2 along the row,
+// and the assembly.
+func convGroupedBlockedFits(g *convGeom) bool {
+	if !useAVX2 || g.groups <= 1 {
+		return false
+	}
+	cg, og := g.c/g.groups, g.o/g.groups
+	return cg%8 == 0 && og%8 == 0 && cg <= 16 && og <= 64 && g.sW == 1 &&
+		(g.strW == 1 || g.strW == 2) && g.oh > 0 && g.ow > 0
+}
+
+// convGroupedBlocked computes a grouped convolution (see [Channel-
+// blocked grouped convolution]) whose output c does not overlap its
+// input: c = act(clamp(conv + bias)). The weight is [o, cg, kh, kw] at
+// wd[woff:].
+func convGroupedBlocked(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
+	const cb = 8
+	cg, og := g.c/g.groups, g.o/g.groups
+	nib := cg / cb
+	kk := g.kh * g.kw
+	hp, nb, wp, rowF, size := dwcLayout(g)
+	if cap(st.dwcIn) < nib*size {
+		st.dwcIn = make([]float32, nib*size)
+	}
+	xp := st.dwcIn[:nib*size]
+	for ib := 0; ib < nib; ib++ {
+		clear(xp[ib*size+hp*rowF : (ib+1)*size])
+	}
+	offs := dwcOffsets(g, st, rowF)
+	nw := nib * kk * cb * cb
+	if need := nw + cb + nb*cb*cb; cap(st.dwcW) < need {
+		st.dwcW = make([]float32, need)
+	}
+	wk := st.dwcW[:nw]
+	bias := st.dwcW[nw : nw+cb]
+	out := st.dwcW[nw+cb : nw+cb+nb*cb*cb]
+	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+	if ep.On {
+		lo, hi = ep.Lo, ep.Hi
+	}
+	plane := g.oh * g.ow
+	for nn := 0; nn < g.n; nn++ {
+		for gr := 0; gr < g.groups; gr++ {
+			for ib := 0; ib < nib; ib++ {
+				dwcPack(xp[ib*size:], g, xd, xoff+nn*g.sN+(gr*cg+ib*cb)*g.sC, cb, wp, rowF)
+			}
+			for ob := 0; ob < og; ob += cb {
+				o0 := gr*og + ob
+				// wk[((ib*kk+q)*8+ci)*8+j] is output channel o0+j's weight
+				// for input channel ib*8+ci of the group, tap q.
+				for j := 0; j < cb; j++ {
+					src := wd[woff+(o0+j)*cg*kk:][:cg*kk]
+					for ci, q := 0, 0; ci*kk+q < len(src); {
+						wk[((ci/cb*kk+q)*cb+ci%cb)*cb+j] = src[ci*kk+q]
+						if q++; q == kk {
+							ci, q = ci+1, 0
+						}
+					}
+					bias[j] = 0
+					if bd != nil {
+						bias[j] = bd[bo+(o0+j)*bs]
+					}
+				}
+				ob0 := (nn*g.o + o0) * plane
+				for oh := 0; oh < g.oh; oh++ {
+					base := oh * g.strH * rowF
+					_ = xp[(nib-1)*size+base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
+					if g.strW == 1 {
+						gcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, size*4)
+					} else {
+						gcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, size*4)
+					}
+					_ = c[ob0+(cb-1)*plane+oh*g.ow+g.ow-1]
+					unpackRows8AVX2(&c[ob0+oh*g.ow], plane, &out[0], g.ow)
+				}
+				if act != nil { // the block's planes are in cache
+					act(c[ob0 : ob0+cb*plane])
+				}
+			}
+		}
+	}
+}
