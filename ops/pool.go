@@ -566,9 +566,9 @@ func adaptiveAvgPool2dKernel(p *ProcessedNode) error {
 func adaptiveAvgPlane(in *poolInput, oh, ow, base int, dst []float32) {
 	if oh == 1 && ow == 1 && (in.w == 1 || in.sW == 1) && (in.h == 1 || in.sH == in.w) {
 		// A global pooling over a contiguous plane (squeeze-and-excite
-		// blocks, classifier heads): one sum over eight accumulators,
+		// blocks, classifier heads): one sum over many accumulators,
 		// where a single running sum waits on each addition's latency.
-		dst[0] = sum8(in.data[base:base+in.h*in.w]) / float32(in.h*in.w)
+		dst[0] = sumPlane(in.data[base:base+in.h*in.w]) / float32(in.h*in.w)
 		return
 	}
 	k := 0
@@ -587,6 +587,17 @@ func adaptiveAvgPlane(in *poolInput, oh, ow, base int, dst []float32) {
 			k++
 		}
 	}
+}
+
+// sumPlane is the sum of x: 32 elements at a time in four vectors of
+// partial sums under the assembly (sum32AVX2), the rest (all of it
+// without the assembly) by sum8.
+func sumPlane(x []float32) float32 {
+	n := len(x) &^ 31
+	if !useAVX2 || n == 0 {
+		return sum8(x)
+	}
+	return sum32AVX2(&x[0], n) + sum8(x[n:])
 }
 
 // sum8 is the sum of x over eight interleaved partial sums, added

@@ -94,3 +94,26 @@ func TestAvgPool2x2(t *testing.T) {
 		})
 	}
 }
+
+// sumPlane against a float64 sum, under the assembly and without it, at
+// lengths around its 32-element steps (the tail goes through sum8) and
+// at a squeeze-and-excite plane's 112x112.
+func TestSumPlane(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	x := normals(r, 112*112)
+	for _, asm := range []bool{false, true} {
+		if asm && !useAVX2 {
+			continue
+		}
+		saved := useAVX2
+		useAVX2 = asm
+		for _, n := range []int{0, 1, 7, 31, 32, 33, 63, 64, 65, 100, 49, 196, 784, 3136, 112 * 112} {
+			want := 0.0
+			for _, v := range x[:n] {
+				want += float64(v)
+			}
+			require.InDelta(t, want, float64(sumPlane(x[:n])), 1e-5*(1+math.Sqrt(float64(n))), "asm %v, n %d", asm, n)
+		}
+		useAVX2 = saved
+	}
+}

@@ -1004,3 +1004,39 @@ gc2tap:
 gc2done:
 	VZEROUPPER
 	RET
+
+// func sum32AVX2(x *float32, n int) float32
+// The sum of x[:n] for n a multiple of 32: four vectors of partial sums
+// (x[i+j] into lane j of accumulator i/8%4), added pairwise at the end.
+TEXT ·sum32AVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+sum32loop:
+	CMPQ CX, $32
+	JLT  sum32red
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	VADDPS 64(SI), Y2, Y2
+	VADDPS 96(SI), Y3, Y3
+	ADDQ $128, SI
+	SUBQ $32, CX
+	JMP  sum32loop
+
+sum32red:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VMOVSHDUP X0, X1
+	VADDSS X1, X0, X0
+	VMOVSS X0, ret+16(FP)
+	VZEROUPPER
+	RET
