@@ -70,10 +70,10 @@ type convState struct {
 	// than a small plane's taps.
 	offsFor [8]int
 	offsMax int
-	// depthwise (convDepthwiseBlocked): the channel-blocked input copy;
-	// the block's weights, bias and a row of output; the taps' offsets
-	dwcIn, dwcW []float32
-	dwcOffs     []int
+	// depthwise and grouped (convDepthwiseBlocked, convGroupedBlocked):
+	// the run's arguments and buffers, and the taps' offsets
+	dwc     dwcRun
+	dwcOffs []int
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
@@ -526,13 +526,13 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
-		convDepthwise(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner, act)
+		convDepthwise(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner, act)
 		addRes()
 		return nil
 	}
 	if rd == nil && convGroupedBlockedFits(&g) {
 		wd, woff := convWeightRows(st, w)
-		convGroupedBlocked(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, st, ep, act)
+		convGroupedBlocked(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, st, ep, act)
 		return nil
 	}
 	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
@@ -732,9 +732,9 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 // directly, plane by plane (each output plane starts as its bias or 0),
 // in order ord over input planes at xlo (see planesRun) when the output
 // overlaps the input.
-func convDepthwise(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
+func convDepthwise(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
 	if convDepthwiseBlockedFits(g) {
-		convDepthwiseBlocked(g, xd, xoff, wd, woff, bd, bo, bs, c, ord, st, ep, act)
+		convDepthwiseBlocked(sc, g, xd, xoff, wd, woff, bd, bo, bs, c, ord, st, ep, act)
 		return
 	}
 	mult := g.o / g.groups

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/gosr/gosr/ops/gemm"
+	"github.com/gosr/gosr/ops/parallel"
 )
 
 // [Channel-blocked depthwise]
@@ -42,66 +44,149 @@ func convDepthwiseBlockedFits(g *convGeom) bool {
 // blocked depthwise]): c = act(clamp(conv + bias)). The output may
 // overlap the input in the order ord allows plane by plane (planePlan):
 // a block's eight input planes are copied before any of its output
-// planes is written, so blocks taken in that order are safe too.
-func convDepthwiseBlocked(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, st *convState, ep gemm.Clamp, act gemm.Activation) {
-	const cb = 8
-	kk := g.kh * g.kw
-	hp, nb, wp, rowF, size := dwcLayout(g)
-	if cap(st.dwcIn) < size {
-		st.dwcIn = make([]float32, size)
-	}
-	xp := st.dwcIn[:size]
-	clear(xp[hp*rowF:])
-	offs := dwcOffsets(g, st, rowF)
-	if need := kk*cb + cb + nb*cb*cb; cap(st.dwcW) < need {
-		st.dwcW = make([]float32, need)
-	}
-	wk := st.dwcW[:kk*cb]
-	bias := st.dwcW[kk*cb : kk*cb+cb]
-	out := st.dwcW[kk*cb+cb : kk*cb+cb+nb*cb*cb]
-	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
+// planes is written, so blocks taken in that order are safe too. With
+// separate memory, sc's team shares the blocks out.
+func convDepthwiseBlocked(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, st *convState, ep gemm.Clamp, act gemm.Activation) {
+	r := st.dwcRunFor(g, xd, xoff, wd, woff, bd, bo, bs, c, ord, ep, act, false)
+	r.start(sc, g.n*((g.c+7)/8), g.n*g.c*g.oh*g.ow*g.kh*g.kw)
+}
+
+// dwcRun is one channel-blocked convolution's arguments and layout,
+// kept in the node's state: the parts of a split run read them there
+// (no closure to allocate), each with buffers of its own.
+type dwcRun struct {
+	next          atomic.Int64
+	chunks, total int
+	g             convGeom
+	xd, wd, bd, c []float32
+	xoff, woff    int
+	bo, bs        int
+	ord           planeOrder
+	lo, hi        float32
+	act           gemm.Activation
+	grouped       bool
+	hp, nb, wp    int
+	rowF, size    int
+	offs          []int
+	bufs          []dwcBufs // one per part
+}
+
+// dwcBufs is one part's buffers: the channel-blocked input copy, and the
+// block's weights, bias and a row of output.
+type dwcBufs struct{ in, w []float32 }
+
+// dwcRunFor fills the state's dwcRun for one convolution.
+func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, ep gemm.Clamp, act gemm.Activation, grouped bool) *dwcRun {
+	r := &st.dwc
+	r.g, r.xd, r.xoff, r.wd, r.woff, r.bd, r.bo, r.bs, r.c, r.ord, r.act, r.grouped = *g, xd, xoff, wd, woff, bd, bo, bs, c, ord, act, grouped
+	r.lo, r.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	if ep.On {
-		lo, hi = ep.Lo, ep.Hi
+		r.lo, r.hi = ep.Lo, ep.Hi
 	}
+	r.hp, r.nb, r.wp, r.rowF, r.size = dwcLayout(g)
+	r.offs = dwcOffsets(g, st, r.rowF)
+	return r
+}
+
+// start runs blocks [0, total): across sc's team when the output is
+// separate memory and the work (multiply-adds) is worth it, else in
+// order on the caller.
+func (r *dwcRun) start(sc *gemm.Scratch, total, work int) {
+	team := sc.Team()
+	parts := min(team.Size(), work/splitMinWork, total)
+	if r.ord != planesApart {
+		parts = 1
+	}
+	for len(r.bufs) < max(parts, 1) {
+		r.bufs = append(r.bufs, dwcBufs{})
+	}
+	r.total = total
+	if parts < 2 {
+		r.blocks(0, 0, total)
+	} else {
+		r.chunks = min(2*parts, total)
+		r.next.Store(0)
+		sc.NoteOpSplit()
+		team.Run(r, parts)
+	}
+	r.xd, r.wd, r.bd, r.c, r.act = nil, nil, nil, nil, nil
+}
+
+// RunPart implements parallel.Task: chunks of blocks from a counter.
+func (r *dwcRun) RunPart(i, _ int) {
+	for {
+		ch := int(r.next.Add(1) - 1)
+		if ch >= r.chunks {
+			return
+		}
+		if lo, hi := parallel.Range(ch, r.chunks, r.total, 1); lo < hi {
+			r.blocks(i, lo, hi)
+		}
+	}
+}
+
+// blocks computes blocks [b0, b1) with part's buffers: eight channels
+// of an image (depthwise, taken last to first for planesBackward), or
+// one group of an image (grouped).
+func (r *dwcRun) blocks(part, b0, b1 int) {
+	if r.grouped {
+		r.groupBlocks(part, b0, b1)
+		return
+	}
+	const cb = 8
+	g := &r.g
+	kk := g.kh * g.kw
+	buf := &r.bufs[part]
+	if cap(buf.in) < r.size {
+		buf.in = make([]float32, r.size)
+	}
+	xp := buf.in[:r.size]
+	clear(xp[r.hp*r.rowF:])
+	nb, offs := r.nb, r.offs
+	if need := kk*cb + cb + nb*cb*cb; cap(buf.w) < need {
+		buf.w = make([]float32, need)
+	}
+	wk := buf.w[:kk*cb]
+	bias := buf.w[kk*cb : kk*cb+cb]
+	out := buf.w[kk*cb+cb : kk*cb+cb+nb*cb*cb]
 	plane := g.oh * g.ow
 	nblk := (g.c + cb - 1) / cb
-	for k := 0; k < g.n*nblk; k++ {
+	for k := b0; k < b1; k++ {
 		blk := k
-		if ord == planesBackward {
-			blk = g.n*nblk - 1 - k
+		if r.ord == planesBackward {
+			blk = r.total - 1 - k
 		}
 		nn, c0 := blk/nblk, blk%nblk*cb
 		nch := min(cb, g.c-c0)
-		in := xoff + nn*g.sN + c0*g.sC
-		dwcPack(xp, g, xd, in, nch, wp, rowF)
+		dwcPack(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.wp, r.rowF)
 		clear(wk)
 		clear(bias)
 		for j := 0; j < nch; j++ {
 			for q := 0; q < kk; q++ {
-				wk[q*cb+j] = wd[woff+(c0+j)*kk+q]
+				wk[q*cb+j] = r.wd[r.woff+(c0+j)*kk+q]
 			}
-			if bd != nil {
-				bias[j] = bd[bo+(c0+j)*bs]
+			if r.bd != nil {
+				bias[j] = r.bd[r.bo+(c0+j)*r.bs]
 			}
 		}
 		ob := (nn*g.o + c0) * plane
 		for oh := 0; oh < g.oh; oh++ {
-			base := oh * g.strH * rowF
+			base := oh * g.strH * r.rowF
 			_ = xp[base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
 			if g.strW == 1 {
-				dwcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi)
+				dwcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
 			} else {
-				dwcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi)
+				dwcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
 			}
 			if nch == cb {
-				_ = c[ob+(cb-1)*plane+oh*g.ow+g.ow-1]
-				unpackRows8AVX2(&c[ob+oh*g.ow], plane, &out[0], g.ow)
+				_ = r.c[ob+(cb-1)*plane+oh*g.ow+g.ow-1]
+				unpackRows8AVX2(&r.c[ob+oh*g.ow], plane, &out[0], g.ow)
 			} else {
-				copyTranspose32(c, ob+oh*g.ow, plane, out, 0, cb, nch, g.ow)
+				copyTranspose32(r.c, ob+oh*g.ow, plane, out, 0, cb, nch, g.ow)
 			}
 		}
-		if act != nil { // the block's planes are in cache
-			act(c[ob : ob+nch*plane])
+		if r.act != nil { // the block's planes are in cache
+			r.act(r.c[ob : ob+nch*plane])
 		}
 	}
 }
@@ -195,70 +280,73 @@ func convGroupedBlockedFits(g *convGeom) bool {
 // convGroupedBlocked computes a grouped convolution (see [Channel-
 // blocked grouped convolution]) whose output c does not overlap its
 // input: c = act(clamp(conv + bias)). The weight is [o, cg, kh, kw] at
-// wd[woff:].
-func convGroupedBlocked(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
+// wd[woff:]. sc's team shares the groups out.
+func convGroupedBlocked(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
+	r := st.dwcRunFor(g, xd, xoff, wd, woff, bd, bo, bs, c, planesApart, ep, act, true)
+	r.start(sc, g.n*g.groups, g.n*g.o*(g.c/g.groups)*g.oh*g.ow*g.kh*g.kw)
+}
+
+// groupBlocks computes blocks [b0, b1), each one group of one image,
+// with part's buffers.
+func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 	const cb = 8
+	g := &r.g
 	cg, og := g.c/g.groups, g.o/g.groups
 	nib := cg / cb
 	kk := g.kh * g.kw
-	hp, nb, wp, rowF, size := dwcLayout(g)
-	if cap(st.dwcIn) < nib*size {
-		st.dwcIn = make([]float32, nib*size)
+	size, nb, offs := r.size, r.nb, r.offs
+	buf := &r.bufs[part]
+	if cap(buf.in) < nib*size {
+		buf.in = make([]float32, nib*size)
 	}
-	xp := st.dwcIn[:nib*size]
+	xp := buf.in[:nib*size]
 	for ib := 0; ib < nib; ib++ {
-		clear(xp[ib*size+hp*rowF : (ib+1)*size])
+		clear(xp[ib*size+r.hp*r.rowF : (ib+1)*size])
 	}
-	offs := dwcOffsets(g, st, rowF)
 	nw := nib * kk * cb * cb
-	if need := nw + cb + nb*cb*cb; cap(st.dwcW) < need {
-		st.dwcW = make([]float32, need)
+	if need := nw + cb + nb*cb*cb; cap(buf.w) < need {
+		buf.w = make([]float32, need)
 	}
-	wk := st.dwcW[:nw]
-	bias := st.dwcW[nw : nw+cb]
-	out := st.dwcW[nw+cb : nw+cb+nb*cb*cb]
-	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-	if ep.On {
-		lo, hi = ep.Lo, ep.Hi
-	}
+	wk := buf.w[:nw]
+	bias := buf.w[nw : nw+cb]
+	out := buf.w[nw+cb : nw+cb+nb*cb*cb]
 	plane := g.oh * g.ow
-	for nn := 0; nn < g.n; nn++ {
-		for gr := 0; gr < g.groups; gr++ {
-			for ib := 0; ib < nib; ib++ {
-				dwcPack(xp[ib*size:], g, xd, xoff+nn*g.sN+(gr*cg+ib*cb)*g.sC, cb, wp, rowF)
+	for blk := b0; blk < b1; blk++ {
+		nn, gr := blk/g.groups, blk%g.groups
+		for ib := 0; ib < nib; ib++ {
+			dwcPack(xp[ib*size:], g, r.xd, r.xoff+nn*g.sN+(gr*cg+ib*cb)*g.sC, cb, r.wp, r.rowF)
+		}
+		for ob := 0; ob < og; ob += cb {
+			o0 := gr*og + ob
+			// wk[((ib*kk+q)*8+ci)*8+j] is output channel o0+j's weight
+			// for input channel ib*8+ci of the group, tap q.
+			for j := 0; j < cb; j++ {
+				src := r.wd[r.woff+(o0+j)*cg*kk:][:cg*kk]
+				for ci, q := 0, 0; ci*kk+q < len(src); {
+					wk[((ci/cb*kk+q)*cb+ci%cb)*cb+j] = src[ci*kk+q]
+					if q++; q == kk {
+						ci, q = ci+1, 0
+					}
+				}
+				bias[j] = 0
+				if r.bd != nil {
+					bias[j] = r.bd[r.bo+(o0+j)*r.bs]
+				}
 			}
-			for ob := 0; ob < og; ob += cb {
-				o0 := gr*og + ob
-				// wk[((ib*kk+q)*8+ci)*8+j] is output channel o0+j's weight
-				// for input channel ib*8+ci of the group, tap q.
-				for j := 0; j < cb; j++ {
-					src := wd[woff+(o0+j)*cg*kk:][:cg*kk]
-					for ci, q := 0, 0; ci*kk+q < len(src); {
-						wk[((ci/cb*kk+q)*cb+ci%cb)*cb+j] = src[ci*kk+q]
-						if q++; q == kk {
-							ci, q = ci+1, 0
-						}
-					}
-					bias[j] = 0
-					if bd != nil {
-						bias[j] = bd[bo+(o0+j)*bs]
-					}
+			ob0 := (nn*g.o + o0) * plane
+			for oh := 0; oh < g.oh; oh++ {
+				base := oh * g.strH * r.rowF
+				_ = xp[(nib-1)*size+base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
+				if g.strW == 1 {
+					gcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi, nib, size*4)
+				} else {
+					gcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi, nib, size*4)
 				}
-				ob0 := (nn*g.o + o0) * plane
-				for oh := 0; oh < g.oh; oh++ {
-					base := oh * g.strH * rowF
-					_ = xp[(nib-1)*size+base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
-					if g.strW == 1 {
-						gcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, size*4)
-					} else {
-						gcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, size*4)
-					}
-					_ = c[ob0+(cb-1)*plane+oh*g.ow+g.ow-1]
-					unpackRows8AVX2(&c[ob0+oh*g.ow], plane, &out[0], g.ow)
-				}
-				if act != nil { // the block's planes are in cache
-					act(c[ob0 : ob0+cb*plane])
-				}
+				_ = r.c[ob0+(cb-1)*plane+oh*g.ow+g.ow-1]
+				unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
+			}
+			if r.act != nil { // the block's planes are in cache
+				r.act(r.c[ob0 : ob0+cb*plane])
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gosr/gosr/ops/gemm"
+	"github.com/gosr/gosr/ops/parallel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -104,75 +105,96 @@ func TestDepthwiseBlocked(t *testing.T) {
 		{2, 16, 15, 17, 3, 1, 3, 2, 1, 5}, {1, 8, 20, 9, 1, 0, 1, 1, 1, 0}, {1, 40, 4, 4, 3, 1, 2, 2, 1, 3},
 	}
 	r := rand.New(rand.NewSource(9))
-	for _, c := range cases {
-		for _, v := range []struct {
-			bias, act bool
-			ep        gemm.Clamp
-		}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: -0.5, Hi: 0.75}}, {true, true, gemm.Clamp{}}} {
-			name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
-			plane := c.h*c.w + c.gap
-			g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.c,
-				kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.c}
-			g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
-			g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
-			require.True(t, convDepthwiseBlockedFits(&g), name)
-			x, w := normals(r, 3+c.n*c.c*plane), normals(r, c.c*c.k*c.k)
-			var bias []float32
-			if v.bias {
-				bias = normals(r, 2*c.c)
-			}
-			var act gemm.Activation
-			if v.act {
-				act = func(d []float32) {
-					for i := range d {
-						d[i] = 2*d[i] + 1
+	for _, sc := range blockedScratches(t) {
+		for _, c := range cases {
+			for _, v := range []struct {
+				bias, act bool
+				ep        gemm.Clamp
+			}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: -0.5, Hi: 0.75}}, {true, true, gemm.Clamp{}}} {
+				name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
+				plane := c.h*c.w + c.gap
+				g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.c,
+					kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.c}
+				g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
+				g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
+				require.True(t, convDepthwiseBlockedFits(&g), name)
+				x, w := normals(r, 3+c.n*c.c*plane), normals(r, c.c*c.k*c.k)
+				var bias []float32
+				if v.bias {
+					bias = normals(r, 2*c.c)
+				}
+				var act gemm.Activation
+				if v.act {
+					act = func(d []float32) {
+						for i := range d {
+							d[i] = 2*d[i] + 1
+						}
 					}
 				}
-			}
-			op := g.oh * g.ow
-			got := make([]float32, c.n*c.c*op+1)
-			got[len(got)-1] = 9
-			st := &convState{}
-			convDepthwise(&g, x, 3, w, 0, bias, 1, 2, got[:len(got)-1], planesApart, 0, st, v.ep, act)
-			require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
-			want := make([]float32, op)
-			for nn := 0; nn < c.n; nn++ {
-				for ch := 0; ch < c.c; ch++ {
-					in := 3 + nn*g.sN + ch*plane
-					wk := w[ch*c.k*c.k : (ch+1)*c.k*c.k]
-					var b float32
-					if v.bias {
-						b = bias[1+2*ch]
-					}
-					convDepthwiseRows(&g, x, in, wk, b, want, st, v.ep)
-					if act != nil {
-						act(want)
-					}
-					gp := got[(nn*c.c+ch)*op : (nn*c.c+ch+1)*op]
-					require.Equal(t, want, gp, "%s: image %d channel %d: bits of convDepthwiseRows", name, nn, ch)
-					for oh := 0; oh < g.oh; oh++ {
-						for ow := 0; ow < g.ow; ow++ {
-							ref := float64(b)
-							for ki := 0; ki < c.k; ki++ {
-								for kj := 0; kj < c.k; kj++ {
-									ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
-									if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
-										ref += float64(wk[ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+				op := g.oh * g.ow
+				got := make([]float32, c.n*c.c*op+1)
+				got[len(got)-1] = 9
+				st := &convState{}
+				convDepthwise(sc, &g, x, 3, w, 0, bias, 1, 2, got[:len(got)-1], planesApart, 0, st, v.ep, act)
+				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+				want := make([]float32, op)
+				for nn := 0; nn < c.n; nn++ {
+					for ch := 0; ch < c.c; ch++ {
+						in := 3 + nn*g.sN + ch*plane
+						wk := w[ch*c.k*c.k : (ch+1)*c.k*c.k]
+						var b float32
+						if v.bias {
+							b = bias[1+2*ch]
+						}
+						convDepthwiseRows(&g, x, in, wk, b, want, st, v.ep)
+						if act != nil {
+							act(want)
+						}
+						gp := got[(nn*c.c+ch)*op : (nn*c.c+ch+1)*op]
+						require.Equal(t, want, gp, "%s: image %d channel %d: bits of convDepthwiseRows", name, nn, ch)
+						for oh := 0; oh < g.oh; oh++ {
+							for ow := 0; ow < g.ow; ow++ {
+								ref := float64(b)
+								for ki := 0; ki < c.k; ki++ {
+									for kj := 0; kj < c.k; kj++ {
+										ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
+										if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+											ref += float64(wk[ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+										}
 									}
 								}
+								if v.ep.On {
+									ref = math.Min(math.Max(ref, -0.5), 0.75)
+								}
+								if act != nil {
+									ref = 2*ref + 1
+								}
+								require.InDelta(t, ref, float64(gp[oh*g.ow+ow]), 1e-4, "%s: (%d, %d, %d, %d)", name, nn, ch, oh, ow)
 							}
-							if v.ep.On {
-								ref = math.Min(math.Max(ref, -0.5), 0.75)
-							}
-							if act != nil {
-								ref = 2*ref + 1
-							}
-							require.InDelta(t, ref, float64(gp[oh*g.ow+ow]), 1e-4, "%s: (%d, %d, %d, %d)", name, nn, ch, oh, ow)
 						}
 					}
 				}
 			}
 		}
+		requireSplit(t, sc)
+	}
+}
+
+// blockedScratches is a scratch of one goroutine and, where there are
+// two processors, one with a team of two (closed when t ends).
+func blockedScratches(t *testing.T) []*gemm.Scratch {
+	scs := []*gemm.Scratch{nil}
+	if team := parallel.New(2); team != nil {
+		t.Cleanup(team.Close)
+		scs = append(scs, gemm.NewScratch(team))
+	}
+	return scs
+}
+
+// requireSplit checks that a scratch with a team split some op across it.
+func requireSplit(t *testing.T, sc *gemm.Scratch) {
+	if sc.Team() != nil {
+		require.Positive(t, sc.OpSplits(), "no op was split across the team")
 	}
 }
 
@@ -190,6 +212,8 @@ func TestDepthwiseBlockedInPlace(t *testing.T) {
 		ord                  planeOrder
 	}
 	r := rand.New(rand.NewSource(10))
+	scs := blockedScratches(t)
+	team2 := scs[len(scs)-1] // in place, a team must keep the order
 	for _, c := range []dwCase{
 		{2, 24, 14, 3, 1, 2, planesForward}, {1, 20, 9, 3, 0, 1, planesForward}, {1, 16, 7, 3, 1, 1, planesForward},
 		{2, 16, 6, 3, 2, 1, planesBackward}, {1, 12, 5, 1, 1, 1, planesBackward},
@@ -202,14 +226,14 @@ func TestDepthwiseBlockedInPlace(t *testing.T) {
 		in, op := c.n*c.c*c.h*c.h, g.oh*g.ow
 		x, w, bias := normals(r, in), normals(r, c.c*c.k*c.k), normals(r, c.c)
 		want := make([]float32, c.n*c.c*op)
-		convDepthwise(&g, x, 0, w, 0, bias, 0, 1, want, planesApart, 0, &convState{}, gemm.Clamp{}, nil)
+		convDepthwise(nil, &g, x, 0, w, 0, bias, 0, 1, want, planesApart, 0, &convState{}, gemm.Clamp{}, nil)
 		buf := make([]float32, max(in, len(want)))
 		copy(buf, x)
 		out := buf[:len(want)]
 		xlo := f32Addr(buf)
 		ord := planePlan(out, op, xlo, xlo+uintptr(in)*4, c.n*c.c, c.h*c.h, true)
 		require.Equal(t, c.ord, ord, name)
-		convDepthwise(&g, buf, 0, w, 0, bias, 0, 1, out, ord, xlo, &convState{}, gemm.Clamp{}, nil)
+		convDepthwise(team2, &g, buf, 0, w, 0, bias, 0, 1, out, ord, xlo, &convState{}, gemm.Clamp{}, nil)
 		require.Equal(t, want, out, name)
 	}
 }
@@ -230,69 +254,72 @@ func TestGroupedBlocked(t *testing.T) {
 		{1, 2, 8, 8, 15, 17, 3, 2, 3, 2, 2, 0}, {1, 5, 8, 16, 1, 30, 3, 1, 1, 1, 1, 0},
 	}
 	r := rand.New(rand.NewSource(11))
-	for _, c := range cases {
-		for _, v := range []struct {
-			bias, act bool
-			ep        gemm.Clamp
-		}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, {true, true, gemm.Clamp{}}} {
-			name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
-			ch, o := c.groups*c.cg, c.groups*c.og
-			plane := c.h*c.w + c.gap
-			g := convGeom{n: c.n, c: ch, h: c.h, w: c.w, sN: ch * plane, sC: plane, sH: c.w, sW: 1, o: o,
-				kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.groups}
-			g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
-			g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
-			require.True(t, convGroupedBlockedFits(&g), name)
-			kk := c.k * c.k
-			x, w := normals(r, 2+c.n*ch*plane), normals(r, 1+o*c.cg*kk)
-			var bias []float32
-			if v.bias {
-				bias = normals(r, o)
-			}
-			var act gemm.Activation
-			if v.act {
-				act = func(d []float32) {
-					for i := range d {
-						d[i] = 2*d[i] + 1
+	for _, sc := range blockedScratches(t) {
+		for _, c := range cases {
+			for _, v := range []struct {
+				bias, act bool
+				ep        gemm.Clamp
+			}{{false, false, gemm.Clamp{}}, {true, false, gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, {true, true, gemm.Clamp{}}} {
+				name := fmt.Sprintf("%+v/bias%v/act%v/clamp%v", c, v.bias, v.act, v.ep.On)
+				ch, o := c.groups*c.cg, c.groups*c.og
+				plane := c.h*c.w + c.gap
+				g := convGeom{n: c.n, c: ch, h: c.h, w: c.w, sN: ch * plane, sC: plane, sH: c.w, sW: 1, o: o,
+					kh: c.k, kw: c.k, strH: c.strH, strW: c.strW, padH: c.pad, padW: c.pad, dilH: c.dil, dilW: c.dil, groups: c.groups}
+				g.oh = (c.h+2*c.pad-c.dil*(c.k-1)-1)/c.strH + 1
+				g.ow = (c.w+2*c.pad-c.dil*(c.k-1)-1)/c.strW + 1
+				require.True(t, convGroupedBlockedFits(&g), name)
+				kk := c.k * c.k
+				x, w := normals(r, 2+c.n*ch*plane), normals(r, 1+o*c.cg*kk)
+				var bias []float32
+				if v.bias {
+					bias = normals(r, o)
+				}
+				var act gemm.Activation
+				if v.act {
+					act = func(d []float32) {
+						for i := range d {
+							d[i] = 2*d[i] + 1
+						}
 					}
 				}
-			}
-			op := g.oh * g.ow
-			got := make([]float32, c.n*o*op+1)
-			got[len(got)-1] = 9
-			convGroupedBlocked(&g, x, 2, w, 1, bias, 0, 1, got[:len(got)-1], &convState{}, v.ep, act)
-			require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
-			for nn := 0; nn < c.n; nn++ {
-				for oc := 0; oc < o; oc++ {
-					gr := oc / c.og
-					for oh := 0; oh < g.oh; oh++ {
-						for ow := 0; ow < g.ow; ow++ {
-							ref := 0.0
-							if v.bias {
-								ref = float64(bias[oc])
-							}
-							for ci := 0; ci < c.cg; ci++ {
-								in := 2 + nn*g.sN + (gr*c.cg+ci)*plane
-								for ki := 0; ki < c.k; ki++ {
-									for kj := 0; kj < c.k; kj++ {
-										ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
-										if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
-											ref += float64(w[1+(oc*c.cg+ci)*kk+ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+				op := g.oh * g.ow
+				got := make([]float32, c.n*o*op+1)
+				got[len(got)-1] = 9
+				convGroupedBlocked(sc, &g, x, 2, w, 1, bias, 0, 1, got[:len(got)-1], &convState{}, v.ep, act)
+				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+				for nn := 0; nn < c.n; nn++ {
+					for oc := 0; oc < o; oc++ {
+						gr := oc / c.og
+						for oh := 0; oh < g.oh; oh++ {
+							for ow := 0; ow < g.ow; ow++ {
+								ref := 0.0
+								if v.bias {
+									ref = float64(bias[oc])
+								}
+								for ci := 0; ci < c.cg; ci++ {
+									in := 2 + nn*g.sN + (gr*c.cg+ci)*plane
+									for ki := 0; ki < c.k; ki++ {
+										for kj := 0; kj < c.k; kj++ {
+											ih, iw := oh*c.strH+ki*c.dil-c.pad, ow*c.strW+kj*c.dil-c.pad
+											if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+												ref += float64(w[1+(oc*c.cg+ci)*kk+ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+											}
 										}
 									}
 								}
+								if v.ep.On {
+									ref = math.Max(ref, 0)
+								}
+								if act != nil {
+									ref = 2*ref + 1
+								}
+								require.InDelta(t, ref, float64(got[(nn*o+oc)*op+oh*g.ow+ow]), 2e-4, "%s: (%d, %d, %d, %d)", name, nn, oc, oh, ow)
 							}
-							if v.ep.On {
-								ref = math.Max(ref, 0)
-							}
-							if act != nil {
-								ref = 2*ref + 1
-							}
-							require.InDelta(t, ref, float64(got[(nn*o+oc)*op+oh*g.ow+ow]), 2e-4, "%s: (%d, %d, %d, %d)", name, nn, oc, oh, ow)
 						}
 					}
 				}
 			}
 		}
+		requireSplit(t, sc)
 	}
 }

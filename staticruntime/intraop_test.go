@@ -281,3 +281,62 @@ func TestIntraOpThreadsOps(t *testing.T) {
 		m.Close()
 	}
 }
+
+// blockedNetIR is a depthwise convolution (stride 1, then stride 2) and
+// a grouped one of groups of 8, the channel-blocked paths, each with an
+// activation.
+const blockedNetIR = `graph(%x : Tensor):
+  %wd : Tensor = prim::Constant[value=<Tensor>]()
+  %bd : Tensor = prim::Constant[value=<Tensor>]()
+  %wd2 : Tensor = prim::Constant[value=<Tensor>]()
+  %wg : Tensor = prim::Constant[value=<Tensor>]()
+  %none : NoneType = prim::Constant()
+  %1 : int = prim::Constant[value=1]()
+  %2 : int = prim::Constant[value=2]()
+  %8 : int = prim::Constant[value=8]()
+  %64 : int = prim::Constant[value=64]()
+  %s1 : int[] = prim::ListConstruct(%1, %1)
+  %s2 : int[] = prim::ListConstruct(%2, %2)
+  %p1 : int[] = prim::ListConstruct(%1, %1)
+  %c1 : Tensor = aten::conv2d(%x, %wd, %bd, %s1, %p1, %s1, %64)
+  %r1 : Tensor = aten::silu(%c1)
+  %c2 : Tensor = aten::conv2d(%r1, %wd2, %none, %s2, %p1, %s1, %64)
+  %r2 : Tensor = aten::relu(%c2)
+  %c3 : Tensor = aten::conv2d(%r2, %wg, %none, %s1, %p1, %s1, %8)
+  %r3 : Tensor = aten::relu(%c3)
+  return (%r3)
+`
+
+// TestIntraOpThreadsBlockedConvs: the depthwise and grouped
+// convolutions' channel blocks shared across 2 goroutines give the bits
+// one gives, and a steady run allocates nothing.
+func TestIntraOpThreadsBlockedConvs(t *testing.T) {
+	withProcs(t, 2)
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(5)), 2, 64, 40, 40))
+	var want []float32
+	for _, threads := range []int{1, 2} {
+		r := rand.New(rand.NewSource(6))
+		opts := staticruntime.DefaultOptions()
+		opts.IntraOpThreads = threads
+		m := prepare(t, blockedNetIR, &opts, randTensor(r, 64, 1, 3, 3), randTensor(r, 64),
+			randTensor(r, 64, 1, 3, 3), randTensor(r, 64, 8, 3, 3))
+		rt := m.NewRuntime()
+		outs, err := rt.Run(x)
+		require.NoError(t, err)
+		got := f32(t, outs[0])
+		require.Len(t, got, 2*64*20*20)
+		if threads == 1 {
+			want = got
+		} else {
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					require.Failf(t, "result differs", "element %d is %v with 2 threads, %v with one", i, got[i], want[i])
+				}
+			}
+		}
+		if !raceflag.Enabled {
+			assert.Zero(t, testing.AllocsPerRun(10, func() { rt.Run(x) }), "%d threads", threads)
+		}
+		m.Close()
+	}
+}
