@@ -118,34 +118,7 @@ func dwPhaseRow(dst []float32, plane, ws, sw, pad int, src []float32) {
 		return
 	}
 	if sw == 2 {
-		// Padded column c is src[c-pad]: the even source elements go to
-		// phase pad%2 from column pad/2, the odd ones to the other phase
-		// from column (pad+1)/2.
-		ev, od := dst[pad%2*plane:][:ws], dst[(1-pad%2)*plane:][:ws]
-		ne, no := (len(src)+1)/2, len(src)/2
-		ce, co := pad/2, (pad+1)/2
-		clear(ev[:ce])
-		clear(od[:co])
-		evs, ods := ev[ce:ce+ne], od[co:co+no]
-		i := 0
-		if useAVX2 && no >= 8 {
-			i = no &^ 7
-			deal2AVX2(&evs[0], &ods[0], &src[0], i)
-		}
-		if i < no {
-			// The pairs left (all of a row of 14): resliced so the loop
-			// runs without bounds checks.
-			e, o, s := evs[i:no], ods[i:no:no], src[2*i:2*no]
-			for j := range e {
-				p := s[2*j : 2*j+2 : 2*j+2]
-				e[j], o[j] = p[0], p[1]
-			}
-		}
-		if ne > no {
-			evs[no] = src[2*no]
-		}
-		clear(ev[ce+ne:])
-		clear(od[co+no:])
+		gemm.PhaseRow2(dst, plane, ws, pad, src)
 		return
 	}
 	for ph := 0; ph < sw; ph++ {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // aten::max_pool2d, aten::avg_pool2d, aten::adaptive_avg_pool2d and
@@ -366,7 +367,7 @@ func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
 			// o[j] (and e[j+1]).
 			u := t[2*lo-pw:]
 			ne := n + kw - 2
-			deal2(ev[:ne], od[:n], u)
+			gemm.Deal2(ev[:ne], od[:n], u)
 			copy(mid, ev[:n])
 			max32(mid, od[:n])
 			if kw == 3 {
@@ -421,24 +422,6 @@ func max32(dst, src []float32) {
 	}
 	for ; i < n; i++ {
 		dst[i] = max(dst[i], src[i])
-	}
-}
-
-// deal2 sets ev[j] = u[2j] and od[j] = u[2j+1] (len(ev) may be one
-// more than len(od)).
-func deal2(ev, od, u []float32) {
-	n := len(od)
-	u = u[:len(ev)+n]
-	j := 0
-	if useAVX2 && n >= 8 {
-		j = n &^ 7
-		deal2AVX2(&ev[0], &od[0], &u[0], j)
-	}
-	for ; j < n; j++ {
-		ev[j], od[j] = u[2*j], u[2*j+1]
-	}
-	if len(ev) > n {
-		ev[n] = u[2*n]
 	}
 }
 

@@ -14,9 +14,6 @@ var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, lo, hi float32)
 
 //go:noescape
-func deal2AVX2(even, odd, src *float32, n int)
-
-//go:noescape
 func max32AVX2(dst, src *float32, n int)
 
 //go:noescape

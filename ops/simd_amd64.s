@@ -195,38 +195,6 @@ dwdone:
 	VZEROUPPER
 	RET
 
-// func deal2AVX2(even, odd, src *float32, n int)
-// even[i] = src[2i], odd[i] = src[2i+1] for i < n&^7 (the caller does
-// the rest).
-TEXT ·deal2AVX2(SB), NOSPLIT, $0-32
-	MOVQ even+0(FP), DI
-	MOVQ odd+8(FP), DX
-	MOVQ src+16(FP), SI
-	MOVQ n+24(FP), CX
-	SHRQ $3, CX
-	JEQ  d2done
-
-d2loop:
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	// Per 128-bit lane: the even (odd) elements of Y0's half, then of
-	// Y1's; then the 64-bit pairs put in order.
-	VSHUFPS $0x88, Y1, Y0, Y2
-	VSHUFPS $0xDD, Y1, Y0, Y3
-	VPERMPD $0xD8, Y2, Y2
-	VPERMPD $0xD8, Y3, Y3
-	VMOVUPS Y2, (DI)
-	VMOVUPS Y3, (DX)
-	ADDQ $64, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNE  d2loop
-
-d2done:
-	VZEROUPPER
-	RET
-
 // func max32AVX2(dst, src *float32, n int)
 // dst[i] = max(dst[i], src[i]) for i < n&^7 (the caller does the
 // rest), a NaN in either winning, as PyTorch's max pooling: VMAXPS

@@ -8,9 +8,6 @@ var useAVX2 = false
 // dwRowsAVX2 is never called here: useAVX2 is false.
 func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, lo, hi float32) {}
 
-// deal2AVX2 is never called here: useAVX2 is false.
-func deal2AVX2(even, odd, src *float32, n int) {}
-
 // max32AVX2 is never called here: useAVX2 is false.
 func max32AVX2(dst, src *float32, n int) {}
 

@@ -32,6 +32,9 @@ func gemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha 
 func dealAVX2(dst, src *float32, n, stride int)
 
 //go:noescape
+func deal2AVX2(even, odd, src *float32, n int)
+
+//go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
 
 // cpuHasAsm is detected with x/sys/cpu, which checks both the CPU flags

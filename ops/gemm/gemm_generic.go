@@ -33,3 +33,6 @@ func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, ad
 
 // wideRowsAVX2 is never called here: useAsm is false.
 func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias int) {}
+
+// deal2AVX2 is never called here: useAsm is false.
+func deal2AVX2(even, odd, src *float32, n int) {}

@@ -142,6 +142,21 @@ func widePhaseCopy(p *widePlan, x []float32, xoff, sC, sH, sW, c0, c1 int) {
 	}
 	for ch := c0; ch < c1; ch++ {
 		for pr := 0; pr < g.StrH; pr++ {
+			if g.StrW == 2 && sW == 1 && (all || used[pr*8] && used[pr*8+1]) {
+				// Both column phases from one pass over each row.
+				dst := p.pad[ch*p.chanSize+pr*2*p.plane:]
+				for r := 0; r < p.hs; r++ {
+					ih := r*g.StrH + pr - g.PadH
+					if uint(ih) >= uint(g.H) {
+						clear(dst[r*p.ws : r*p.ws+p.ws])
+						clear(dst[p.plane+r*p.ws : p.plane+r*p.ws+p.ws])
+						continue
+					}
+					src := x[xoff+ch*sC+ih*sH:]
+					PhaseRow2(dst[r*p.ws:], p.plane, p.ws, g.PadW, src[:g.W])
+				}
+				continue
+			}
 			for pcol := 0; pcol < g.StrW; pcol++ {
 				if !all && !used[pr*8+pcol] {
 					continue
@@ -455,4 +470,42 @@ func (j *wideJob) RunPart(i, n int) {
 	if pk != nil {
 		sc.done(pk)
 	}
+}
+
+// Deal2 sets even[j] = src[2j] and odd[j] = src[2j+1] (len(even) may be
+// one more than len(odd), which src then covers too): a row split into
+// the column phases of a stride of 2, eight pairs at a time under the
+// assembly.
+func Deal2(even, odd, src []float32) {
+	n := len(odd)
+	src = src[:len(even)+n]
+	j := 0
+	if useAsm && n >= 8 {
+		j = n &^ 7
+		deal2AVX2(&even[0], &odd[0], &src[0], j)
+	}
+	for ; j < n; j++ {
+		p := src[2*j : 2*j+2 : 2*j+2]
+		even[j], odd[j] = p[0], p[1]
+	}
+	if len(even) > n {
+		even[n] = src[2*n]
+	}
+}
+
+// PhaseRow2 deals one input row, with pad zero columns either side, into
+// the rows of the two column phases of a stride of 2 (dst[:ws] and
+// dst[plane:plane+ws]): padded column c, src[c-pad] or 0, goes to phase
+// c%2 at c/2, zeros filling each phase row past the image.
+func PhaseRow2(dst []float32, plane, ws, pad int, src []float32) {
+	// The even source elements go to phase pad%2 from column pad/2, the
+	// odd ones to the other phase from column (pad+1)/2.
+	ev, od := dst[pad%2*plane:][:ws], dst[(1-pad%2)*plane:][:ws]
+	ne, no := (len(src)+1)/2, len(src)/2
+	ce, co := pad/2, (pad+1)/2
+	clear(ev[:ce])
+	clear(od[:co])
+	Deal2(ev[ce:ce+ne], od[co:co+no], src)
+	clear(ev[ce+ne:])
+	clear(od[co+no:])
 }

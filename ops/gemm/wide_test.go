@@ -318,3 +318,41 @@ func normals32(r *rand.Rand, n int) []float32 {
 	}
 	return v
 }
+
+// PhaseRow2 against its definition, under the assembly and without it:
+// rows of 0 to 40 elements (pairs past the 8 the assembly deals at a
+// time, odd lengths), padding 0 to 3, phase rows one column wider than
+// needed or exactly as wide.
+func TestPhaseRow2(t *testing.T) {
+	r := rand.New(rand.NewSource(13))
+	for _, asm := range []bool{false, true} {
+		if asm && !cpuHasAsm {
+			continue
+		}
+		saved := useAsm
+		useAsm = asm
+		for n := 0; n <= 40; n++ {
+			for pad := 0; pad <= 3; pad++ {
+				for extra := 0; extra <= 1; extra++ {
+					src := normals32(r, n)
+					ws := (n+2*pad+1)/2 + extra
+					plane := ws + 3
+					dst := normals32(r, plane+ws+2) // garbage, to be overwritten
+					tail := append([]float32(nil), dst[plane+ws:]...)
+					PhaseRow2(dst, plane, ws, pad, src)
+					for ph := 0; ph < 2; ph++ {
+						for c := 0; c < ws; c++ {
+							want := float32(0)
+							if iw := 2*c + ph - pad; iw >= 0 && iw < n {
+								want = src[iw]
+							}
+							require.Equal(t, want, dst[ph*plane+c], "asm %v, n %d, pad %d, phase %d, column %d", asm, n, pad, ph, c)
+						}
+					}
+					require.Equal(t, tail, dst[plane+ws:], "asm %v, n %d, pad %d: wrote past phase 1's row", asm, n, pad)
+				}
+			}
+		}
+		useAsm = saved
+	}
+}
