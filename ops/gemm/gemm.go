@@ -46,9 +46,10 @@ type ConvSrc struct {
 // steady run never reallocates them; it holds at most as many as gemm
 // calls ever ran at once (bounded by packKeep).
 type packBufs struct {
-	a [MC * KC]float32
-	b []float32
-	c [MR * NR]float32
+	a  [MC * KC]float32
+	b  []float32
+	c  [MR * NR]float32
+	c2 [MR * NR]float32 // the pure-Go half kernel's tile
 	// rows describes the packed rows of an implicit im2col.
 	rows [KC]convRowInfo
 	wide wideBufs
@@ -381,9 +382,18 @@ func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, co
 				kernel(kc, ap, bp, c[o:], ldc, add)
 				continue
 			}
-			// Edge tile: compute it aside, then its valid part.
+			if mr == MR && nr == 8 {
+				kernelHalf(kc, ap, bp, c[o:], ldc, add, &pk.c)
+				continue
+			}
+			// Edge tile: compute it aside, then its valid part (of a
+			// panel of 8 columns or fewer, only the first 8).
 			t := pk.c[:]
-			kernel(kc, ap, bp, t, NR, false)
+			if nr <= 8 {
+				kernelHalf(kc, ap, bp, t, NR, false, &pk.c2)
+			} else {
+				kernel(kc, ap, bp, t, NR, false)
+			}
 			for i := 0; i < mr; i++ {
 				row := c[o+i*ldc : o+i*ldc+nr]
 				tr := t[i*NR : i*NR+nr]
@@ -894,6 +904,23 @@ func kernelGoAdd(k int, a, b, c []float32, ldc int, add bool) {
 		}
 	}
 	kernelGo(k, a, b, c, ldc)
+}
+
+// kernelHalfGo is the pure-Go kernelHalf: the full tile into t, its
+// first 8 columns stored or added to C.
+func kernelHalfGo(k int, a, b, c []float32, ldc int, add bool, t *[MR * NR]float32) {
+	kernelGoAdd(k, a, b, t[:], NR, false)
+	for i := 0; i < MR; i++ {
+		row := c[i*ldc : i*ldc+8]
+		tr := t[i*NR : i*NR+8]
+		if !add {
+			copy(row, tr)
+			continue
+		}
+		for j := range row {
+			row[j] += tr[j]
+		}
+	}
 }
 
 // kernelGo is the pure-Go micro-kernel: C[6x16] += A[6xk]*B[kx16]

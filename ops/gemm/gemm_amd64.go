@@ -11,6 +11,9 @@ import "golang.org/x/sys/cpu"
 func kernel6x16AVX2(k int, a, b, c *float32, ldc int, add int)
 
 //go:noescape
+func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int)
+
+//go:noescape
 func kernel6x16WideAVX2(k int, a, b *float32, offs *int, c *float32, ldc int, add int)
 
 //go:noescape
@@ -61,6 +64,24 @@ func kernel(k int, a, b, c []float32, ldc int, add bool) {
 		ad = 1
 	}
 	kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, ad)
+}
+
+// kernelHalf is kernel for the first 8 columns of the B panel:
+// C[6x8] += A[6xk]*B[kx8], or = when add is false. Without the assembly
+// it runs the full kernel into a tile and keeps its first 8 columns.
+func kernelHalf(k int, a, b, c []float32, ldc int, add bool, t *[MR * NR]float32) {
+	if !useAsm || k == 0 {
+		kernelHalfGo(k, a, b, c, ldc, add, t)
+		return
+	}
+	_ = a[k*MR-1]
+	_ = b[(k-1)*NR+7]
+	_ = c[(MR-1)*ldc+7]
+	ad := 0
+	if add {
+		ad = 1
+	}
+	kernel6x8AVX2(k, &a[0], &b[0], &c[0], ldc, ad)
 }
 
 // kernelDirect is C[4x16] += A[4xk]*B[kx16] with A's rows read in

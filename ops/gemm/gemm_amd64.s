@@ -462,3 +462,90 @@ dstore:
 	VMOVUPS Y7, 32(DX)
 	VZEROUPPER
 	RET
+
+// KSTEP6x8 is one k step of kernel6x8AVX2: the first 8 of B's 16 floats
+// at byte offset B of DI (Y12), A's 6 at byte offset A of SI broadcast,
+// six FMAs into Y0, Y2, ..., Y10.
+#define KSTEP6x8(B, A) \
+	VMOVUPS (B)(DI), Y12; \
+	VBROADCASTSS (A)(SI), Y14; \
+	VBROADCASTSS (A+4)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y0; \
+	VFMADD231PS Y12, Y15, Y2; \
+	VBROADCASTSS (A+8)(SI), Y14; \
+	VBROADCASTSS (A+12)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y4; \
+	VFMADD231PS Y12, Y15, Y6; \
+	VBROADCASTSS (A+16)(SI), Y14; \
+	VBROADCASTSS (A+20)(SI), Y15; \
+	VFMADD231PS Y12, Y14, Y8; \
+	VFMADD231PS Y12, Y15, Y10
+
+// STORE1 writes one row of an 8-wide tile (Y_A) to DX, adding what is
+// there when R12 is non-zero.
+#define STORE1(Y_A) \
+	TESTQ R12, R12; \
+	JEQ  2(PC); \
+	VADDPS (DX), Y_A, Y_A; \
+	VMOVUPS Y_A, (DX)
+
+// func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int)
+// kernel6x16AVX2 for the first 8 columns of a B panel (still 16 floats
+// a k step): C[6x8] += A[6xk] * B[kx8] (add == 0: =). The last panel of
+// a product whose width leaves 8 or fewer columns in it takes this,
+// half the multiply-adds of the full tile.
+TEXT ·kernel6x8AVX2(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	MOVQ add+40(FP), R12
+	SHLQ $2, R8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y6, Y6, Y6
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	MOVQ CX, R10
+	SHRQ $2, R10
+	ANDQ $3, CX
+	TESTQ R10, R10
+	JEQ  k8tail
+
+k8loop:
+	KSTEP6x8(0, 0)
+	KSTEP6x8(64, 24)
+	KSTEP6x8(128, 48)
+	KSTEP6x8(192, 72)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ R10
+	JNE  k8loop
+
+k8tail:
+	TESTQ CX, CX
+	JEQ  k8store
+
+k8one:
+	KSTEP6x8(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE  k8one
+
+k8store:
+	STORE1(Y0)
+	ADDQ R8, DX
+	STORE1(Y2)
+	ADDQ R8, DX
+	STORE1(Y4)
+	ADDQ R8, DX
+	STORE1(Y6)
+	ADDQ R8, DX
+	STORE1(Y8)
+	ADDQ R8, DX
+	STORE1(Y10)
+	VZEROUPPER
+	RET

@@ -6,6 +6,10 @@ package gemm
 
 func kernel(k int, a, b, c []float32, ldc int, add bool) { kernelGoAdd(k, a, b, c, ldc, add) }
 
+func kernelHalf(k int, a, b, c []float32, ldc int, add bool, t *[MR * NR]float32) {
+	kernelHalfGo(k, a, b, c, ldc, add, t)
+}
+
 func kernelDirect(k int, a []float32, lda int, b, c []float32, ldc int) {
 	kernelDirectGo(k, a, lda, b, c, ldc)
 }
@@ -36,3 +40,6 @@ func wideRowsAVX2(dst, src *float32, rows, n, ws int, b, lo, hi float32, bias in
 
 // deal2AVX2 is never called here: useAsm is false.
 func deal2AVX2(even, odd, src *float32, n int) {}
+
+// kernel6x8AVX2 is never called here: useAsm is false.
+func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int) {}

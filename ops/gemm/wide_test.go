@@ -237,6 +237,9 @@ func BenchmarkConvWide(b *testing.B) {
 		{"resnet50/1x1/256to64/56", 256, 56, 64, 1, 1, 0, 1},
 		{"resnet50/1x1/1024to256/14", 1024, 14, 256, 1, 1, 0, 1},
 		{"densenet/1x1/512to128/28", 512, 28, 128, 1, 1, 0, 1},
+		{"resnet50/1x1/2048to512/7", 2048, 7, 512, 1, 1, 0, 1},
+		{"mobilenet/1x1/160to960/7", 160, 7, 960, 1, 1, 0, 1},
+		{"resnet50/1x1/256to1024/14", 256, 14, 1024, 1, 1, 0, 1},
 	}
 	r := rand.New(rand.NewSource(1))
 	for _, s := range shapes {
