@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"sync"
+
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops/gemm"
@@ -72,8 +74,9 @@ type convState struct {
 	offsMax int
 	// depthwise and grouped (convDepthwiseBlocked, convGroupedBlocked):
 	// the run's arguments and buffers, and the taps' offsets
-	dwc     dwcRun
-	dwcOffs []int
+	dwc       dwcRun
+	dwcOffs   []int
+	dwcDirect []float32 // convDirectBlocked's input copy, all blocks
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, a pointwise tile of input columns,
 	// or a copy of the whole input when neither scheme applies.
@@ -178,6 +181,25 @@ type convPrepacked struct {
 	w      *ivalue.Tensor
 	groups int
 	a      []*gemm.PrepackedA
+	// The weight for convDirectBlocked (see [Channel-blocked direct
+	// convolution]), for ungrouped 2-d kernels larger than 1x1 of a
+	// multiple of 8 input and 16 output channels (blkOK): packed on the
+	// first run that takes that path (a 7x7 map never does), once for
+	// all runtimes, from blkSrc.
+	blkOK   bool
+	blkSrc  []float32
+	blkOnce sync.Once
+	blk     []float32
+}
+
+// blocked returns the weight packed for convDirectBlocked.
+func (p *convPrepacked) blocked() []float32 {
+	p.blkOnce.Do(func() {
+		w := p.w
+		p.blk = directBlockedWeights(p.blkSrc, w.Size(0), w.Size(1), w.Size(2)*w.Size(3))
+		p.blkSrc = nil
+	})
+	return p.blk
 }
 
 // convPrepack packs a constant weight (frozen graphs) with constant
@@ -220,6 +242,9 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	pre := &convPrepacked{w: w, groups: groups}
 	for gr := 0; gr < groups; gr++ {
 		pre.a = append(pre.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: wd, Off: woff + gr*og*kdim, RS: kdim, CS: 1}))
+	}
+	if useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0 && w.Size(2)*w.Size(3) > 1 {
+		pre.blkOK, pre.blkSrc = true, wd[woff:woff+w.Numel()]
 	}
 	return pre
 }
@@ -528,6 +553,10 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		wd, woff := convWeightRows(st, w)
 		convDepthwise(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner, act)
 		addRes()
+		return nil
+	}
+	if !st.resLate && convDirectBlockedFits(&g, pre, w) {
+		convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), bd, bo, bs, rd, roff, c, st, ep, act)
 		return nil
 	}
 	if rd == nil && convGroupedBlockedFits(&g) {

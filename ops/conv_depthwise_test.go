@@ -323,3 +323,92 @@ func TestGroupedBlocked(t *testing.T) {
 		requireSplit(t, sc)
 	}
 }
+
+// convDirectBlocked against a float64 direct convolution: 8 to 24 input
+// and 16 or 32 output channels, 3x3 and 5x5 kernels, padding or none,
+// row widths 20 to 56 (multiples of 6 and not), batches, input planes
+// strided apart, a bias or none, a clamp or none, a residual (added
+// before the clamp), an activation; one goroutine and a team of two.
+func TestDirectBlocked(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: convDirectBlocked is not used")
+	}
+	type dcCase struct{ n, c, o, h, w, k, pad, gap int }
+	cases := []dcCase{
+		{1, 64, 32, 28, 28, 3, 1, 0}, {2, 8, 16, 21, 20, 3, 1, 3}, {1, 24, 16, 30, 56, 5, 2, 0}, {1, 16, 32, 24, 25, 3, 0, 0},
+	}
+	r := rand.New(rand.NewSource(14))
+	for _, sc := range blockedScratches(t) {
+		for _, c := range cases {
+			for _, v := range []struct {
+				bias, res, act bool
+				ep             gemm.Clamp
+			}{{false, false, false, gemm.Clamp{}}, {true, false, false, gemm.Clamp{On: true, Lo: 0, Hi: 6}}, {true, true, false, gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, {false, true, true, gemm.Clamp{}}} {
+				name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v/team%v", c, v.bias, v.res, v.act, v.ep.On, sc.Team() != nil)
+				plane := c.h*c.w + c.gap
+				g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.o,
+					kh: c.k, kw: c.k, strH: 1, strW: 1, padH: c.pad, padW: c.pad, dilH: 1, dilW: 1, groups: 1}
+				g.oh, g.ow = c.h+2*c.pad-c.k+1, c.w+2*c.pad-c.k+1
+				kk := c.k * c.k
+				x, w := normals(r, 1+c.n*c.c*plane), normals(r, c.o*c.c*kk)
+				pre := &convPrepacked{blkOK: true, blk: directBlockedWeights(w, c.o, c.c, kk)}
+				require.True(t, convDirectBlockedFits(&g, pre, nil), name)
+				var bias, res []float32
+				if v.bias {
+					bias = normals(r, c.o)
+				}
+				op := g.oh * g.ow
+				if v.res {
+					res = normals(r, 2+c.n*c.o*op)
+				}
+				var act gemm.Activation
+				if v.act {
+					act = func(d []float32) {
+						for i := range d {
+							d[i] = 2*d[i] + 1
+						}
+					}
+				}
+				got := make([]float32, c.n*c.o*op+1)
+				got[len(got)-1] = 9
+				convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, got[:len(got)-1], &convState{}, v.ep, act)
+				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+				for nn := 0; nn < c.n; nn++ {
+					for oc := 0; oc < c.o; oc++ {
+						for oh := 0; oh < g.oh; oh++ {
+							for ow := 0; ow < g.ow; ow++ {
+								ref := 0.0
+								if v.bias {
+									ref = float64(bias[oc])
+								}
+								for ci := 0; ci < c.c; ci++ {
+									in := 1 + nn*g.sN + ci*plane
+									for ki := 0; ki < c.k; ki++ {
+										for kj := 0; kj < c.k; kj++ {
+											ih, iw := oh+ki-c.pad, ow+kj-c.pad
+											if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
+												ref += float64(w[(oc*c.c+ci)*kk+ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
+											}
+										}
+									}
+								}
+								idx := (nn*c.o+oc)*op + oh*g.ow + ow
+								if v.res {
+									ref += float64(res[2+idx])
+								}
+								if v.ep.On {
+									ref = math.Min(math.Max(ref, float64(v.ep.Lo)), float64(v.ep.Hi))
+								}
+								if act != nil {
+									ref = 2*ref + 1
+								}
+								require.InDelta(t, ref, float64(got[idx]), 5e-4, "%s: (%d, %d, %d, %d)", name, nn, oc, oh, ow)
+							}
+						}
+					}
+				}
+			}
+		}
+		requireSplit(t, sc)
+	}
+}
