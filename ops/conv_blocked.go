@@ -67,6 +67,8 @@ type dwcRun struct {
 	act           gemm.Activation
 	grouped       bool
 	direct        bool      // convDirectBlocked's run
+	packing       bool      // its input blocks' turn (xd into xp)
+	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk)
 	res           []float32 // its residual, laid out as c (nil: none)
 	roff          int
@@ -86,7 +88,7 @@ type dwcBufs struct{ in, w []float32 }
 func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, ep gemm.Clamp, act gemm.Activation, grouped bool) *dwcRun {
 	r := &st.dwc
 	r.g, r.xd, r.xoff, r.wd, r.woff, r.bd, r.bo, r.bs, r.c, r.ord, r.act, r.grouped = *g, xd, xoff, wd, woff, bd, bo, bs, c, ord, act, grouped
-	r.direct = false
+	r.direct, r.packing = false, false
 	r.lo, r.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	if ep.On {
 		r.lo, r.hi = ep.Lo, ep.Hi
@@ -428,23 +430,32 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		st.dwcDirect = make([]float32, nib*r.size)
 	}
 	xp := st.dwcDirect[:nib*r.size]
+	r.xp = xp
 	for nn := 0; nn < g.n; nn++ {
-		for ib := 0; ib < nib; ib++ {
-			blk := xp[ib*r.size : (ib+1)*r.size]
-			clear(blk[r.hp*r.rowF:])
-			dwcPack(blk, g, xd, xoff+nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
-		}
-		// The blocks read the packed copy (start drops these at its end).
-		r.nn, r.xd, r.wblk, r.res, r.c, r.bd, r.act = nn, xp, blk, res, c, bd, act
+		// The input blocks, then the output blocks, each shared across
+		// the team (start drops the slices at its end).
+		r.nn, r.packing, r.xd = nn, true, xd
+		r.start(sc, nib, nib*r.hp*r.rowF)
+		r.packing, r.wblk, r.res, r.c, r.bd, r.act = false, blk, res, c, bd, act
 		r.start(sc, g.o/16, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
 	}
+	r.xp = nil
 }
 
-// directBlocks computes output blocks [b0, b1) of 16 channels of image
-// r.nn with part's buffers.
+// directBlocks packs input blocks [b0, b1) of image r.nn (r.packing),
+// or computes its output blocks [b0, b1) of 16 channels with part's
+// buffers.
 func (r *dwcRun) directBlocks(part, b0, b1 int) {
 	const cb = 8
 	g := &r.g
+	if r.packing { // blocks [b0, b1) of input channels
+		for ib := b0; ib < b1; ib++ {
+			blk := r.xp[ib*r.size : (ib+1)*r.size]
+			clear(blk[r.hp*r.rowF:])
+			dwcPack(blk, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
+		}
+		return
+	}
 	nib := g.c / cb
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
@@ -457,7 +468,7 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	}
 	plane := g.oh * g.ow
-	xp, offs := r.xd, r.offs
+	xp, offs := r.xp, r.offs
 	for ob := b0; ob < b1; ob++ {
 		o0 := ob * 16
 		for j := range bias {
