@@ -2,11 +2,9 @@ package ops
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops/gemm"
-	"github.com/gosr/gosr/ops/parallel"
 )
 
 // [Channel-blocked depthwise]
@@ -56,8 +54,7 @@ func convDepthwiseBlocked(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int,
 // kept in the node's state: the parts of a split run read them there
 // (no closure to allocate), each with buffers of its own.
 type dwcRun struct {
-	next          atomic.Int64
-	chunks, total int
+	chunks
 	g             convGeom
 	xd, wd, bd, c []float32
 	xoff, woff    int
@@ -102,36 +99,39 @@ func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32
 // separate memory and the work (multiply-adds) is worth it, else in
 // order on the caller.
 func (r *dwcRun) start(sc *gemm.Scratch, total, work int) {
-	team := sc.Team()
-	parts := min(team.Size(), work/splitMinWork, total)
+	parts := splitParts(sc, total, 1, work)
 	if r.ord != planesApart {
 		parts = 1
 	}
 	for len(r.bufs) < max(parts, 1) {
 		r.bufs = append(r.bufs, dwcBufs{})
 	}
-	r.total = total
+	r.reset(total, 1, max(parts, 1))
 	if parts < 2 {
 		r.blocks(0, 0, total)
 	} else {
-		r.chunks = min(2*parts, total)
-		r.next.Store(0)
 		sc.NoteOpSplit()
-		team.Run(r, parts)
+		sc.Team().Run(r, parts)
 	}
 	r.xd, r.wd, r.bd, r.c, r.act, r.wblk, r.res = nil, nil, nil, nil, nil, nil, nil
 }
 
 // RunPart implements parallel.Task: chunks of blocks from a counter.
 func (r *dwcRun) RunPart(i, _ int) {
-	for {
-		ch := int(r.next.Add(1) - 1)
-		if ch >= r.chunks {
-			return
-		}
-		if lo, hi := parallel.Range(ch, r.chunks, r.total, 1); lo < hi {
-			r.blocks(i, lo, hi)
-		}
+	for lo, hi, ok := r.take(); ok; lo, hi, ok = r.take() {
+		r.blocks(i, lo, hi)
+	}
+}
+
+// blockBias fills bias with the bias of channels [c0, c0+len(bias))
+// that exist (n of them), zero for the rest and without a bias.
+func (r *dwcRun) blockBias(bias []float32, c0, n int) {
+	clear(bias)
+	if r.bd == nil {
+		return
+	}
+	for j := range bias[:n] {
+		bias[j] = r.bd[r.bo+(c0+j)*r.bs]
 	}
 }
 
@@ -168,21 +168,18 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 	for k := b0; k < b1; k++ {
 		blk := k
 		if r.ord == planesBackward {
-			blk = r.total - 1 - k
+			blk = r.n - 1 - k
 		}
 		nn, c0 := blk/nblk, blk%nblk*cb
 		nch := min(cb, g.c-c0)
 		dwcPack(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.wp, r.rowF)
 		clear(wk)
-		clear(bias)
 		for j := 0; j < nch; j++ {
 			for q := 0; q < kk; q++ {
 				wk[q*cb+j] = r.wd[r.woff+(c0+j)*kk+q]
 			}
-			if r.bd != nil {
-				bias[j] = r.bd[r.bo+(c0+j)*r.bs]
-			}
 		}
+		r.blockBias(bias, c0, nch)
 		ob := (nn*g.o + c0) * plane
 		for oh := 0; oh < g.oh; oh++ {
 			base := oh * g.strH * r.rowF
@@ -342,11 +339,8 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 						ci, q = ci+1, 0
 					}
 				}
-				bias[j] = 0
-				if r.bd != nil {
-					bias[j] = r.bd[r.bo+(o0+j)*r.bs]
-				}
 			}
+			r.blockBias(bias, o0, cb)
 			ob0 := (nn*g.o + o0) * plane
 			for oh := 0; oh < g.oh; oh++ {
 				base := oh * g.strH * r.rowF
@@ -471,12 +465,7 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 	xp, offs := r.xp, r.offs
 	for ob := b0; ob < b1; ob++ {
 		o0 := ob * 16
-		for j := range bias {
-			bias[j] = 0
-			if r.bd != nil {
-				bias[j] = r.bd[r.bo+(o0+j)*r.bs]
-			}
-		}
+		r.blockBias(bias, o0, 16)
 		wk := r.wblk[ob*nib*kk*16*cb : (ob+1)*nib*kk*16*cb]
 		ob0 := (r.nn*g.o + o0) * plane
 		for oh := 0; oh < g.oh; oh++ {

@@ -123,14 +123,7 @@ func TestDepthwiseBlocked(t *testing.T) {
 				if v.bias {
 					bias = normals(r, 2*c.c)
 				}
-				var act gemm.Activation
-				if v.act {
-					act = func(d []float32) {
-						for i := range d {
-							d[i] = 2*d[i] + 1
-						}
-					}
-				}
+				act := testAct(v.act)
 				op := g.oh * g.ow
 				got := make([]float32, c.n*c.c*op+1)
 				got[len(got)-1] = 9
@@ -274,14 +267,7 @@ func TestGroupedBlocked(t *testing.T) {
 				if v.bias {
 					bias = normals(r, o)
 				}
-				var act gemm.Activation
-				if v.act {
-					act = func(d []float32) {
-						for i := range d {
-							d[i] = 2*d[i] + 1
-						}
-					}
-				}
+				act := testAct(v.act)
 				op := g.oh * g.ow
 				got := make([]float32, c.n*o*op+1)
 				got[len(got)-1] = 9
@@ -361,14 +347,7 @@ func TestDirectBlocked(t *testing.T) {
 				if v.res {
 					res = normals(r, 2+c.n*c.o*op)
 				}
-				var act gemm.Activation
-				if v.act {
-					act = func(d []float32) {
-						for i := range d {
-							d[i] = 2*d[i] + 1
-						}
-					}
-				}
+				act := testAct(v.act)
 				got := make([]float32, c.n*c.o*op+1)
 				got[len(got)-1] = 9
 				convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, got[:len(got)-1], &convState{}, v.ep, act)
@@ -410,5 +389,18 @@ func TestDirectBlocked(t *testing.T) {
 			}
 		}
 		requireSplit(t, sc)
+	}
+}
+
+// testAct is an activation the blocked-convolution tests check for
+// (2x+1, so an activation run twice or not at all shows), or nil.
+func testAct(on bool) gemm.Activation {
+	if !on {
+		return nil
+	}
+	return func(d []float32) {
+		for i := range d {
+			d[i] = 2*d[i] + 1
+		}
 	}
 }

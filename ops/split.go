@@ -19,24 +19,52 @@ import (
 // its share saves.
 const splitMinWork = 1 << 15
 
-// splitter is a reusable parallel.Task over [0, n).
-type splitter struct {
+// chunks deals [0, n) out in chunks of whole units taken from a
+// counter, up to two a goroutine (one that comes late takes less): the
+// shared part of splitter and of the channel-blocked convolutions'
+// dwcRun.
+type chunks struct {
 	next    atomic.Int64
 	n, unit int
-	chunks  int
-	body    func(lo, hi int)
+	count   int
+}
+
+// splitParts is how many goroutines of sc's team an op over [0, n) in
+// units, of work in the units splitMinWork counts, is worth.
+func splitParts(sc *gemm.Scratch, n, unit, work int) int {
+	return min(sc.Team().Size(), work/splitMinWork, (n+unit-1)/unit)
+}
+
+// reset prepares the chunks of [0, n) for parts goroutines.
+func (c *chunks) reset(n, unit, parts int) {
+	c.n, c.unit = n, unit
+	c.count = min(2*parts, (n+unit-1)/unit)
+	c.next.Store(0)
+}
+
+// take returns the next chunk, or ok false when none is left.
+func (c *chunks) take() (lo, hi int, ok bool) {
+	for {
+		ch := int(c.next.Add(1) - 1)
+		if ch >= c.count {
+			return 0, 0, false
+		}
+		if lo, hi := parallel.Range(ch, c.count, c.n, c.unit); lo < hi {
+			return lo, hi, true
+		}
+	}
+}
+
+// splitter is a reusable parallel.Task over [0, n).
+type splitter struct {
+	chunks
+	body func(lo, hi int)
 }
 
 // RunPart implements parallel.Task.
 func (s *splitter) RunPart(_, _ int) {
-	for {
-		ch := int(s.next.Add(1) - 1)
-		if ch >= s.chunks {
-			return
-		}
-		if lo, hi := parallel.Range(ch, s.chunks, s.n, s.unit); lo < hi {
-			s.body(lo, hi)
-		}
+	for lo, hi, ok := s.take(); ok; lo, hi, ok = s.take() {
+		s.body(lo, hi)
 	}
 }
 
@@ -45,17 +73,14 @@ func (s *splitter) RunPart(_, _ int) {
 // splitMinWork counts) is worth it, else once on the caller. body must
 // write disjoint memory for disjoint ranges.
 func (s *splitter) run(sc *gemm.Scratch, n, unit, work int, body func(lo, hi int)) {
-	team := sc.Team()
-	parts := min(team.Size(), work/splitMinWork, (n+unit-1)/unit)
+	parts := splitParts(sc, n, unit, work)
 	if parts < 2 {
 		body(0, n)
 		return
 	}
-	s.n, s.unit, s.body = n, unit, body
-	// Up to two chunks a goroutine: one that comes late takes less.
-	s.chunks = min(2*parts, (n+unit-1)/unit)
-	s.next.Store(0)
+	s.body = body
+	s.reset(n, unit, parts)
 	sc.NoteOpSplit()
-	team.Run(s, parts)
+	sc.Team().Run(s, parts)
 	s.body = nil
 }
