@@ -329,6 +329,10 @@ const maxPoolVecW = 1024
 // a loop over the row. The clipped windows at the borders take the
 // loop. NaN wins everywhere, as in PyTorch.
 func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
+	if useAVX2 && q.sw == 2 && (q.kw == 2 || q.kw == 3) && q.kh <= 3 {
+		maxPoolPlaneS2(in, q, base, dst)
+		return
+	}
 	var buf [2 * maxPoolVecW]float32
 	t := buf[:in.w]
 	half := (in.w + 1) / 2
@@ -389,6 +393,75 @@ func maxPoolPlaneVec(in *poolInput, q *poolParams, base int, dst []float32) {
 			}
 		}
 		maxPoolEdges(out, t, lo, hi, kw, sw, pw)
+	}
+}
+
+// maxPoolPlaneS2 is maxPoolPlaneVec, with AVX2, for windows of at most 3 rows and
+// 2 or 3 columns at column stride 2 (the stems of resnets, densenets and
+// shufflenets, squeezenet's pools, VGG's 2x2 ones): the general path's
+// separate passes cost more in calls than in arithmetic on rows this
+// short, so each run of output rows whose windows cover the same number
+// of input rows is one call of maxPoolS2RowsAVX2, straight from the
+// input. Columns whose windows the padding clips take maxPoolEdges.
+func maxPoolPlaneS2(in *poolInput, q *poolParams, base int, dst []float32) {
+	negInf := float32(math.Inf(-1))
+	lo, hi := poolInsideCols(q, in.w)
+	// window returns output row oh's first input row and row count.
+	window := func(oh int) (int, int) {
+		h0 := oh*q.sh - q.ph
+		r0 := max(h0, 0)
+		return r0, max(0, min(h0+q.kh, in.h)-r0)
+	}
+	a := 2*lo - q.pw
+	for oh := 0; oh < q.oh; {
+		r0, nr := window(oh)
+		end := oh + 1
+		for end < q.oh {
+			r, c := window(end)
+			if c != nr || r != r0+(end-oh)*q.sh {
+				break
+			}
+			end++
+		}
+		if nr == 0 {
+			for i := range dst[oh*q.ow : end*q.ow] {
+				dst[oh*q.ow+i] = negInf
+			}
+			oh = end
+			continue
+		}
+		if hi > lo {
+			n, vin := hi-lo, in.w-a
+			full := min(n/8, (vin-2*(q.kw-2))/16)
+			d1, d2 := 0, 0
+			if nr >= 2 {
+				d1 = 4 * in.sH
+			}
+			if nr == 3 {
+				d2 = 4 * in.sH
+			}
+			// Bounds: the last output row's first element, and its
+			// last input row's last column.
+			_ = dst[(end-1)*q.ow+hi-1]
+			_ = in.data[base+(r0+(end-1-oh)*q.sh+nr-1)*in.sH+in.w-1]
+			maxPoolS2RowsAVX2(&dst[oh*q.ow+lo], 4*q.ow, &in.data[base+r0*in.sH+a], 4*q.sh*in.sH, d1, d2,
+				end-oh, n, full, vin, q.kw-2)
+		}
+		if lo > 0 || hi < q.ow {
+			for o := oh; o < end; o++ {
+				out := dst[o*q.ow : (o+1)*q.ow]
+				for _, e := range [2][]float32{out[:lo], out[hi:]} {
+					for i := range e {
+						e[i] = negInf
+					}
+				}
+				for i := 0; i < nr; i++ {
+					r := base + (r0+(o-oh)*q.sh+i)*in.sH
+					maxPoolEdges(out, in.data[r:r+in.w], lo, hi, q.kw, 2, q.pw)
+				}
+			}
+		}
+		oh = end
 	}
 }
 

@@ -33,38 +33,52 @@ func TestMaxPoolVec(t *testing.T) {
 		{112, 112, 3, 2, 1, false}, {55, 55, 3, 2, 0, true}, {27, 27, 3, 2, 0, true}, {13, 13, 3, 2, 0, true},
 		{56, 56, 2, 2, 0, false}, {9, 17, 2, 2, 0, true}, {20, 33, 3, 1, 1, false}, {15, 40, 5, 3, 2, true}, {8, 129, 3, 2, 1, true},
 	} {
-		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
-			x := normals(r, c.h*c.w)
-			for i := 0; i < len(x); i += 97 {
-				x[i] = float32(math.NaN())
+		for _, asm := range []bool{false, true} {
+			if asm && !useAVX2 {
+				continue
 			}
-			q := poolParams{kh: c.k, kw: c.k, sh: c.s, sw: c.s, ph: c.p, pw: c.p, dh: 1, dw: 1,
-				oh: out(c.h, c.k, c.s, c.p, c.ceil), ow: out(c.w, c.k, c.s, c.p, c.ceil)}
-			in := poolInput{data: x, n: 1, c: 1, h: c.h, w: c.w, sN: c.h * c.w, sC: c.h * c.w, sH: c.w, sW: 1}
-			got := make([]float32, q.oh*q.ow)
-			maxPoolPlaneVec(&in, &q, 0, got)
-			for oh := 0; oh < q.oh; oh++ {
-				for ow := 0; ow < q.ow; ow++ {
-					want := float32(math.Inf(-1))
-					for i := 0; i < c.k; i++ {
-						for j := 0; j < c.k; j++ {
-							ih, iw := oh*c.s-c.p+i, ow*c.s-c.p+j
-							if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
-								if v := x[ih*c.w+iw]; v > want || math.IsNaN(float64(v)) {
-									want = v
-								}
-							}
+			t.Run(fmt.Sprintf("%+v/asm=%v", c, asm), func(t *testing.T) {
+				saved := useAVX2
+				useAVX2 = asm
+				defer func() { useAVX2 = saved }()
+				maxPoolVecCase(t, r, c.h, c.w, c.k, c.s, c.p, out(c.h, c.k, c.s, c.p, c.ceil), out(c.w, c.k, c.s, c.p, c.ceil))
+			})
+		}
+	}
+}
+
+// maxPoolVecCase runs maxPoolPlaneVec on an h x w plane with NaNs (k x
+// k windows, stride s, padding p, an oh x ow output) and checks each
+// output against a scalar max pooling.
+func maxPoolVecCase(t *testing.T, r *rand.Rand, h, w, k, s, p, oh, ow int) {
+	x := normals(r, h*w)
+	for i := 0; i < len(x); i += 97 {
+		x[i] = float32(math.NaN())
+	}
+	q := poolParams{kh: k, kw: k, sh: s, sw: s, ph: p, pw: p, dh: 1, dw: 1, oh: oh, ow: ow}
+	in := poolInput{data: x, n: 1, c: 1, h: h, w: w, sN: h * w, sC: h * w, sH: w, sW: 1}
+	got := make([]float32, oh*ow)
+	maxPoolPlaneVec(&in, &q, 0, got)
+	for y := 0; y < oh; y++ {
+		for z := 0; z < ow; z++ {
+			want := float32(math.Inf(-1))
+			for i := 0; i < k; i++ {
+				for j := 0; j < k; j++ {
+					ih, iw := y*s-p+i, z*s-p+j
+					if ih >= 0 && ih < h && iw >= 0 && iw < w {
+						if v := x[ih*w+iw]; v > want || math.IsNaN(float64(v)) {
+							want = v
 						}
 					}
-					g := got[oh*q.ow+ow]
-					if math.IsNaN(float64(want)) {
-						require.True(t, math.IsNaN(float64(g)), "(%d, %d): %v, want NaN", oh, ow, g)
-						continue
-					}
-					require.Equal(t, want, g, "(%d, %d)", oh, ow)
 				}
 			}
-		})
+			g := got[y*ow+z]
+			if math.IsNaN(float64(want)) {
+				require.True(t, math.IsNaN(float64(g)), "(%d, %d): %v, want NaN", y, z, g)
+				continue
+			}
+			require.Equal(t, want, g, "(%d, %d)", y, z)
+		}
 	}
 }
 
@@ -115,5 +129,32 @@ func TestSumPlane(t *testing.T) {
 			require.InDelta(t, want, float64(sumPlane(x[:n])), 1e-5*(1+math.Sqrt(float64(n))), "asm %v, n %d", asm, n)
 		}
 		useAVX2 = saved
+	}
+}
+
+// BenchmarkMaxPool times squeezenet's three 3x3 stride-2 max poolings
+// (ceil mode) plane by plane, with the assembly and without.
+func BenchmarkMaxPool(b *testing.B) {
+	r := rand.New(rand.NewSource(13))
+	for _, c := range []struct{ ch, h, oh int }{{64, 111, 55}, {128, 55, 27}, {256, 27, 13}} {
+		x := normals(r, c.ch*c.h*c.h)
+		q := poolParams{kh: 3, kw: 3, sh: 2, sw: 2, dh: 1, dw: 1, oh: c.oh, ow: c.oh}
+		in := poolInput{data: x, n: 1, c: c.ch, h: c.h, w: c.h, sN: c.ch * c.h * c.h, sC: c.h * c.h, sH: c.h, sW: 1}
+		got := make([]float32, c.ch*c.oh*c.oh)
+		for _, asm := range []bool{false, true} {
+			if asm && !useAVX2 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%dx%dx%d/asm=%v", c.ch, c.h, c.h, asm), func(b *testing.B) {
+				saved := useAVX2
+				useAVX2 = asm
+				defer func() { useAVX2 = saved }()
+				for b.Loop() {
+					for p := 0; p < c.ch; p++ {
+						maxPoolPlaneVec(&in, &q, p*c.h*c.h, got[p*c.oh*c.oh:])
+					}
+				}
+			})
+		}
 	}
 }

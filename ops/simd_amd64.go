@@ -17,6 +17,9 @@ func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, 
 func max32AVX2(dst, src *float32, n int)
 
 //go:noescape
+func maxPoolS2RowsAVX2(dst *float32, ldd int, src *float32, step, d1, d2, rows, n, full, vin, k3 int)
+
+//go:noescape
 func hardAVX2(o, a *float32, n int, swish int)
 
 //go:noescape

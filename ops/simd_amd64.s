@@ -254,6 +254,49 @@ DONE: \
 	VMASKMOVPS (R11)(R9*2), Y15, Y6; \
 	VMASKMOVPS (R11)(R10*1), Y15, Y7
 
+// NMAX sets A = max(A, X), a NaN in either winning (max32AVX2's
+// three steps); T1 and T2 are scratch.
+#define NMAX(X, A, T1, T2) \
+	VMAXPS X, A, T1; \
+	VCMPPS $3, A, A, T2; \
+	VBLENDVPS T2, A, T1, A
+
+// VMAX3 sets A to the max (NMAX) of the three rows SI, DX, R8 at OFF
+// bytes.
+#define VMAX3(OFF, A) \
+	VMOVUPS OFF(SI), A; \
+	VMOVUPS OFF(DX), Y14; \
+	NMAX(Y14, A, Y12, Y13); \
+	VMOVUPS OFF(R8), Y14; \
+	NMAX(Y14, A, Y12, Y13)
+
+// VMAX3M is VMAX3 of the lanes MASK selects (the rest zero).
+#define VMAX3M(OFF, MASK, A) \
+	VMASKMOVPS OFF(SI), MASK, A; \
+	VMASKMOVPS OFF(DX), MASK, Y14; \
+	NMAX(Y14, A, Y12, Y13); \
+	VMASKMOVPS OFF(R8), MASK, Y14; \
+	NMAX(Y14, A, Y12, Y13)
+
+// MPSTEP computes eight outputs of maxPoolS2RowsAVX2 into Y2 from the
+// rows' maxima over columns 0-7 (LOAD0 into Y0), 8-15 (LOAD1, Y1) and,
+// for 3-wide windows (R9 != 0), 2-9 (LOAD2, Y4) and 10-17 (LOAD3, Y5);
+// Y0-Y6 and Y12-Y14 are scratch.
+#define MPSTEP(LOAD0, LOAD1, LOAD2, LOAD3, SKIP) \
+	LOAD0; \
+	LOAD1; \
+	VSHUFPS $0x88, Y1, Y0, Y2; \
+	VSHUFPS $0xDD, Y1, Y0, Y3; \
+	NMAX(Y3, Y2, Y12, Y13); \
+	TESTQ R9, R9; \
+	JEQ   SKIP; \
+	LOAD2; \
+	LOAD3; \
+	VSHUFPS $0x88, Y5, Y4, Y6; \
+	NMAX(Y6, Y2, Y12, Y13); \
+SKIP: \
+	VPERMPD $0xD8, Y2, Y2
+
 // func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, lo, hi float32)
 // out[t] = min(max(bias + sum over q of w[q]*in[offs[q]+t], lo), hi)
 // for t < n, taps summed in order, each a fused multiply-add (as an
@@ -349,6 +392,128 @@ mxloop:
 mxdone:
 	VZEROUPPER
 	RET
+
+// func maxPoolS2RowsAVX2(dst *float32, ldd int, src *float32, step, d1, d2, rows, n, full, vin, k3 int)
+// Max pooling at column stride 2 over windows of up to 3 rows and 2 or
+// 3 (k3 != 0) columns, a NaN winning, for rows output rows of n
+// outputs: output row r (dst + r*ldd bytes) from the input rows at
+// src + r*step, +d1 and +d1+d2 bytes (a zero d repeats a row), output j
+// from columns 2j to 2j+1+k3. Per eight outputs, the rows' maxima over
+// 16 columns (and 16 from column 2) are dealt into even and odd columns
+// by VSHUFPS, whose lane order one VPERMPD restores after the max. The
+// first full steps of a row load whole vectors; the rest load and store
+// masked, the input to vin floats a row, so nothing past a row's
+// columns or the output's n is touched.
+TEXT ·maxPoolS2RowsAVX2(SB), NOSPLIT, $0-88
+	MOVQ dst+0(FP), R10
+	MOVQ src+16(FP), R12
+	MOVQ rows+48(FP), R14
+	MOVQ n+56(FP), BX
+	MOVQ full+64(FP), AX
+	MOVQ k3+80(FP), R9
+	TESTQ R14, R14
+	JEQ   mpdone
+
+mprow:
+	MOVQ R10, DI
+	MOVQ R12, SI
+	MOVQ SI, DX
+	ADDQ d1+32(FP), DX
+	MOVQ DX, R8
+	ADDQ d2+40(FP), R8
+	MOVQ AX, CX
+	TESTQ CX, CX
+	JEQ   mptail
+
+mpfull:
+	MPSTEP(VMAX3(0, Y0), VMAX3(32, Y1), VMAX3(8, Y4), VMAX3(40, Y5), mpfskip)
+	VMOVUPS Y2, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, R8
+	ADDQ    $32, DI
+	DECQ    CX
+	JNE     mpfull
+
+mptail:
+	// CX: outputs left, R11: input floats left from SI.
+	MOVQ AX, R13
+	SHLQ $3, R13
+	MOVQ BX, CX
+	SUBQ R13, CX
+	MOVQ vin+72(FP), R11
+	SHLQ $1, R13
+	SUBQ R13, R11
+
+mpmask:
+	// VMOVQ, not MOVQ: a legacy SSE instruction with the upper halves
+	// dirty costs a state transition, which took most of the time.
+	CMPQ CX, $0
+	JLE  mpnext
+	VMOVQ        R11, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD     mpIdx<>+0(SB), Y15, Y7
+	VPCMPGTD     mpIdx<>+32(SB), Y15, Y8
+	VPCMPGTD     mpIdx<>+64(SB), Y15, Y9
+	VPCMPGTD     mpIdx<>+96(SB), Y15, Y10
+	VMOVQ        CX, X15
+	VPBROADCASTD X15, Y15
+	VPCMPGTD     mpIdx<>+0(SB), Y15, Y11
+	MPSTEP(VMAX3M(0, Y7, Y0), VMAX3M(32, Y8, Y1), VMAX3M(8, Y9, Y4), VMAX3M(40, Y10, Y5), mpmskip)
+	VMASKMOVPS Y2, Y11, (DI)
+	ADDQ       $64, SI
+	ADDQ       $64, DX
+	ADDQ       $64, R8
+	ADDQ       $32, DI
+	SUBQ       $8, CX
+	SUBQ       $16, R11
+	JMP        mpmask
+
+mpnext:
+	ADDQ ldd+8(FP), R10
+	ADDQ step+24(FP), R12
+	DECQ R14
+	JNE  mprow
+
+mpdone:
+	VZEROUPPER
+	RET
+
+// mpIdx holds the lane indices 0-7, 8-15, 2-9 and 10-17 (int32) that
+// maxPoolS2RowsAVX2 compares with its counts to make its masks.
+DATA mpIdx<>+0(SB)/4, $0
+DATA mpIdx<>+4(SB)/4, $1
+DATA mpIdx<>+8(SB)/4, $2
+DATA mpIdx<>+12(SB)/4, $3
+DATA mpIdx<>+16(SB)/4, $4
+DATA mpIdx<>+20(SB)/4, $5
+DATA mpIdx<>+24(SB)/4, $6
+DATA mpIdx<>+28(SB)/4, $7
+DATA mpIdx<>+32(SB)/4, $8
+DATA mpIdx<>+36(SB)/4, $9
+DATA mpIdx<>+40(SB)/4, $10
+DATA mpIdx<>+44(SB)/4, $11
+DATA mpIdx<>+48(SB)/4, $12
+DATA mpIdx<>+52(SB)/4, $13
+DATA mpIdx<>+56(SB)/4, $14
+DATA mpIdx<>+60(SB)/4, $15
+DATA mpIdx<>+64(SB)/4, $2
+DATA mpIdx<>+68(SB)/4, $3
+DATA mpIdx<>+72(SB)/4, $4
+DATA mpIdx<>+76(SB)/4, $5
+DATA mpIdx<>+80(SB)/4, $6
+DATA mpIdx<>+84(SB)/4, $7
+DATA mpIdx<>+88(SB)/4, $8
+DATA mpIdx<>+92(SB)/4, $9
+DATA mpIdx<>+96(SB)/4, $10
+DATA mpIdx<>+100(SB)/4, $11
+DATA mpIdx<>+104(SB)/4, $12
+DATA mpIdx<>+108(SB)/4, $13
+DATA mpIdx<>+112(SB)/4, $14
+DATA mpIdx<>+116(SB)/4, $15
+DATA mpIdx<>+120(SB)/4, $16
+DATA mpIdx<>+124(SB)/4, $17
+GLOBL mpIdx<>(SB), RODATA|NOPTR, $128
 
 // func hardAVX2(o, a *float32, n int, swish int)
 // For i < n&^7 (the caller does the rest): c = min(max(a[i]+3, 0), 6)/6,

@@ -11,6 +11,10 @@ func dwRowsAVX2(out, in *float32, n int, offs *int, w *float32, taps int, bias, 
 // max32AVX2 is never called here: useAVX2 is false.
 func max32AVX2(dst, src *float32, n int) {}
 
+// maxPoolS2RowsAVX2 is never called here: useAVX2 is false.
+func maxPoolS2RowsAVX2(dst *float32, ldd int, src *float32, step, d1, d2, rows, n, full, vin, k3 int) {
+}
+
 // hardAVX2 is never called here: useAVX2 is false.
 func hardAVX2(o, a *float32, n int, swish int) {}
 
