@@ -533,14 +533,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				wd, woff := convWeightRows(st, w)
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
-			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c)
-			if inner.On {
-				// Column tiles over the input: the clamp follows.
-				gemm.Clamp32(c, c, inner.Lo, inner.Hi)
-			}
-			if act != nil {
-				act(c)
-			}
+			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c, inner, act)
 			addRes()
 			return nil
 		}
@@ -664,7 +657,7 @@ func convCopyInput(st *convState, x *ivalue.Tensor, g *convGeom, dims int) *ival
 // nn begins at or after input image nn). Tiles are whole panels of the
 // gemm and take the path the whole image takes, so every element comes
 // out bit for bit as with separate memory.
-func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, c []float32) {
+func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, c []float32, cl gemm.Clamp, act gemm.Activation) {
 	const tileFloats = 1 << 14 // 64 KiB of input columns
 	plane := g.oh * g.ow
 	tw := plane
@@ -687,7 +680,7 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 				copy(tile[ci*tw:ci*tw+n], xd[s:s+n])
 			}
 			coff := nn*g.o*plane + j0
-			var ep gemm.Epilogue
+			ep := gemm.Epilogue{Clamp: cl, Act: act}
 			if bd != nil {
 				ep.Bias, ep.BiasOff, ep.BiasStride = bd, bo, bs
 			}

@@ -543,6 +543,19 @@ func (cf convCfg) build(r ipRNG) ipCase {
 		}
 		ic.in = append(ic.in, ivInts(int64(cf.s), int64(cf.s)), ivS(mode), ivInts(int64(cf.d), int64(cf.d)), ivI(int64(cf.g)))
 		ic.types = []*graph.Type{tT, tT, bt, ints, tS, ints, tI}
+	case "conv_clamp", "conv_act":
+		// gosr's fused convolutions: the clamp (relu6) or the activation
+		// (silu) in the epilogue.
+		ic.kind = "gosr::" + cf.op
+		ic.in = append(ic.in, ivInts(int64(cf.s), int64(cf.s)), ivInts(int64(cf.p), int64(cf.p)), ivInts(int64(cf.d), int64(cf.d)), ivI(int64(cf.g)))
+		ic.types = []*graph.Type{tT, tT, bt, ints, ints, ints, tI}
+		if cf.op == "conv_clamp" {
+			ic.in = append(ic.in, ivF(0), ivF(6))
+			ic.types = append(ic.types, tF, tF)
+		} else {
+			ic.in = append(ic.in, ivS("silu"))
+			ic.types = append(ic.types, tS)
+		}
 	case "_convolution":
 		ic.kind = "aten::_convolution"
 		ic.in = append(ic.in, ivInts(int64(cf.s), int64(cf.s)), ivInts(int64(cf.p), int64(cf.p)), ivInts(int64(cf.d), int64(cf.d)),
@@ -551,7 +564,16 @@ func (cf convCfg) build(r ipRNG) ipCase {
 	}
 	xv, wv := x.Float64s(), wt.Float64s()
 	ic.ref = func() []float64 {
-		return convRef(xv, max(cf.n, 1), cf.c, h, cf.w, wv, cf.o, kh, cf.k, bv, cf.s, pad, cf.d, cf.g, oneD)
+		out := convRef(xv, max(cf.n, 1), cf.c, h, cf.w, wv, cf.o, kh, cf.k, bv, cf.s, pad, cf.d, cf.g, oneD)
+		for i, v := range out {
+			switch cf.op {
+			case "conv_clamp":
+				out[i] = min(max(v, 0), 6)
+			case "conv_act":
+				out[i] = v / (1 + math.Exp(-v))
+			}
+		}
+		return out
 	}
 	return ic
 }
@@ -590,6 +612,9 @@ func TestInPlaceConv(t *testing.T) {
 			{name: "1x1 same", op: "conv2d.same", c: 7, o: 5, h: 4, w: 6, k: 1, s: 1, d: 1, g: 1, safe: true},
 			{name: "1x1 _convolution", op: "_convolution", c: 6, o: 9, h: 3, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			{name: "1x1 conv1d", op: "conv1d", c: 6, o: 3, w: 9, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
+			{name: "1x1 tiles conv_clamp", op: "conv_clamp", c: 64, o: 16, h: 15, w: 20, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 tiles conv_act Cout>Cin", op: "conv_act", c: 64, o: 96, h: 16, w: 17, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 conv_act", op: "conv_act", c: 8, o: 4, h: 5, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			// Not safe (the kernel stays exact all the same: it reads a
 			// copy of the input).
 			{name: "3x3 groups 1", c: 4, o: 6, h: 6, w: 6, k: 3, s: 1, p: 1, d: 1, g: 1, bias: true},

@@ -228,6 +228,7 @@ func BenchmarkConvWide(b *testing.B) {
 		{"resnet/stem/7x7/s2", 3, 224, 64, 7, 2, 3, 1},
 		{"mobilenet/stem/3x3/s2", 3, 224, 16, 3, 2, 1, 1},
 		{"efficientnet/stem/3x3/s2", 3, 224, 32, 3, 2, 1, 1},
+		{"squeezenet/stem/3x3/s2", 3, 224, 64, 3, 2, 0, 1},
 		{"resnet/1x1/s2/256to512/56", 256, 56, 512, 1, 2, 0, 1},
 		{"resnet/1x1/s2/1024to2048/14", 1024, 14, 2048, 1, 2, 0, 1},
 		{"resnet18/1x1/s2/128to256/28", 128, 28, 256, 1, 2, 0, 1},
@@ -240,6 +241,10 @@ func BenchmarkConvWide(b *testing.B) {
 		{"resnet50/1x1/2048to512/7", 2048, 7, 512, 1, 1, 0, 1},
 		{"mobilenet/1x1/160to960/7", 160, 7, 960, 1, 1, 0, 1},
 		{"resnet50/1x1/256to1024/14", 256, 14, 1024, 1, 1, 0, 1},
+		{"squeezenet/1x1/128to16/55", 128, 55, 16, 1, 1, 0, 1},
+		{"squeezenet/1x1/256to32/27", 256, 27, 32, 1, 1, 0, 1},
+		{"squeezenet/1x1/512to64/13", 512, 13, 64, 1, 1, 0, 1},
+		{"squeezenet/1x1/512to1000/13", 512, 13, 1000, 1, 1, 0, 1},
 	}
 	r := rand.New(rand.NewSource(1))
 	for _, s := range shapes {
