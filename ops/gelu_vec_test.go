@@ -48,3 +48,18 @@ func BenchmarkGeluVec(b *testing.B) {
 		geluVec(o, a)
 	}
 }
+
+// BenchmarkSiluVec times silu in place over a row segment in L2, as
+// the convolutions' epilogues run it, in ns an element.
+func BenchmarkSiluVec(b *testing.B) {
+	a := make([]float32, 1<<14)
+	for i := range a {
+		a[i] = float32(i%200-100) / 25
+	}
+	o := make([]float32, len(a))
+	b.SetBytes(int64(len(a) * 4))
+	for b.Loop() {
+		siluVec(o, a)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(a)), "ns/elem")
+}
