@@ -7,12 +7,16 @@ import (
 	"github.com/gosr/gosr/ops"
 )
 
-// Cat parts written in place: when a concatenation's result is a graph
-// output and each of its inputs is made by an out-variant node for it
-// alone, those nodes write their results straight into their places in
-// the output, and the concatenation has nothing left to copy. The parts
-// then take no memory of their own: a traced model that unrolls a loop
-// into results joined by one cat keeps none of them alive in the slab.
+// Cat parts written in place: when each input of a concatenation is
+// made by an out-variant node for it alone, those nodes write their
+// results straight into their places in the output, and the
+// concatenation has nothing left to copy. The parts then take no memory
+// of their own: a traced model that unrolls a loop into results joined
+// by one cat keeps none of them alive in the slab, and a fire module
+// (squeezenet) writes its two branches where the cat would have copied
+// them. The output is a graph output or an intermediate; one the
+// planner places is alive from its first part's node on (module.go), so
+// that nothing alive in between shares its memory.
 //
 // Before the first part's node runs, the runtime sizes the output as the
 // last run's parts say and points each part's tensor at its window of
@@ -29,6 +33,9 @@ type catGroup struct {
 	cat, first int
 	parts      []int32
 	dim        int
+	// out is the output, when the planner may place it (an
+	// intermediate), else nil.
+	out *graph.Value
 }
 
 // findCatGroups finds the prim::VarConcat nodes whose parts may be
@@ -49,14 +56,25 @@ func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*node
 		}
 		y := n.Outputs[0]
 		dimV := n.Inputs[len(n.Inputs)-1]
-		if !(isOutput[y] || db.MayAliasGraphOutput(y)) || dimV.Node == nil || dimV.Node.Kind != graph.KindConstant {
+		if dimV.Node == nil || dimV.Node.Kind != graph.KindConstant {
 			continue
+		}
+		var out *graph.Value
+		if !(isOutput[y] || db.MayAliasGraphOutput(y)) {
+			// An intermediate. When the planner places it, its lifetime
+			// is stretched (module.go); else (it escapes into a list, as
+			// shufflenet's chunked halves) its memory is the node's own,
+			// which nothing reads between the first part and the cat.
+			if writer[y] == nil {
+				continue
+			}
+			out = y
 		}
 		dv, ok := dimV.Node.Attr("value")
 		if !ok || dv.Kind() != ivalue.KindInt || dv.Int() < 0 {
 			continue // a negative dim needs the rank; rare in traced graphs
 		}
-		g := catGroup{cat: ci, first: ci, dim: int(dv.Int())}
+		g := catGroup{cat: ci, first: ci, dim: int(dv.Int()), out: out}
 		seen := map[*graph.Value]bool{}
 		for _, x := range n.Inputs[:len(n.Inputs)-1] {
 			w := writer[x]
@@ -86,6 +104,10 @@ type catState struct {
 	wins  []*ivalue.Storage
 	armed bool
 	sizes []int // the output's sizes as armed
+	// off is set once a run's parts did not come out as armed (their
+	// shapes changed from the run before): from then on the cat copies
+	// them, which costs no allocation when shapes keep changing.
+	off bool
 }
 
 // catArm runs before the first part's node: it sizes the output and
@@ -93,6 +115,9 @@ type catState struct {
 func (r *StaticRuntime) catArm(k int) {
 	g, st := &r.m.cats[k], &r.cats[k]
 	st.armed = false
+	if st.off {
+		return
+	}
 	y := r.top.nodes[g.cat].OwnTensor(0)
 	first := r.values[g.parts[0]].Tensor()
 	if first == nil || first.Dim() <= g.dim {
@@ -149,7 +174,8 @@ func (r *StaticRuntime) catArm(k int) {
 
 // catCheck runs before the cat: every part must be exactly in its window
 // with the shape it was armed with; a part that is not, yet lies in the
-// output's memory, moves to memory of its own before the cat reads it.
+// output's memory, moves to memory of its own before the cat reads it,
+// and the group is off for the rest of the runtime's life.
 func (r *StaticRuntime) catCheck(k int) {
 	g, st := &r.m.cats[k], &r.cats[k]
 	if !st.armed {
@@ -167,6 +193,7 @@ func (r *StaticRuntime) catCheck(k int) {
 	if inPlace {
 		return
 	}
+	st.off = true
 	lo := uintptr(st.from.Ptr())
 	hi := lo + uintptr(st.from.Len())
 	for _, s := range g.parts {

@@ -531,6 +531,14 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("staticruntime: %w", err)
 	}
+	// A placed cat output is alive from its first part's node on (see
+	// [Cat parts written in place]).
+	catFrom := map[*graph.Value]int{}
+	for _, g := range m.cats {
+		if g.out != nil {
+			catFrom[g.out] = m.top.nodes[g.first].step
+		}
+	}
 	// Lifetimes indexes the whole list; the regions index their own.
 	at := make([]int, len(lts))
 	for i, lt := range lts {
@@ -541,6 +549,9 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 		}
 		at[i] = len(m.managed)
 		mi := managedInfo{slot: slotOf[lt.Value], start: lt.Start, end: lt.End}
+		if from, ok := catFrom[lt.Value]; ok {
+			mi.start = min(mi.start, from)
+		}
 		if lt.Overwrites.OK {
 			// Both are intermediates (Lifetimes links no outputs), so the
 			// input's index is already in m.managed.

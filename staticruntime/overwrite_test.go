@@ -216,3 +216,82 @@ func TestCatPartsInPlace(t *testing.T) {
 	run(t, r, 2, 3)
 	assert.Equal(t, 3, r.MemoryStats().ManagedTensors)
 }
+
+// The parts of a cat whose output is an intermediate are written into
+// the output's window in the slab, which is alive from the first part's
+// node on: the product s, read by the second part after the first is
+// written, must not share its memory (it would, planned from the cat's
+// step). Results match the run without cat parts in place, CheckPlan
+// finds no two live tensors sharing a byte, and steady runs allocate
+// nothing.
+const catPartsMidIR = `graph(%x : Tensor, %y : Tensor):
+  %d : int = prim::Constant[value=0]()
+  %s : Tensor = aten::mul(%x, %x)
+  %a : Tensor = aten::sigmoid(%s)
+  %b : Tensor = aten::tanh(%s)
+  %c : Tensor = aten::relu(%y)
+  %l : Tensor[] = prim::ListConstruct(%a, %b, %c)
+  %o : Tensor = aten::cat(%l, %d)
+  %z : Tensor = aten::neg(%o)
+  return (%z)`
+
+func TestCatPartsInPlaceIntermediate(t *testing.T) {
+	ramp := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%7)/2 - 1.5
+		}
+		return x
+	}
+	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, m int) {
+		t.Helper()
+		x, y := ramp(n*64), ramp(m*64 + 5)[5:]
+		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, 64)), ivalue.FromTensor(ivalue.F32Tensor(y, m, 64)))
+		require.NoError(t, err)
+		var want []float32
+		for _, v := range x {
+			want = append(want, -float32(1/(1+math.Exp(-float64(v*v)))))
+		}
+		for _, v := range x {
+			want = append(want, -float32(math.Tanh(float64(v*v))))
+		}
+		for _, v := range y {
+			want = append(want, -max(v, 0))
+		}
+		require.Equal(t, []int{2*n + m, 64}, outs[0].Tensor().Sizes())
+		got := f32(t, outs[0])
+		for i := range want {
+			require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
+		}
+	}
+	for _, check := range []bool{true, false} {
+		o := staticruntime.DefaultOptions()
+		o.CheckPlan = check
+		r := prepare(t, catPartsMidIR, &o).NewRuntime()
+		run(t, r, 2, 3)
+		run(t, r, 2, 3)
+		st := r.MemoryStats()
+		// s, the cat's output and neg's (over it): the parts are windows
+		// of the cat's output, not tensors of their own.
+		assert.Equal(t, 2, st.ManagedTensors)
+		assert.Zero(t, st.UnmanagedBytes)
+		run(t, r, 3, 1) // another split, same total
+		run(t, r, 3, 1)
+		run(t, r, 4, 2) // larger: a new plan
+		run(t, r, 4, 2)
+		if !check && !raceflag.Enabled {
+			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(4*64), 4, 64))
+			y := ivalue.FromTensor(ivalue.F32Tensor(ramp(2*64), 2, 64))
+			assert.Zero(t, testing.AllocsPerRun(20, func() {
+				_, err := r.Run(x, y)
+				require.NoError(t, err)
+			}))
+		}
+	}
+	o := staticruntime.DefaultOptions()
+	o.DisableOverwrites = true
+	r := prepare(t, catPartsMidIR, &o).NewRuntime()
+	run(t, r, 2, 3)
+	run(t, r, 2, 3)
+	assert.Equal(t, 5, r.MemoryStats().ManagedTensors, "s, the three parts and the cat's output")
+}
