@@ -22,6 +22,10 @@ type normState struct {
 	xbuf         []float32
 	scale, shift []float32
 	ints         []int
+	// constSS: batch_norm's scale and shift, computed from parameters
+	// that are all graph constants (a frozen model's), hold for every
+	// run; constChecked says whether that was looked at.
+	constSS, constChecked bool
 }
 
 func normStateOf(p *ProcessedNode) *normState {
@@ -157,11 +161,19 @@ func batchNormKernel(p *ProcessedNode) error {
 		return Errorf("batch_norm: training=True with running stats (which it updates in place) is not supported")
 	}
 	st, xs, o, nb, c, inner := nc.st, nc.xs, nc.o, nc.n, nc.c, nc.inner
+	if !st.constChecked {
+		st.constChecked = true
+		st.constSS = !training && normConstParams(p)
+	}
+	// With constant parameters the first run's scale and shift stand (c
+	// cannot change: the weight is a constant of c elements).
+	fresh := !st.constSS || len(st.scale) != c
 	if cap(st.scale) < c {
 		st.scale, st.shift = make([]float32, c), make([]float32, c)
 	}
-	scale, shift := st.scale[:c], st.shift[:c]
-	for ch := 0; ch < c; ch++ {
+	st.scale, st.shift = st.scale[:c], st.shift[:c]
+	scale, shift := st.scale, st.shift
+	for ch := 0; fresh && ch < c; ch++ {
 		var m, v float64
 		if training {
 			m, v = normMoments(xs, nb, ch*inner, c*inner, inner)
@@ -179,6 +191,23 @@ func batchNormKernel(p *ProcessedNode) error {
 		}
 	}
 	return nil
+}
+
+// normConstParams reports whether a batch_norm's weight, bias, running
+// statistics, training flag and eps are all graph constants, so that
+// its per-channel scale and shift (a square root and a division each)
+// are the same on every run: densenet121's 62 batch norms, left after
+// the ones folded into convolutions, have 31,000 channels.
+func normConstParams(p *ProcessedNode) bool {
+	if p.Node == nil || len(p.Node.Inputs) < 8 {
+		return false
+	}
+	for _, i := range [...]int{1, 2, 3, 4, 5, 7} {
+		if in := p.Node.Inputs[i]; in.Node == nil || in.Node.Kind != graph.KindConstant {
+			return false
+		}
+	}
+	return true
 }
 
 // scaleShift sets dst[i] = src[i]*sc + sh (a multiply, then an add, as

@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/gosr/gosr/graph"
@@ -46,5 +47,47 @@ func TestNormErrors(t *testing.T) {
 			_, _, err := runNode(t, c.kind, c.inputs, c.types, []*graph.Type{tT})
 			require.Error(t, err)
 		})
+	}
+}
+
+// batch_norm's scale and shift are computed once when its parameters
+// are graph constants (a frozen model), and every run when they are
+// inputs: a running variance changed in place between runs changes the
+// output, and a constant one gives the same bits each run.
+func TestBatchNormConstantParams(t *testing.T) {
+	x := ivalue.F32Tensor([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 1, 3, 4)
+	w := ivalue.F32Tensor([]float32{1, 2, 0.5}, 3)
+	b := ivalue.F32Tensor([]float32{0, 1, -1}, 3)
+	mean := ivalue.F32Tensor([]float32{2, 6, 10}, 3)
+	types := []*graph.Type{tT, tT, tT, tT, tT, tB, tF, tF, tB}
+	in := func(vr *ivalue.Tensor) []ivalue.IValue {
+		return []ivalue.IValue{iv(x), iv(w), iv(b), iv(mean), iv(vr), ivB(false), ivF(0.1), ivF(0), ivB(true)}
+	}
+	want := func(vr []float32) []float64 {
+		var out []float64
+		for ch := 0; ch < 3; ch++ {
+			for i := 0; i < 4; i++ {
+				v := float64(x.F32()[ch*4+i])
+				out = append(out, (v-float64(mean.F32()[ch]))/math.Sqrt(float64(vr[ch]))*float64(w.F32()[ch])+float64(b.F32()[ch]))
+			}
+		}
+		return out
+	}
+	for _, constant := range []bool{true, false} {
+		vr := ivalue.F32Tensor([]float32{4, 1, 16}, 3)
+		p, err := buildNode(t, "aten::batch_norm", in(vr), types, []*graph.Type{tT},
+			[]bool{false, constant, constant, constant, constant, true, true, true, true})
+		require.NoError(t, err)
+		require.NoError(t, p.Run())
+		first := append([]float32(nil), p.Output(0).Tensor().F32()...)
+		require.InDeltaSlice(t, want([]float32{4, 1, 16}), p.Output(0).Tensor().Float64s(), 1e-6)
+		if constant {
+			require.NoError(t, p.Run())
+			require.Equal(t, first, p.Output(0).Tensor().F32(), "constant parameters: the same bits")
+			continue
+		}
+		copy(vr.F32(), []float32{1, 4, 4}) // the caller's tensor, changed in place
+		require.NoError(t, p.Run())
+		require.InDeltaSlice(t, want([]float32{1, 4, 4}), p.Output(0).Tensor().Float64s(), 1e-6)
 	}
 }
