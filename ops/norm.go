@@ -14,8 +14,11 @@ import (
 
 const (
 	batchNormSchema = "aten::batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor"
-	layerNormSchema = "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor"
-	groupNormSchema = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor"
+	// BatchNormClampSchema is gosr's batch norm with its clamp (relu,
+	// relu6) in the same pass (passes.FuseBatchNormClamp makes it).
+	BatchNormClampSchema = "gosr::batch_norm_clamp(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled, float min, float max) -> Tensor"
+	layerNormSchema      = "aten::layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor"
+	groupNormSchema      = "aten::group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enabled=True) -> Tensor"
 )
 
 type normState struct {
@@ -47,6 +50,7 @@ func init() {
 		})
 	}
 	reg("aten::batch_norm", batchNormSchema, batchNormKernel)
+	reg("gosr::batch_norm_clamp", BatchNormClampSchema, batchNormKernel)
 	reg("aten::layer_norm", layerNormSchema, layerNormKernel)
 	reg("aten::group_norm", groupNormSchema, groupNormKernel)
 }
@@ -184,10 +188,21 @@ func batchNormKernel(p *ProcessedNode) error {
 		scale[ch] = float32(sc)
 		shift[ch] = float32(float64(b.at(ch, 0)) - m*sc)
 	}
+	clamp := p.NumInputs() == 11 // gosr::batch_norm_clamp
+	var lo, hi float32
+	if clamp {
+		lo, hi = float32(p.Float(9)), float32(p.Float(10))
+	}
 	for n := 0; n < nb; n++ {
 		for ch := 0; ch < c; ch++ {
 			base := (n*c + ch) * inner
-			scaleShift(o[base:base+inner], xs[base:base+inner], scale[ch], shift[ch])
+			if clamp {
+				// In the same pass: what a relu after the op gives,
+				// bit for bit.
+				scaleShiftClamp(o[base:base+inner], xs[base:base+inner], scale[ch], shift[ch], lo, hi)
+			} else {
+				scaleShift(o[base:base+inner], xs[base:base+inner], scale[ch], shift[ch])
+			}
 		}
 	}
 	return nil
@@ -217,11 +232,33 @@ func scaleShift(dst, src []float32, sc, sh float32) {
 	dst = dst[:len(src)]
 	i := 0
 	if n8 := len(src) &^ 7; useAVX2 && n8 > 0 {
-		normAffineAVX2(&dst[0], &src[0], nil, nil, n8, sc, sh, 0)
+		normAffineAVX2(&dst[0], &src[0], nil, nil, n8, sc, sh, 0, 0, 0)
 		i = n8
 	}
 	for ; i < len(src); i++ {
 		dst[i] = src[i]*sc + sh
+	}
+}
+
+// scaleShiftClamp is scaleShift, each result then clamped to [lo, hi]
+// as gemm.Clamp32 clamps (NaN passing), in the same pass.
+func scaleShiftClamp(dst, src []float32, sc, sh, lo, hi float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if n8 := len(src) &^ 7; useAVX2 && n8 > 0 {
+		normAffineAVX2(&dst[0], &src[0], nil, nil, n8, sc, sh, 4, lo, hi)
+		i = n8
+	}
+	for ; i < len(src); i++ {
+		// clamp32Go's comparisons: a NaN stays.
+		x := src[i]*sc + sh
+		if x < lo {
+			x = lo
+		}
+		if x > hi {
+			x = hi
+		}
+		dst[i] = x
 	}
 }
 
@@ -370,7 +407,7 @@ func normAffine(dst, src []float32, m, rstd float64, w, b []float32) {
 		if b != nil {
 			mode, bp = mode|2, &b[:len(src)][0]
 		}
-		normAffineAVX2(&dst[0], &src[0], wp, bp, n8, sc, sh, mode)
+		normAffineAVX2(&dst[0], &src[0], wp, bp, n8, sc, sh, mode, 0, 0)
 		dst, src = dst[n8:], src[n8:]
 		if w != nil {
 			w = w[n8:]

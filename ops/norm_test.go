@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"github.com/gosr/gosr/graph"
@@ -90,4 +91,38 @@ func TestBatchNormConstantParams(t *testing.T) {
 		require.NoError(t, p.Run())
 		require.InDeltaSlice(t, want([]float32{1, 4, 4}), p.Output(0).Tensor().Float64s(), 1e-6)
 	}
+}
+
+// BenchmarkBatchNormClamp times densenet's batch norm and relu over
+// [1, 512, 28, 28] as two nodes (batch_norm, then relu_ in place) and
+// as gosr::batch_norm_clamp, parameters constant.
+func BenchmarkBatchNormClamp(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	c := 512
+	x := benchRand(r, 1, c, 28, 28)
+	w, bb, m, v := benchRand(r, c), benchRand(r, c), benchRand(r, c), benchRand(r, c)
+	for i, e := range v.F32() {
+		v.F32()[i] = e*e + 1
+	}
+	in := []ivalue.IValue{iv(x), iv(w), iv(bb), iv(m), iv(v), ivB(false), ivF(0.1), ivF(1e-5), ivB(true)}
+	types := []*graph.Type{tT, tT, tT, tT, tT, tB, tF, tF, tB}
+	consts := []bool{false, true, true, true, true, true, true, true, true, true, true}
+	bn, err := buildNode(b, "aten::batch_norm", in, types, []*graph.Type{tT}, consts)
+	require.NoError(b, err)
+	fused, err := buildNode(b, "gosr::batch_norm_clamp", append(in, ivF(0), ivF(math.Inf(1))), append(types, tF, tF), []*graph.Type{tT}, consts)
+	require.NoError(b, err)
+	require.NoError(b, bn.Run())
+	relu, err := buildNode(b, "aten::relu_", []ivalue.IValue{*bn.Output(0)}, []*graph.Type{tT}, []*graph.Type{tT}, nil)
+	require.NoError(b, err)
+	b.Run("batch_norm+relu_", func(b *testing.B) {
+		for b.Loop() {
+			_ = bn.Run()
+			_ = relu.Run()
+		}
+	})
+	b.Run("batch_norm_clamp", func(b *testing.B) {
+		for b.Loop() {
+			_ = fused.Run()
+		}
+	})
 }

@@ -108,8 +108,9 @@ func init() {
 	// Normalisation, Go kernel only: batch_norm writes element i from
 	// element i once the per-channel scale is known (its moments, in
 	// training mode, are all read first); layer_norm reads a whole row
-	// for its moments before it writes that row.
-	for _, s := range []string{batchNormSchema, layerNormSchema} {
+	// for its moments before it writes that row; batch_norm_clamp clamps
+	// each plane after it wrote it.
+	for _, s := range []string{batchNormSchema, BatchNormClampSchema, layerNormSchema} {
 		regOverwrite(s, OverwriteRule{Input: 0, Safe: normSafe})
 	}
 

@@ -26,7 +26,7 @@ func hardAVX2(o, a *float32, n int, swish int)
 func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32)
 
 //go:noescape
-func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int)
+func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int, lo, hi float32)
 
 //go:noescape
 func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int)

@@ -620,11 +620,12 @@ bindone:
 	VZEROUPPER
 	RET
 
-// func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int)
+// func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int, lo, hi float32)
 // For i < n&^7 (the caller does the rest): dst[i] = (src[i]*sc + sh),
 // times w[i] when mode&1, plus b[i] when mode&2: the scalar form's
-// operations in its order, none fused, so the same bits.
-TEXT ·normAffineAVX2(SB), NOSPLIT, $0-56
+// operations in its order, none fused, so the same bits; then, when
+// mode&4, clamped to [lo, hi] as clamp32AVX2 clamps (NaN passing).
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ w+16(FP), R9
@@ -633,6 +634,8 @@ TEXT ·normAffineAVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSS sc+40(FP), Y4
 	VBROADCASTSS sh+44(FP), Y5
 	MOVQ mode+48(FP), R8
+	VBROADCASTSS lo+56(FP), Y6
+	VBROADCASTSS hi+60(FP), Y7
 	SHRQ $3, CX
 	JEQ  nadone
 
@@ -648,6 +651,10 @@ naloop:
 	JEQ  3(PC)
 	VADDPS (R10), Y0, Y0
 	ADDQ $32, R10
+	TESTQ $4, R8
+	JEQ  3(PC)
+	VMAXPS Y0, Y6, Y0
+	VMINPS Y0, Y7, Y0
 	VMOVUPS Y0, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DI

@@ -22,7 +22,7 @@ func hardAVX2(o, a *float32, n int, swish int) {}
 func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32) {}
 
 // normAffineAVX2 is never called here: useAVX2 is false.
-func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int) {}
+func normAffineAVX2(dst, src, w, b *float32, n int, sc, sh float32, mode int, lo, hi float32) {}
 
 // transpose8x8AVX2 is never called here: useAVX2 is false.
 func transpose8x8AVX2(dst *float32, ldd int, src *float32, lds int) {}

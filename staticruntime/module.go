@@ -373,8 +373,9 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	if !dev.IsHost() {
 		// These passes bring in gosr's own ops (prim::VarCat,
 		// static_runtime::*_copy, gosr::conv_clamp, conv_add_clamp,
-		// conv_act, linear_act), which ATen does not have.
-		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true, "FuseConvClamp": true, "FuseConvAdd": true, "FuseConvAct": true, "FuseLinearAct": true}
+		// conv_act, linear_act, batch_norm_clamp), which ATen does not
+		// have.
+		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true, "FuseConvClamp": true, "FuseConvAdd": true, "FuseConvAct": true, "FuseLinearAct": true, "FuseBatchNormClamp": true}
 	}
 	if o.Backend != nil && !pc.Disable["FuseConvClamp"] {
 		// A libtorch backend runs ATen's convolutions: a fused node
@@ -383,6 +384,7 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 			pc.Disable = map[string]bool{}
 		}
 		pc.Disable["FuseConvClamp"], pc.Disable["FuseConvAdd"], pc.Disable["FuseConvAct"], pc.Disable["FuseLinearAct"] = true, true, true, true
+		pc.Disable["FuseBatchNormClamp"] = true
 	}
 	for _, name := range o.DisablePasses {
 		if !slices.Contains(passes.Names(), name) {

@@ -111,6 +111,7 @@ var gosrFresh = map[string]bool{
 	"gosr::conv_add_clamp":             true,
 	"gosr::conv_act":                   true,
 	"gosr::linear_act":                 true,
+	"gosr::batch_norm_clamp":           true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

@@ -77,6 +77,7 @@ var pipeline = []Pass{
 	{Name: "FuseConvClamp", Fn: FuseConvClamp},
 	{Name: "FuseConvAct", Fn: FuseConvAct},
 	{Name: "FuseLinearAct", Fn: FuseLinearAct},
+	{Name: "FuseBatchNormClamp", Fn: FuseBatchNormClamp},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -135,6 +136,11 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseLinearAct"},
 	{"RemoveMutation", "FuseLinearAct"},
 	{"FuseLinearAct", "UseInplaceActivations"},
+	// And for a batch norm and its clamp; after the fold, which must see
+	// a convolution's batch norm as it is (conv, batch_norm, relu).
+	{"LateDeadCodeElimination", "FuseBatchNormClamp"},
+	{"FoldConvBatchNorm", "FuseBatchNormClamp"},
+	{"FuseBatchNormClamp", "UseInplaceActivations"},
 }
 
 func init() {
