@@ -78,10 +78,11 @@ type convState struct {
 	dwcOffs   []int
 	dwcDirect []float32 // convDirectBlocked's input copy, all blocks
 	// In place (output over the input, see OverwriteRule): one depthwise
-	// output plane computed aside, a pointwise tile of input columns,
-	// or a copy of the whole input when neither scheme applies.
+	// output plane computed aside, or a copy of the whole input when
+	// neither that nor the pointwise column tiles (in the runtime's
+	// scratch) apply.
 	plane []float32
-	tile  []float32
+	tile  []float32 // the pointwise tile when the node has no scratch
 	xcopy *ivalue.Tensor
 	cols  []float32 // transposed: the gemm's product before col2im
 	// conv_add_clamp: resLate, the residual is added after the
@@ -646,6 +647,17 @@ func convCopyInput(st *convState, x *ivalue.Tensor, g *convGeom, dims int) *ival
 	return st.xcopy
 }
 
+// pointwiseTileFloats and pointwiseTileCols size convPointwiseInPlace's
+// tile of input columns: 64 KiB, but at least 128 columns (eight
+// panels). An input of 672 channels (mobilenet_v3's projections at
+// 14x14) went in tiles of 16 columns, a gemm each, 10-20% slower than
+// with output memory of its own; with 128 it is as fast
+// (BenchmarkInPlacePointwise).
+const (
+	pointwiseTileFloats = 1 << 14
+	pointwiseTileCols   = 128
+)
+
 // convPointwiseInPlace runs a 1x1, stride-1, ungrouped convolution whose
 // output c begins at the first byte of its input, whose planes lie
 // contiguous: input and output are [n, channels, plane] with the same
@@ -658,16 +670,22 @@ func convCopyInput(st *convState, x *ivalue.Tensor, g *convGeom, dims int) *ival
 // gemm and take the path the whole image takes, so every element comes
 // out bit for bit as with separate memory.
 func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, c []float32, cl gemm.Clamp, act gemm.Activation) {
-	const tileFloats = 1 << 14 // 64 KiB of input columns
 	plane := g.oh * g.ow
 	tw := plane
-	if g.c*plane > tileFloats {
-		tw = min(plane, max(gemm.NR, tileFloats/g.c/gemm.NR*gemm.NR))
+	if g.c*plane > pointwiseTileFloats {
+		tw = min(plane, max(pointwiseTileCols, pointwiseTileFloats/g.c/gemm.NR*gemm.NR))
 	}
-	if cap(st.tile) < g.c*tw {
-		st.tile = make([]float32, g.c*tw)
+	// The runtime's scratch, not the node's state: one tile for all the
+	// runtime's in-place convolutions.
+	var tile []float32
+	if sc != nil {
+		tile = sc.Floats(g.c * tw)
+	} else {
+		if cap(st.tile) < g.c*tw {
+			st.tile = make([]float32, g.c*tw)
+		}
+		tile = st.tile[:g.c*tw]
 	}
-	tile := st.tile[:g.c*tw]
 	for k := 0; k < g.n; k++ {
 		nn := k
 		if g.o > g.c {

@@ -13,6 +13,7 @@ import (
 	"github.com/gosr/gosr/internal/raceflag"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // The overwrite rules (ops.OverwriteRule): each case runs its kernel once with
@@ -132,6 +133,9 @@ func runInPlaceCase(t *testing.T, c ipCase) {
 		k++
 	})
 	p := build(iv(x))
+	// A runtime's scratch, as the runtime gives its nodes (the pointwise
+	// tiles live there).
+	p.Scratch = &gemm.Scratch{}
 	out := &ivalue.Tensor{}
 	out.SetStorage(st.Window(0, outBytes), 0)
 	p.Own = []*ivalue.Tensor{out}
@@ -601,19 +605,19 @@ func TestInPlaceConv(t *testing.T) {
 			{name: "1x1 Cout>Cin", c: 4, o: 12, h: 6, w: 5, k: 1, s: 1, d: 1, g: 1, safe: true},
 			{name: "1x1 Cout>Cin bias const weight", c: 4, o: 12, h: 6, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
 			{name: "1x1 Cout=Cin const weight", c: 6, o: 6, h: 4, w: 4, k: 1, s: 1, d: 1, g: 1, constW: true, safe: true},
-			{name: "1x1 tiles, 1-column last tile", op: "conv1d", c: 64, o: 32, w: 257, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
-			{name: "1x1 tiles, 1-column last tile, const weight", op: "conv1d", c: 64, o: 32, w: 257, k: 1, s: 1, d: 1, g: 1, constW: true, safe: true},
-			{name: "1x1 tiles Cout>Cin", c: 64, o: 96, h: 16, w: 17, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
-			{name: "1x1 tiles Cout=1", c: 64, o: 1, h: 15, w: 20, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
-			{name: "1x1 tiles Cout=1, 1-column last tile", op: "conv1d", c: 64, o: 1, w: 257, k: 1, s: 1, d: 1, g: 1, safe: true},
+			{name: "1x1 tiles, 1-column last tile", op: "conv1d", c: 64, o: 32, w: 1025, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
+			{name: "1x1 tiles, 1-column last tile, const weight", op: "conv1d", c: 64, o: 32, w: 1025, k: 1, s: 1, d: 1, g: 1, constW: true, safe: true},
+			{name: "1x1 tiles Cout>Cin", c: 64, o: 96, h: 32, w: 33, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 tiles Cout=1", c: 64, o: 1, h: 40, w: 30, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
+			{name: "1x1 tiles Cout=1, 1-column last tile", op: "conv1d", c: 64, o: 1, w: 1025, k: 1, s: 1, d: 1, g: 1, safe: true},
 			{name: "1x1 one position", c: 16, o: 24, h: 1, w: 1, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			{name: "1x1 one position Cout<Cin", c: 16, o: 8, h: 1, w: 1, k: 1, s: 1, d: 1, g: 1, constW: true, safe: true},
 			{name: "1x1 valid", op: "conv2d.valid", c: 5, o: 7, h: 4, w: 6, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			{name: "1x1 same", op: "conv2d.same", c: 7, o: 5, h: 4, w: 6, k: 1, s: 1, d: 1, g: 1, safe: true},
 			{name: "1x1 _convolution", op: "_convolution", c: 6, o: 9, h: 3, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			{name: "1x1 conv1d", op: "conv1d", c: 6, o: 3, w: 9, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
-			{name: "1x1 tiles conv_clamp", op: "conv_clamp", c: 64, o: 16, h: 15, w: 20, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
-			{name: "1x1 tiles conv_act Cout>Cin", op: "conv_act", c: 64, o: 96, h: 16, w: 17, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 tiles conv_clamp", op: "conv_clamp", c: 64, o: 16, h: 40, w: 30, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 tiles conv_act Cout>Cin", op: "conv_act", c: 64, o: 96, h: 32, w: 33, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
 			{name: "1x1 conv_act", op: "conv_act", c: 8, o: 4, h: 5, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
 			// Not safe (the kernel stays exact all the same: it reads a
 			// copy of the input).
@@ -670,5 +674,50 @@ func BenchmarkInPlacePool(b *testing.B) {
 				_ = p.Run()
 			}
 		})
+	}
+}
+
+// BenchmarkInPlacePointwise times 1x1 convolutions (with relu6) of
+// mobilenet_v3's and squeezenet's shapes with output memory of their own
+// and written over their input (column tiles, convPointwiseInPlace).
+func BenchmarkInPlacePointwise(b *testing.B) {
+	r := rand.New(rand.NewSource(6))
+	ints := graph.ListOf(graph.Int)
+	randT := func(sizes ...int) *ivalue.Tensor {
+		t := ivalue.NewTensor(ivalue.Float32, sizes...)
+		for i := range t.F32() {
+			t.F32()[i] = float32(r.NormFloat64())
+		}
+		return t
+	}
+	for _, s := range []struct{ c, o, hw int }{{112, 672, 14}, {672, 112, 14}, {128, 16, 55}, {40, 240, 28}} {
+		x0 := randT(1, s.c, s.hw, s.hw)
+		w, bias := randT(s.o, s.c, 1, 1), randT(s.o)
+		mk := func(x *ivalue.Tensor) *ops.ProcessedNode {
+			p, err := buildNode(b, "gosr::conv_clamp", []ivalue.IValue{iv(x), iv(w), iv(bias), ivInts(1, 1), ivInts(0, 0), ivInts(1, 1), ivI(1), ivF(0), ivF(6)},
+				[]*graph.Type{tT, tT, tT, ints, ints, ints, tI, tF, tF}, []*graph.Type{tT}, []bool{false, true, true, true, true, true, true, true, true})
+			require.NoError(b, err)
+			p.Scratch = &gemm.Scratch{}
+			return p
+		}
+		sep := mk(x0)
+		st := ivalue.NewStorage(max(s.c, s.o) * s.hw * s.hw * 4)
+		x, err := ivalue.FromStorage(ivalue.Float32, st, 0, x0.Sizes(), nil)
+		require.NoError(b, err)
+		copy(x.F32(), x0.F32())
+		ip := mk(x)
+		out := &ivalue.Tensor{}
+		out.SetStorage(st.Window(0, s.o*s.hw*s.hw*4), 0)
+		ip.Own = []*ivalue.Tensor{out}
+		for _, c := range []struct {
+			name string
+			p    *ops.ProcessedNode
+		}{{"separate", sep}, {"inplace", ip}} {
+			b.Run(fmt.Sprintf("%d-%d/%dx%d/%s", s.c, s.o, s.hw, s.hw, c.name), func(b *testing.B) {
+				for b.Loop() {
+					_ = c.p.Run()
+				}
+			})
+		}
 	}
 }

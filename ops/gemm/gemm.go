@@ -67,9 +67,26 @@ var packFree = make(chan *packBufs, packKeep)
 // each call then borrows buffers from the shared free list.
 type Scratch struct {
 	pack *packBufs
+	// floats is Floats' memory.
+	floats []float32
 	// par, from NewScratch with a team, splits large products across
 	// it (parallel.go); nil: one goroutine.
 	par *split
+}
+
+// Floats returns n floats the scratch keeps for its runtime's kernels
+// (grown as needed, so steady runs allocate nothing): working memory a
+// kernel holds only until it returns, and never while another kernel of
+// the runtime uses it (one runs at a time). Their values are whatever
+// the last user left. A nil scratch returns new memory.
+func (sc *Scratch) Floats(n int) []float32 {
+	if sc == nil {
+		return make([]float32, n)
+	}
+	if cap(sc.floats) < n {
+		sc.floats = make([]float32, n)
+	}
+	return sc.floats[:n]
 }
 
 // bufs returns the scratch's packing buffers (from the free list on
