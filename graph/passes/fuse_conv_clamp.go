@@ -25,14 +25,20 @@ func FuseConvClamp(g *graph.Graph, c *Context) error {
 	if !c.hasOp(ConvClampKind) {
 		return nil
 	}
-	fuseIntoProducer(g, ConvClampKind, fusableConv, convArgs, false, func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
+	fuseIntoProducer(g, ConvClampKind, fusableConv, convArgs, false, clampArgs(g))
+	return nil
+}
+
+// clampArgs gives a clamp-fusing pass's extra arguments: the bounds of
+// the activation (clampBounds) as float constants, min then max.
+func clampArgs(g *graph.Graph) func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
+	return func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
 		lo, hi, ok := clampBounds(act)
 		if !ok {
 			return nil, false
 		}
 		return []*graph.Value{e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act)}, true
-	})
-	return nil
+	}
 }
 
 // fuseIntoProducer replaces each node act whose extra gives its fused

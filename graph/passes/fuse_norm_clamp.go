@@ -2,7 +2,6 @@ package passes
 
 import (
 	"github.com/gosr/gosr/graph"
-	"github.com/gosr/gosr/ivalue"
 )
 
 // BatchNormClampKind is the op FuseBatchNormClamp makes: a batch norm
@@ -21,14 +20,7 @@ func FuseBatchNormClamp(g *graph.Graph, c *Context) error {
 	if !c.hasOp(BatchNormClampKind) {
 		return nil
 	}
-	fuseIntoProducer(g, BatchNormClampKind, fusableBatchNorm, func(bn *graph.Node) []*graph.Value { return bn.Inputs }, false,
-		func(e *edits, act *graph.Node) ([]*graph.Value, bool) {
-			lo, hi, ok := clampBounds(act)
-			if !ok {
-				return nil, false
-			}
-			return []*graph.Value{e.constant(g, ivalue.FromDouble(lo), graph.Float, act), e.constant(g, ivalue.FromDouble(hi), graph.Float, act)}, true
-		})
+	fuseIntoProducer(g, BatchNormClampKind, fusableBatchNorm, func(bn *graph.Node) []*graph.Value { return bn.Inputs }, false, clampArgs(g))
 	return nil
 }
 
