@@ -31,8 +31,11 @@ import (
 // slots of the parts.
 type catGroup struct {
 	cat, first int
-	parts      []int32
-	dim        int
+	// parts are the slots of the cat's inputs; own marks those written
+	// in place (first is the first of their nodes).
+	parts []int32
+	own   []bool
+	dim   int
 	// out is the output, when the planner may place it (an
 	// intermediate), else nil.
 	out *graph.Value
@@ -76,22 +79,33 @@ func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*node
 		}
 		g := catGroup{cat: ci, first: ci, dim: int(dv.Int()), out: out}
 		seen := map[*graph.Value]bool{}
-		for _, x := range n.Inputs[:len(n.Inputs)-1] {
-			w := writer[x]
-			wi, top := index[x.Node]
-			if w == nil || !top || seen[x] || len(x.Uses) != 1 || isOutput[x] ||
-				db.MayAliasGraphInput(x) || db.MayAliasGraphOutput(x) || db.EscapesToContainer(x) || len(db.Values().Aliases(x, 2)) != 1 {
-				g.parts = nil
+		some := false
+		for i, x := range n.Inputs[:len(n.Inputs)-1] {
+			if seen[x] {
+				some = false // one tensor twice: leave the cat alone
 				break
 			}
 			seen[x] = true
-			g.first = min(g.first, wi)
-			g.parts = append(g.parts, slotOf[x])
+			w := writer[x]
+			wi, top := index[x.Node]
+			// A part written in place is made for the cat alone; the
+			// others (a view, a graph input: shufflenet's chunked half)
+			// the cat copies into its place as before.
+			own := w != nil && top && len(x.Uses) == 1 && !isOutput[x] && !db.MayAliasGraphInput(x) &&
+				!db.MayAliasGraphOutput(x) && !db.EscapesToContainer(x) && len(db.Values().Aliases(x, 2)) == 1
+			g.parts = append(g.parts, ni.in[i])
+			g.own = append(g.own, own)
+			if own {
+				some = true
+				g.first = min(g.first, wi)
+			}
 		}
-		if g.parts != nil {
+		if some {
 			m.cats = append(m.cats, g)
-			for _, x := range n.Inputs[:len(n.Inputs)-1] {
-				m.catPart[x] = true
+			for i, x := range n.Inputs[:len(n.Inputs)-1] {
+				if g.own[i] {
+					m.catPart[x] = true
+				}
 			}
 		}
 	}
@@ -119,31 +133,15 @@ func (r *StaticRuntime) catArm(k int) {
 		return
 	}
 	y := r.top.nodes[g.cat].OwnTensor(0)
-	first := r.values[g.parts[0]].Tensor()
-	if first == nil || first.Dim() <= g.dim {
-		return // the first run, or a rank the cat would refuse
-	}
-	dt := first.DType()
-	st.sizes = append(st.sizes[:0], first.Sizes()...)
-	for i := 0; i < g.dim; i++ {
-		if st.sizes[i] != 1 {
-			return // parts are not contiguous blocks of the output
+	dt, ok := r.catSizes(k)
+	if !ok {
+		if st.from != nil {
+			// Armed before, not now (a batch dim above 1 before the
+			// cat's): the parts would keep outgrowing their windows.
+			r.catOff(k)
 		}
+		return
 	}
-	total := 0
-	for _, s := range g.parts {
-		t := r.values[s].Tensor()
-		if t == nil || t.DType() != dt || t.Dim() != len(st.sizes) || t.Numel() == 0 {
-			return
-		}
-		for i, n := range t.Sizes() {
-			if i != g.dim && n != st.sizes[i] {
-				return
-			}
-		}
-		total += t.Sizes()[g.dim]
-	}
-	st.sizes[g.dim] = total
 	y.Resize(dt, st.sizes)
 	if !y.Device().IsHost() {
 		return
@@ -165,11 +163,57 @@ func (r *StaticRuntime) catArm(k int) {
 		}
 	}
 	for i, s := range g.parts {
-		if t := r.values[s].Tensor(); t.Storage() != st.wins[i] {
+		if t := r.values[s].Tensor(); g.own[i] && t.Storage() != st.wins[i] {
 			t.SetStorage(st.wins[i], 0)
 		}
 	}
 	st.armed = true
+}
+
+// catSizes sets st.sizes to the output's sizes as the parts of the last
+// run give them, and reports their dtype; false when there are none yet
+// (the first run) or they are not contiguous blocks of the output.
+func (r *StaticRuntime) catSizes(k int) (ivalue.DType, bool) {
+	g, st := &r.m.cats[k], &r.cats[k]
+	first := r.values[g.parts[0]].Tensor()
+	if first == nil || first.Dim() <= g.dim {
+		return 0, false // the first run, or a rank the cat would refuse
+	}
+	dt := first.DType()
+	st.sizes = append(st.sizes[:0], first.Sizes()...)
+	for i := 0; i < g.dim; i++ {
+		if st.sizes[i] != 1 {
+			return 0, false // parts are not contiguous blocks of the output
+		}
+	}
+	total := 0
+	for _, s := range g.parts {
+		t := r.values[s].Tensor()
+		if t == nil || t.DType() != dt || t.Dim() != len(st.sizes) || t.Numel() == 0 {
+			return 0, false
+		}
+		for i, n := range t.Sizes() {
+			if i != g.dim && n != st.sizes[i] {
+				return 0, false
+			}
+		}
+		total += t.Sizes()[g.dim]
+	}
+	st.sizes[g.dim] = total
+	return dt, true
+}
+
+// catOff turns group k off for the runtime's life: the parts written
+// in place leave their windows (their next run gives them memory of
+// their own, once) and the cat copies them from then on.
+func (r *StaticRuntime) catOff(k int) {
+	g, st := &r.m.cats[k], &r.cats[k]
+	st.off = true
+	for i, s := range g.parts {
+		if t := r.values[s].Tensor(); g.own[i] && t != nil && i < len(st.wins) && t.Storage() == st.wins[i] {
+			t.SetStorage(nil, 0)
+		}
+	}
 }
 
 // catCheck runs before the cat: every part must be exactly in its window
@@ -185,6 +229,16 @@ func (r *StaticRuntime) catCheck(k int) {
 	inPlace := true
 	for i, s := range g.parts {
 		t := r.values[s].Tensor()
+		if !g.own[i] {
+			// Copied by the cat: it must not lie in the output's memory
+			// (the planner keeps a live tensor out of it).
+			if t == nil || t.Nbytes() != st.wins[i].Len() || t.Storage() != nil && t.Storage().Len() > 0 &&
+				overlaps(t.Storage(), st.from) {
+				inPlace = false
+				break
+			}
+			continue
+		}
 		if t == nil || t.Storage() != st.wins[i] || t.Offset() != 0 || !t.IsContiguous() || t.Nbytes() != st.wins[i].Len() {
 			inPlace = false
 			break
@@ -220,4 +274,10 @@ func (r *StaticRuntime) catWindow(s *ivalue.Storage) bool {
 		}
 	}
 	return false
+}
+
+// overlaps reports whether two host storages share a byte.
+func overlaps(a, b *ivalue.Storage) bool {
+	alo, blo := uintptr(a.Ptr()), uintptr(b.Ptr())
+	return alo < blo+uintptr(b.Len()) && blo < alo+uintptr(a.Len())
 }

@@ -295,3 +295,63 @@ func TestCatPartsInPlaceIntermediate(t *testing.T) {
 	run(t, r, 2, 3)
 	assert.Equal(t, 5, r.MemoryStats().ManagedTensors, "s, the three parts and the cat's output")
 }
+
+// A cat some of whose parts are not made for it alone (a graph input, a
+// view: shufflenet's chunked half) still has the others written in
+// place; the cat copies the rest. Results match, the part made for it
+// takes no memory of its own, steady runs allocate nothing.
+const catPartsMixedIR = `graph(%x : Tensor, %y : Tensor):
+  %d : int = prim::Constant[value=0]()
+  %c : Tensor = aten::relu(%y)
+  %l : Tensor[] = prim::ListConstruct(%x, %c)
+  %o : Tensor = aten::cat(%l, %d)
+  %z : Tensor = aten::neg(%o)
+  return (%z)`
+
+func TestCatPartsInPlaceMixed(t *testing.T) {
+	ramp := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i%7)/2 - 1.5
+		}
+		return x
+	}
+	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, m int) {
+		t.Helper()
+		x, y := ramp(n*64), ramp(m*64 + 3)[3:]
+		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, 64)), ivalue.FromTensor(ivalue.F32Tensor(y, m, 64)))
+		require.NoError(t, err)
+		var want []float32
+		for _, v := range x {
+			want = append(want, -v)
+		}
+		for _, v := range y {
+			want = append(want, -max(v, 0))
+		}
+		require.Equal(t, []int{n + m, 64}, outs[0].Tensor().Sizes())
+		got := f32(t, outs[0])
+		for i := range want {
+			require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
+		}
+	}
+	for _, check := range []bool{true, false} {
+		o := staticruntime.DefaultOptions()
+		o.CheckPlan = check
+		r := prepare(t, catPartsMixedIR, &o).NewRuntime()
+		run(t, r, 2, 3)
+		run(t, r, 2, 3)
+		st := r.MemoryStats()
+		assert.Equal(t, 1, st.ManagedTensors, "the cat's output only: relu writes into it")
+		assert.Zero(t, st.UnmanagedBytes)
+		run(t, r, 3, 1) // another split
+		run(t, r, 3, 1)
+		if !check && !raceflag.Enabled {
+			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*64), 3, 64))
+			y := ivalue.FromTensor(ivalue.F32Tensor(ramp(64), 1, 64))
+			assert.Zero(t, testing.AllocsPerRun(20, func() {
+				_, err := r.Run(x, y)
+				require.NoError(t, err)
+			}))
+		}
+	}
+}
