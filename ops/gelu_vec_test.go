@@ -49,8 +49,8 @@ func BenchmarkGeluVec(b *testing.B) {
 	}
 }
 
-// BenchmarkSiluVec times silu in place over a row segment in L2, as
-// the convolutions' epilogues run it, in ns an element.
+// BenchmarkSiluVec times silu over a row segment in L2 (into another),
+// the size the convolutions' epilogues apply it to, in ns an element.
 func BenchmarkSiluVec(b *testing.B) {
 	a := make([]float32, 1<<14)
 	for i := range a {

@@ -43,7 +43,7 @@ type catGroup struct {
 
 // findCatGroups finds the prim::VarConcat nodes whose parts may be
 // written in place (see above).
-func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*nodeInfo, slotOf map[*graph.Value]int32) {
+func (m *StaticModule) findCatGroups(db *alias.DB, writer map[*graph.Value]*nodeInfo) {
 	index := map[*graph.Node]int{}
 	for i, ni := range m.top.nodes {
 		index[ni.node] = i
@@ -232,8 +232,7 @@ func (r *StaticRuntime) catCheck(k int) {
 		if !g.own[i] {
 			// Copied by the cat: it must not lie in the output's memory
 			// (the planner keeps a live tensor out of it).
-			if t == nil || t.Nbytes() != st.wins[i].Len() || t.Storage() != nil && t.Storage().Len() > 0 &&
-				overlaps(t.Storage(), st.from) {
+			if t == nil || t.Nbytes() != st.wins[i].Len() || t.Storage() != nil && overlaps(t.Storage(), st.from) {
 				inPlace = false
 				break
 			}
@@ -256,7 +255,7 @@ func (r *StaticRuntime) catCheck(k int) {
 			continue
 		}
 		if p := uintptr(t.Storage().Ptr()); p >= lo && p < hi {
-			// A copy of its own; the next arm gives it a window again.
+			// A copy of its own: the group is off, the cat copies it.
 			c := t.Clone()
 			t.SetView(c, c.Offset(), c.Sizes(), c.Strides())
 		}

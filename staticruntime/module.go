@@ -370,12 +370,17 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	}
 	pc := passContext()
 	pc.EnableOutVariant, pc.Verify = o.EnableOutVariant, o.VerifyPasses
+	// The fusions make gosr's own ops (gosr::conv_clamp, conv_add_clamp,
+	// conv_act, linear_act, batch_norm_clamp).
+	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp"}
 	if !dev.IsHost() {
-		// These passes bring in gosr's own ops (prim::VarCat,
-		// static_runtime::*_copy, gosr::conv_clamp, conv_add_clamp,
-		// conv_act, linear_act, batch_norm_clamp), which ATen does not
-		// have.
-		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true, "FuseConvClamp": true, "FuseConvAdd": true, "FuseConvAct": true, "FuseLinearAct": true, "FuseBatchNormClamp": true}
+		// These passes and the fusions bring in gosr's own ops
+		// (prim::VarCat, static_runtime::*_copy and the fused ones),
+		// which ATen does not have.
+		pc.Disable = map[string]bool{"UseVariadicCat": true, "UseVariadicStack": true, "ReplaceWithCopy": true}
+		for _, f := range fusions {
+			pc.Disable[f] = true
+		}
 	}
 	if o.Backend != nil && !pc.Disable["FuseConvClamp"] {
 		// A libtorch backend runs ATen's convolutions: a fused node
@@ -383,8 +388,9 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 		if pc.Disable == nil {
 			pc.Disable = map[string]bool{}
 		}
-		pc.Disable["FuseConvClamp"], pc.Disable["FuseConvAdd"], pc.Disable["FuseConvAct"], pc.Disable["FuseLinearAct"] = true, true, true, true
-		pc.Disable["FuseBatchNormClamp"] = true
+		for _, f := range fusions {
+			pc.Disable[f] = true
+		}
 	}
 	for _, name := range o.DisablePasses {
 		if !slices.Contains(passes.Names(), name) {
@@ -523,7 +529,7 @@ func (m *StaticModule) analyze(ctx context.Context) error {
 	}
 	m.catPart = map[*graph.Value]bool{}
 	if goOnly && !m.opts.DisableOverwrites && m.device.IsHost() {
-		m.findCatGroups(db, writer, slotOf)
+		m.findCatGroups(db, writer)
 	}
 	lts, _, err := memplan.LifetimesContext(ctx, m.graph, db, memplan.LifetimeOptions{
 		Candidate:     func(v *graph.Value) bool { return writer[v] != nil && !m.catPart[v] },

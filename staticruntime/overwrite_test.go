@@ -153,16 +153,9 @@ const catPartsIR = `graph(%x : Tensor, %y : Tensor):
   return (%o)`
 
 func TestCatPartsInPlace(t *testing.T) {
-	ramp := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(i%7)/2 - 1.5
-		}
-		return x
-	}
 	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, m int) ivalue.IValue {
 		t.Helper()
-		x, y := ramp(n*4), ramp(m*4 + 5)[5:]
+		x, y := catRamp(n*4), catRamp(m*4 + 5)[5:]
 		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, 4)), ivalue.FromTensor(ivalue.F32Tensor(y, m, 4)))
 		require.NoError(t, err)
 		var want []float32
@@ -200,8 +193,8 @@ func TestCatPartsInPlace(t *testing.T) {
 		run(t, r, 4, 2) // larger
 		run(t, r, 2, 3)
 		if !check && !raceflag.Enabled {
-			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(8), 2, 4))
-			y := ivalue.FromTensor(ivalue.F32Tensor(ramp(12), 3, 4))
+			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(8), 2, 4))
+			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(12), 3, 4))
 			assert.Zero(t, testing.AllocsPerRun(20, func() {
 				_, err := r.Run(x, y)
 				require.NoError(t, err)
@@ -236,16 +229,9 @@ const catPartsMidIR = `graph(%x : Tensor, %y : Tensor):
   return (%z)`
 
 func TestCatPartsInPlaceIntermediate(t *testing.T) {
-	ramp := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(i%7)/2 - 1.5
-		}
-		return x
-	}
 	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, m int) {
 		t.Helper()
-		x, y := ramp(n*64), ramp(m*64 + 5)[5:]
+		x, y := catRamp(n*64), catRamp(m*64 + 5)[5:]
 		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, 64)), ivalue.FromTensor(ivalue.F32Tensor(y, m, 64)))
 		require.NoError(t, err)
 		var want []float32
@@ -280,8 +266,8 @@ func TestCatPartsInPlaceIntermediate(t *testing.T) {
 		run(t, r, 4, 2) // larger: a new plan
 		run(t, r, 4, 2)
 		if !check && !raceflag.Enabled {
-			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(4*64), 4, 64))
-			y := ivalue.FromTensor(ivalue.F32Tensor(ramp(2*64), 2, 64))
+			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(4*64), 4, 64))
+			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(2*64), 2, 64))
 			assert.Zero(t, testing.AllocsPerRun(20, func() {
 				_, err := r.Run(x, y)
 				require.NoError(t, err)
@@ -309,16 +295,9 @@ const catPartsMixedIR = `graph(%x : Tensor, %y : Tensor):
   return (%z)`
 
 func TestCatPartsInPlaceMixed(t *testing.T) {
-	ramp := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(i%7)/2 - 1.5
-		}
-		return x
-	}
 	run := func(t *testing.T, r *staticruntime.StaticRuntime, n, m int) {
 		t.Helper()
-		x, y := ramp(n*64), ramp(m*64 + 3)[3:]
+		x, y := catRamp(n*64), catRamp(m*64 + 3)[3:]
 		outs, err := r.Run(ivalue.FromTensor(ivalue.F32Tensor(x, n, 64)), ivalue.FromTensor(ivalue.F32Tensor(y, m, 64)))
 		require.NoError(t, err)
 		var want []float32
@@ -346,12 +325,22 @@ func TestCatPartsInPlaceMixed(t *testing.T) {
 		run(t, r, 3, 1) // another split
 		run(t, r, 3, 1)
 		if !check && !raceflag.Enabled {
-			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*64), 3, 64))
-			y := ivalue.FromTensor(ivalue.F32Tensor(ramp(64), 1, 64))
+			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(3*64), 3, 64))
+			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(64), 1, 64))
 			assert.Zero(t, testing.AllocsPerRun(20, func() {
 				_, err := r.Run(x, y)
 				require.NoError(t, err)
 			}))
 		}
 	}
+}
+
+// catRamp is n floats in a short ramp (-1.5 to 1.5 by halves), the cat
+// tests' inputs.
+func catRamp(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(i%7)/2 - 1.5
+	}
+	return x
 }
