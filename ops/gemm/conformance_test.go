@@ -443,3 +443,35 @@ func TestScratchSteadyAllocs(t *testing.T) {
 	run()
 	assert.Zero(t, testing.AllocsPerRun(10, run))
 }
+
+// TestPackA6 packs six rows of every width up to a few groups past the
+// assembly's 8-column step, with and without alpha, and checks each
+// variant's panel element by element against the definition
+// p[q*6+i] = alpha*row_i[q], and that nothing past the panel is written.
+func TestPackA6(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	forEachVariant(t, func(t *testing.T) {
+		for _, alpha := range []float32{1, -0.75} {
+			for kc := 1; kc <= 41; kc++ {
+				const rs, guard = 53, 7
+				data := make([]float32, 3+5*rs+kc)
+				for i := range data {
+					data[i] = r.Float32()*2 - 1
+				}
+				p := make([]float32, kc*MR+guard)
+				for i := range p {
+					p[i] = float32(math.NaN())
+				}
+				packA6(p[:kc*MR], data, 3, rs, kc, alpha)
+				for q := range kc {
+					for i := range MR {
+						require.Equal(t, alpha*data[3+i*rs+q], p[q*MR+i], "alpha %v kc %d: p[%d*6+%d]", alpha, kc, q, i)
+					}
+				}
+				for _, v := range p[kc*MR:] {
+					require.True(t, math.IsNaN(float64(v)), "alpha %v kc %d: written past the panel", alpha, kc)
+				}
+			}
+		}
+	})
+}

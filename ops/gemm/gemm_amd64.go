@@ -32,6 +32,9 @@ func dot4AVX2(a *float32, lda int, x *float32, n int, out *float32)
 func gemv4AVX2(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
 
 //go:noescape
+func packA6AVX2(p, a *float32, rs, groups int, alpha float32)
+
+//go:noescape
 func dealAVX2(dst, src *float32, n, stride int)
 
 //go:noescape
@@ -164,4 +167,21 @@ func deal(dst, row []float32, stride int) {
 	}
 	_ = dst[(n-1)*stride+NR-1]
 	dealAVX2(&dst[0], &row[0], n, stride)
+}
+
+// packA6Groups packs the leading columns of six rows (see packA6) with
+// the assembly, leaving at least one column for the caller so the
+// assembly's overlapping stores stay inside p, and returns how many it
+// packed.
+func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int {
+	g := (kc - 1) / 8
+	if !useAsm || g == 0 {
+		return 0
+	}
+	// Bounds the assembly relies on: six rows of 8*g floats, and p up to
+	// the last group's overlapping store.
+	_ = data[base+5*rs+8*g-1]
+	_ = p[g*8*MR+2-1]
+	packA6AVX2(&p[0], &data[base], rs, g, alpha)
+	return 8 * g
 }

@@ -549,3 +549,67 @@ k8store:
 	STORE1(Y10)
 	VZEROUPPER
 	RET
+
+// func packA6AVX2(p, a *float32, rs, groups int, alpha float32)
+// packs 8*groups columns of six rows (the first at a, the next rs
+// floats further) k-major into p: p[q*6+i] = alpha*row_i[q]. Each group
+// of 8 columns is an 8x8 transpose with two rows missing; a column's 6
+// floats go out as one 8-float store whose last two the next column's
+// store overwrites, so the caller leaves at least one more column of p
+// after the last group (see packA6).
+TEXT ·packA6AVX2(SB), NOSPLIT, $0-36
+	MOVQ p+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ rs+16(FP), R8
+	MOVQ groups+24(FP), CX
+	VBROADCASTSS alpha+32(FP), Y15
+	SHLQ $2, R8
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9 // row 3
+
+pa6loop:
+	VMULPS (SI), Y15, Y0
+	VMULPS (SI)(R8*1), Y15, Y1
+	VMULPS (SI)(R8*2), Y15, Y2
+	VMULPS (R9), Y15, Y3
+	VMULPS (R9)(R8*1), Y15, Y4
+	VMULPS (R9)(R8*2), Y15, Y5
+	// t0..t5: pairs of rows interleaved.
+	VUNPCKLPS Y1, Y0, Y6  // r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]
+	VUNPCKHPS Y1, Y0, Y7  // columns 2,3 | 6,7
+	VUNPCKLPS Y3, Y2, Y8
+	VUNPCKHPS Y3, Y2, Y9
+	VUNPCKLPS Y5, Y4, Y10 // rows 4,5: columns 0,1 | 4,5
+	VUNPCKHPS Y5, Y4, Y11 // columns 2,3 | 6,7
+	// Rows 0-3 of one column per 128-bit lane.
+	VSHUFPS $0x44, Y8, Y6, Y0 // column 0 | 4
+	VSHUFPS $0xEE, Y8, Y6, Y1 // column 1 | 5
+	VSHUFPS $0x44, Y9, Y7, Y2 // column 2 | 6
+	VSHUFPS $0xEE, Y9, Y7, Y3 // column 3 | 7
+	// Rows 4-5 of the odd columns in the low two floats of each lane.
+	VSHUFPS $0xEE, Y10, Y10, Y12 // column 1 | 5
+	VSHUFPS $0xEE, Y11, Y11, Y13 // column 3 | 7
+	// Column j: rows 0-3 then rows 4-5, stored in order.
+	VPERM2F128 $0x20, Y10, Y0, Y4
+	VMOVUPS Y4, (DI)
+	VPERM2F128 $0x20, Y12, Y1, Y4
+	VMOVUPS Y4, 24(DI)
+	VPERM2F128 $0x20, Y11, Y2, Y4
+	VMOVUPS Y4, 48(DI)
+	VPERM2F128 $0x20, Y13, Y3, Y4
+	VMOVUPS Y4, 72(DI)
+	VPERM2F128 $0x31, Y10, Y0, Y4
+	VMOVUPS Y4, 96(DI)
+	VPERM2F128 $0x31, Y12, Y1, Y4
+	VMOVUPS Y4, 120(DI)
+	VPERM2F128 $0x31, Y11, Y2, Y4
+	VMOVUPS Y4, 144(DI)
+	VPERM2F128 $0x31, Y13, Y3, Y4
+	VMOVUPS Y4, 168(DI)
+	ADDQ $32, SI
+	ADDQ $32, R9
+	ADDQ $192, DI
+	DECQ CX
+	JNE  pa6loop
+	VZEROUPPER
+	RET

@@ -43,3 +43,6 @@ func deal2AVX2(even, odd, src *float32, n int) {}
 
 // kernel6x8AVX2 is never called here: useAsm is false.
 func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int) {}
+
+// packA6Groups packs nothing here: packA6's loop does it all.
+func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int { return 0 }
