@@ -185,7 +185,7 @@ type convPrepacked struct {
 	// The weight for convDirectBlocked (see [Channel-blocked direct
 	// convolution]), for ungrouped 2-d kernels larger than 1x1 of a
 	// multiple of 8 input and 16 output channels (blkOK): packed on the
-	// first run that takes that path (a 7x7 map never does), once for
+	// first run that takes that path (never a strided one), once for
 	// all runtimes, from blkSrc.
 	blkOK   bool
 	blkSrc  []float32
@@ -549,7 +549,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		addRes()
 		return nil
 	}
-	if !st.resLate && convDirectBlockedFits(&g, pre, w) {
+	if convDirectBlockedFits(&g, pre, w) {
 		convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), bd, bo, bs, rd, roff, c, st, ep, act)
 		return nil
 	}

@@ -64,6 +64,8 @@ type dwcRun struct {
 	act           gemm.Activation
 	grouped       bool
 	direct        bool      // convDirectBlocked's run
+	flat          bool      // its positions run over the whole map (see [Flat direct convolution])
+	ibChunk       int       // flat: input blocks a pass over the positions reads
 	packing       bool      // its input blocks' turn (xd into xp)
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk)
@@ -375,12 +377,63 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 // row's copy or slack; those positions are dropped. The two halves of
 // each row are transposed back into the output planes; a residual is
 // then added, the clamp and activation applied, block by block. Below
-// 20 columns the six-position blocks waste too much (a 7x7 map runs 12
-// positions a row) and the wide path stays faster.
+// 20 columns six-position blocks along a row waste too much (a 7x7 map
+// would run 12 positions a row): such maps run flat (see [Flat direct
+// convolution]).
 
 // directBlockedMaxRow is the widest output row bcRowAVX2's buffer holds:
 // its second half starts 4096 floats in.
 const directBlockedMaxRow = 504
+
+// directBlockedMinRow is the narrowest output row run row by row;
+// narrower maps run flat (see [Flat direct convolution]).
+const directBlockedMinRow = 20
+
+// directFlatChunk is how many positions of a flat map one bcRowAVX2
+// call computes: whole six-position blocks that fit its buffer.
+const directFlatChunk = directBlockedMaxRow
+
+// directFlatL2 is the bytes of input copies and weights a flat pass
+// over the positions reads, sized to stay in L2.
+var directFlatL2 = 192 << 10
+
+// directFlatMinRow is the narrowest map convDirectBlocked takes.
+const directFlatMinRow = 1
+
+// [Flat direct convolution]
+//
+// On a narrow map (resnet's 14x14 and 7x7 ones) six-position blocks
+// along each row waste most of their last block (a 7-position row runs
+// 12), and the wide path's grid wastes its padding columns (49 of 64 on
+// 7x7). Instead the positions run in blocks of six over the whole map,
+// in order, across row ends, which needs each tap's input at one offset
+// from every position: the input block is copied kw times, copy kj
+// holding the padded rows' columns [kj, kj+ow), so tap (ki, kj) of flat
+// position p = oh*ow+ow' is element p + ki*ow of copy kj. A 7x7 map
+// runs 54 positions for 49, a 14x14 one 198 for 196. The copies cost kw
+// times the input, small beside the products on such maps.
+
+// packFlat fills blk, input block ib of image r.nn, with the flat
+// layout's kw shifted copies, packing the padded block first into
+// part's buffer.
+func (r *dwcRun) packFlat(part, ib int, blk []float32) {
+	const cb = 8
+	g := &r.g
+	buf := &r.bufs[part]
+	if cap(buf.in) < r.hp*r.rowF+7*cb {
+		buf.in = make([]float32, r.hp*r.rowF+7*cb)
+	}
+	tmp := buf.in[:r.hp*r.rowF+7*cb]
+	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
+	row := g.ow * cb
+	sp := r.hp * row
+	for kj := 0; kj < g.kw; kj++ {
+		for h := 0; h < r.hp; h++ {
+			copy(blk[kj*sp+h*row:kj*sp+h*row+row], tmp[h*r.rowF+kj*cb:])
+		}
+	}
+	clear(blk[g.kw*sp:])
+}
 
 // directBlockedWeights packs an [o, c, kk] weight as [o/16][c/8][kk][8][16]:
 // element (ob, ib, q, ci, j) is output channel 16ob+j's weight for input
@@ -403,7 +456,7 @@ func directBlockedWeights(w []float32, o, c, kk int) []float32 {
 // the weight w packed in pre.
 func convDirectBlockedFits(g *convGeom, pre *convPrepacked, w *ivalue.Tensor) bool {
 	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH == 1 && g.strW == 1 &&
-		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= 20 && g.ow <= directBlockedMaxRow && g.oh > 0
+		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= directFlatMinRow && g.ow <= directBlockedMaxRow && g.oh > 0
 }
 
 // convDirectBlocked computes a convolution (see [Channel-blocked direct
@@ -415,11 +468,27 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 	r := st.dwcRunFor(g, xd, xoff, nil, 0, bd, bo, bs, c, planesApart, ep, act, false)
 	r.direct, r.roff, r.ep = true, roff, ep
 	nib := g.c / cb
-	// Six-position blocks: the last one of a row reads up to its sixth
-	// position's last tap.
-	r.nb = (g.ow + 5) / 6
-	need := ((g.oh-1)+(g.kh-1))*r.rowF + ((r.nb*6-1)+(g.kw-1)+1)*cb
-	r.size = max(r.hp*r.rowF, need) + 7*cb
+	r.flat = g.ow < directBlockedMinRow
+	if r.flat {
+		// See [Flat direct convolution]: kw shifted copies of hp rows of
+		// ow positions; the last block reads up to its sixth position's
+		// last tap.
+		sp := r.hp * g.ow
+		r.nb = (g.oh*g.ow + 5) / 6
+		for ki := 0; ki < g.kh; ki++ {
+			for kj := 0; kj < g.kw; kj++ {
+				r.offs[ki*g.kw+kj] = (kj*sp + ki*g.ow) * cb * 4
+			}
+		}
+		r.size = max(g.kw*sp, (g.kw-1)*sp+(g.kh-1)*g.ow+r.nb*6) * cb
+		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+r.size)*4))
+	} else {
+		// Six-position blocks: the last one of a row reads up to its
+		// sixth position's last tap.
+		r.nb = (g.ow + 5) / 6
+		need := ((g.oh-1)+(g.kh-1))*r.rowF + ((r.nb*6-1)+(g.kw-1)+1)*cb
+		r.size = max(r.hp*r.rowF, need) + 7*cb
+	}
 	if cap(st.dwcDirect) < nib*r.size {
 		st.dwcDirect = make([]float32, nib*r.size)
 	}
@@ -445,6 +514,10 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 	if r.packing { // blocks [b0, b1) of input channels
 		for ib := b0; ib < b1; ib++ {
 			blk := r.xp[ib*r.size : (ib+1)*r.size]
+			if r.flat {
+				r.packFlat(part, ib, blk)
+				continue
+			}
 			clear(blk[r.hp*r.rowF:])
 			dwcPack(blk, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
 		}
@@ -468,10 +541,29 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 		r.blockBias(bias, o0, 16)
 		wk := r.wblk[ob*nib*kk*16*cb : (ob+1)*nib*kk*16*cb]
 		ob0 := (r.nn*g.o + o0) * plane
-		for oh := 0; oh < g.oh; oh++ {
+		for p0 := 0; r.flat && p0 < plane; p0 += directFlatChunk {
+			nb := min(r.nb-p0/6, directFlatChunk/6)
+			_ = xp[(nib-1)*r.size+p0*cb+offs[kk-1]/4+nb*6*cb-1]
+			// Input blocks in chunks whose copies and weights stay in L2
+			// while every position block reads them, each chunk adding to
+			// the sums so far; the clamp with the last.
+			for ib0 := 0; ib0 < nib; ib0 += r.ibChunk {
+				nc := min(r.ibChunk, nib-ib0)
+				clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
+				if ib0+nc == nib {
+					clo, chi = lo, hi
+				}
+				bcRowAVX2(&out[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[ib0*kk*16*cb], kk, &bias[0], clo, chi, nc, r.size*4, ib0)
+			}
+			n := min(directFlatChunk, plane-p0)
+			_ = r.c[ob0+15*plane+p0+n-1]
+			unpackRows8AVX2(&r.c[ob0+p0], plane, &out[0], n)
+			unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &out[4096], n)
+		}
+		for oh := 0; !r.flat && oh < g.oh; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*6)*cb-1]
-			bcRowAVX2(&out[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4)
+			bcRowAVX2(&out[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0)
 			_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
 			unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
 			unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)

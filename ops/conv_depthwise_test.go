@@ -312,7 +312,7 @@ func TestGroupedBlocked(t *testing.T) {
 
 // convDirectBlocked against a float64 direct convolution: 8 to 24 input
 // and 16 or 32 output channels, 3x3 and 5x5 kernels, padding or none,
-// row widths 20 to 56 (multiples of 6 and not), batches, input planes
+// row widths 20 to 56 (multiples of 6 and not) and flat maps, batches, input planes
 // strided apart, a bias or none, a clamp or none, a residual (added
 // before the clamp), an activation; one goroutine and a team of two.
 func TestDirectBlocked(t *testing.T) {
@@ -322,15 +322,24 @@ func TestDirectBlocked(t *testing.T) {
 	type dcCase struct{ n, c, o, h, w, k, pad, gap int }
 	cases := []dcCase{
 		{1, 64, 32, 28, 28, 3, 1, 0}, {2, 8, 16, 21, 20, 3, 1, 3}, {1, 24, 16, 30, 56, 5, 2, 0}, {1, 16, 32, 24, 25, 3, 0, 0},
+		// Flat maps: 7x7 and 14x14 as in resnet, a 5x5 kernel, a map of
+		// 1x2 outputs, and one of more positions than a chunk.
+		{1, 32, 32, 7, 7, 3, 1, 0}, {2, 16, 16, 14, 14, 3, 1, 5}, {1, 8, 16, 9, 11, 5, 2, 0}, {1, 8, 16, 3, 4, 3, 0, 0},
+		{1, 8, 16, 60, 12, 3, 1, 0},
 	}
 	r := rand.New(rand.NewSource(14))
+	// A flat map's input blocks run in chunks that fit L2; with a budget
+	// of 1 byte every block is its own chunk, adding to the sums so far.
+	savedL2 := directFlatL2
+	t.Cleanup(func() { directFlatL2 = savedL2 })
 	for _, sc := range blockedScratches(t) {
-		for _, c := range cases {
+		for i, c := range cases {
+			directFlatL2 = []int{1, savedL2}[i%2]
 			for _, v := range []struct {
 				bias, res, act bool
 				ep             gemm.Clamp
 			}{{false, false, false, gemm.Clamp{}}, {true, false, false, gemm.Clamp{On: true, Lo: 0, Hi: 6}}, {true, true, false, gemm.Clamp{On: true, Lo: 0, Hi: float32(math.Inf(1))}}, {false, true, true, gemm.Clamp{}}} {
-				name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v/team%v", c, v.bias, v.res, v.act, v.ep.On, sc.Team() != nil)
+				name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v/team%v/l2 %d", c, v.bias, v.res, v.act, v.ep.On, sc.Team() != nil, directFlatL2)
 				plane := c.h*c.w + c.gap
 				g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.o,
 					kh: c.k, kw: c.k, strH: 1, strW: 1, padH: c.pad, padW: c.pad, dilH: 1, dilW: 1, groups: 1}

@@ -895,7 +895,7 @@ sum32red:
 	VZEROUPPER
 	RET
 
-// func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride int)
+// func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc int)
 // A row of a stride-1 convolution in the channel-blocked layout (see
 // [Channel-blocked direct convolution]), 16 output channels: for nb
 // blocks of 6 positions p, out[6p+i][j] (j < 8) and out[4096 +
@@ -904,7 +904,9 @@ sum32red:
 // in[b*bstride/4 + offs[q]/4 + 8(6p+i)+ci]) to [lo, hi], NaN passing
 // through, each a fused multiply-add. Two weight vectors and six
 // broadcasts a channel feed twelve FMAs, the gemm kernel's ratio.
-TEXT ·bcRowAVX2(SB), NOSPLIT, $0-80
+// With acc non-zero the sums start from what out holds instead of the
+// bias: a later chunk of input blocks adds to an earlier one's.
+TEXT ·bcRowAVX2(SB), NOSPLIT, $0-88
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ nb+16(FP), CX
@@ -916,6 +918,8 @@ TEXT ·bcRowAVX2(SB), NOSPLIT, $0-80
 bcblock:
 	TESTQ CX, CX
 	JEQ   bcdone
+	CMPQ  acc+80(FP), $0
+	JNE   bcacc
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS (AX), Y2
@@ -928,6 +932,23 @@ bcblock:
 	VMOVUPS 32(AX), Y9
 	VMOVUPS (AX), Y10
 	VMOVUPS 32(AX), Y11
+	JMP     bcstart
+
+bcacc:
+	VMOVUPS (DI), Y0
+	VMOVUPS 16384(DI), Y1
+	VMOVUPS 32(DI), Y2
+	VMOVUPS 16416(DI), Y3
+	VMOVUPS 64(DI), Y4
+	VMOVUPS 16448(DI), Y5
+	VMOVUPS 96(DI), Y6
+	VMOVUPS 16480(DI), Y7
+	VMOVUPS 128(DI), Y8
+	VMOVUPS 16512(DI), Y9
+	VMOVUPS 160(DI), Y10
+	VMOVUPS 16544(DI), Y11
+
+bcstart:
 	MOVQ SI, R11
 	MOVQ R9, R12
 	MOVQ nib+64(FP), DX
