@@ -66,6 +66,8 @@ type dwcRun struct {
 	direct        bool      // convDirectBlocked's run
 	flat          bool      // its positions run over the whole map (see [Flat direct convolution])
 	ibChunk       int       // flat: input blocks a pass over the positions reads
+	flatRows      int       // flat: rows of each copy
+	copies        int       // flat: copies of each input block
 	packing       bool      // its input blocks' turn (xd into xp)
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk)
@@ -394,11 +396,12 @@ const directBlockedMinRow = 20
 const directFlatChunk = directBlockedMaxRow
 
 // directFlatL2 is the bytes of input copies and weights a flat pass
-// over the positions reads, sized to stay in L2.
+// over the positions reads, sized to stay in L2 (BenchmarkDirectBlocked:
+// 96 and 192 KB alike, 384 KB 5-15% slower on resnet's shapes).
 var directFlatL2 = 192 << 10
 
-// directFlatMinRow is the narrowest map convDirectBlocked takes.
-const directFlatMinRow = 1
+// directMaxStride is the largest stride convDirectBlocked takes (flat).
+const directMaxStride = 2
 
 // [Flat direct convolution]
 //
@@ -407,15 +410,36 @@ const directFlatMinRow = 1
 // 12), and the wide path's grid wastes its padding columns (49 of 64 on
 // 7x7). Instead the positions run in blocks of six over the whole map,
 // in order, across row ends, which needs each tap's input at one offset
-// from every position: the input block is copied kw times, copy kj
-// holding the padded rows' columns [kj, kj+ow), so tap (ki, kj) of flat
-// position p = oh*ow+ow' is element p + ki*ow of copy kj. A 7x7 map
-// runs 54 positions for 49, a 14x14 one 198 for 196. The copies cost kw
-// times the input, small beside the products on such maps.
+// from every position. So the padded input block is copied once per
+// kernel column kj and row phase ph (ph < the row stride s; one phase
+// at stride 1): copy (kj, ph) has row r = padded row s*r+ph, and in it
+// column ow = padded column sw*ow+kj, ow < OW. Tap (ki, kj) of flat
+// position p = oh*OW+ow then reads element p + (ki/s)*OW of copy
+// (kj, ki%s). A 7x7 map runs 54 positions for 49, a 14x14 one 198 for
+// 196, and a strided convolution needs no phase planes or grid. The
+// copies cost kw*s times the output plane per channel, small beside the
+// products.
+
+// flatLayout returns the flat layout's rows per copy, copies and the
+// floats of one input block, and sets offs to each tap's byte offset.
+func flatLayout(g *convGeom, nb int, offs []int) (rows, copies, size int) {
+	const cb = 8
+	rows = g.oh + (g.kh-1)/g.strH
+	copies = g.kw * g.strH
+	cs := rows * g.ow // a copy's positions
+	for ki := 0; ki < g.kh; ki++ {
+		for kj := 0; kj < g.kw; kj++ {
+			offs[ki*g.kw+kj] = ((kj*g.strH+ki%g.strH)*cs + ki/g.strH*g.ow) * cb * 4
+		}
+	}
+	// The last block reads up to its sixth position at the last copy's
+	// largest row offset.
+	size = max(copies*cs, (copies-1)*cs+(g.kh-1)/g.strH*g.ow+nb*6) * cb
+	return rows, copies, size
+}
 
 // packFlat fills blk, input block ib of image r.nn, with the flat
-// layout's kw shifted copies, packing the padded block first into
-// part's buffer.
+// layout's copies, packing the padded block first into part's buffer.
 func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	const cb = 8
 	g := &r.g
@@ -426,13 +450,26 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	tmp := buf.in[:r.hp*r.rowF+7*cb]
 	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
 	row := g.ow * cb
-	sp := r.hp * row
-	for kj := 0; kj < g.kw; kj++ {
-		for h := 0; h < r.hp; h++ {
-			copy(blk[kj*sp+h*row:kj*sp+h*row+row], tmp[h*r.rowF+kj*cb:])
+	for c := 0; c < r.copies; c++ {
+		kj, ph := c/g.strH, c%g.strH
+		for i := 0; i < r.flatRows; i++ {
+			d := blk[(c*r.flatRows+i)*row:][:row]
+			h := g.strH*i + ph
+			if h >= r.hp {
+				clear(d)
+				continue
+			}
+			src := tmp[h*r.rowF+kj*cb:]
+			if g.strW == 1 {
+				copy(d, src[:row])
+				continue
+			}
+			for ow := 0; ow < g.ow; ow++ {
+				*(*[cb]float32)(d[ow*cb:]) = *(*[cb]float32)(src[ow*g.strW*cb:])
+			}
 		}
 	}
-	clear(blk[g.kw*sp:])
+	clear(blk[r.copies*r.flatRows*row:])
 }
 
 // directBlockedWeights packs an [o, c, kk] weight as [o/16][c/8][kk][8][16]:
@@ -455,8 +492,8 @@ func directBlockedWeights(w []float32, o, c, kk int) []float32 {
 // convDirectBlockedFits reports whether convDirectBlocked takes g with
 // the weight w packed in pre.
 func convDirectBlockedFits(g *convGeom, pre *convPrepacked, w *ivalue.Tensor) bool {
-	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH == 1 && g.strW == 1 &&
-		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= directFlatMinRow && g.ow <= directBlockedMaxRow && g.oh > 0
+	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH <= directMaxStride && g.strW <= directMaxStride &&
+		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= 1 && g.ow <= directBlockedMaxRow && g.oh > 0
 }
 
 // convDirectBlocked computes a convolution (see [Channel-blocked direct
@@ -468,19 +505,10 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 	r := st.dwcRunFor(g, xd, xoff, nil, 0, bd, bo, bs, c, planesApart, ep, act, false)
 	r.direct, r.roff, r.ep = true, roff, ep
 	nib := g.c / cb
-	r.flat = g.ow < directBlockedMinRow
+	r.flat = g.ow < directBlockedMinRow || g.strH > 1 || g.strW > 1
 	if r.flat {
-		// See [Flat direct convolution]: kw shifted copies of hp rows of
-		// ow positions; the last block reads up to its sixth position's
-		// last tap.
-		sp := r.hp * g.ow
 		r.nb = (g.oh*g.ow + 5) / 6
-		for ki := 0; ki < g.kh; ki++ {
-			for kj := 0; kj < g.kw; kj++ {
-				r.offs[ki*g.kw+kj] = (kj*sp + ki*g.ow) * cb * 4
-			}
-		}
-		r.size = max(g.kw*sp, (g.kw-1)*sp+(g.kh-1)*g.ow+r.nb*6) * cb
+		r.flatRows, r.copies, r.size = flatLayout(g, r.nb, r.offs)
 		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+r.size)*4))
 	} else {
 		// Six-position blocks: the last one of a row reads up to its
@@ -523,6 +551,22 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 		}
 		return
 	}
+	lo, hi := r.lo, r.hi
+	if r.res != nil { // clamped after the residual
+		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
+	}
+	if r.flat {
+		r.directFlat(part, b0, b1, lo, hi)
+	} else {
+		r.directRows(part, b0, b1, lo, hi)
+	}
+}
+
+// directRows computes output blocks [b0, b1) row by row, each row in
+// blocks of six positions along it.
+func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
+	const cb = 8
+	g := &r.g
 	nib := g.c / cb
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
@@ -530,10 +574,6 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 		buf.w = make([]float32, 8192+16)
 	}
 	out, bias := buf.w[:8192], buf.w[8192:8192+16]
-	lo, hi := r.lo, r.hi
-	if r.res != nil { // clamped after the residual
-		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
-	}
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
 	for ob := b0; ob < b1; ob++ {
@@ -541,42 +581,83 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 		r.blockBias(bias, o0, 16)
 		wk := r.wblk[ob*nib*kk*16*cb : (ob+1)*nib*kk*16*cb]
 		ob0 := (r.nn*g.o + o0) * plane
-		for p0 := 0; r.flat && p0 < plane; p0 += directFlatChunk {
-			nb := min(r.nb-p0/6, directFlatChunk/6)
-			_ = xp[(nib-1)*r.size+p0*cb+offs[kk-1]/4+nb*6*cb-1]
-			// Input blocks in chunks whose copies and weights stay in L2
-			// while every position block reads them, each chunk adding to
-			// the sums so far; the clamp with the last.
-			for ib0 := 0; ib0 < nib; ib0 += r.ibChunk {
-				nc := min(r.ibChunk, nib-ib0)
-				clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
-				if ib0+nc == nib {
-					clo, chi = lo, hi
-				}
-				bcRowAVX2(&out[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[ib0*kk*16*cb], kk, &bias[0], clo, chi, nc, r.size*4, ib0)
-			}
-			n := min(directFlatChunk, plane-p0)
-			_ = r.c[ob0+15*plane+p0+n-1]
-			unpackRows8AVX2(&r.c[ob0+p0], plane, &out[0], n)
-			unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &out[4096], n)
-		}
-		for oh := 0; !r.flat && oh < g.oh; oh++ {
+		for oh := 0; oh < g.oh; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*6)*cb-1]
-			bcRowAVX2(&out[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0)
+			bcRowAVX2(&out[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
 			_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
 			unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
 			unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
 		}
-		blockOut := r.c[ob0 : ob0+16*plane]
-		if r.res != nil { // the block is in cache
-			binLoopF32(opAdd, blockOut, blockOut, 0, 1, r.res, r.roff+ob0, 1, 1)
-			if r.ep.On {
-				gemm.Clamp32(blockOut, blockOut, r.ep.Lo, r.ep.Hi)
+		r.finishBlock(ob0, 16*plane)
+	}
+}
+
+// directFlat computes output blocks [b0, b1) flat (see [Flat direct
+// convolution]), up to directFlatChunk positions at a time. The input
+// blocks go in chunks that stay in L2 while every output block's
+// weights for them stream past, each chunk adding to the sums so far
+// (the clamp with the last): the weights are read once, the input once
+// per chunk of positions.
+func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
+	const cb = 8
+	g := &r.g
+	nib := g.c / cb
+	kk := g.kh * g.kw
+	plane := g.oh * g.ow
+	xp, offs := r.xp, r.offs
+	buf := &r.bufs[part]
+	for p0 := 0; p0 < plane; p0 += directFlatChunk {
+		nb := min(r.nb-p0/6, directFlatChunk/6)
+		_ = xp[(nib-1)*r.size+p0*cb+offs[kk-1]/4+nb*6*cb-1]
+		// Per output block: its sums for the positions, in two halves
+		// of 8 channels, then its 16 biases.
+		half := nb * 6 * cb
+		per := 2*half + 16
+		if cap(buf.w) < (b1-b0)*per {
+			buf.w = make([]float32, (b1-b0)*per)
+		}
+		sums := buf.w[:(b1-b0)*per]
+		for ob := b0; ob < b1; ob++ {
+			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, 16)
+		}
+		for ib0 := 0; ib0 < nib; ib0 += r.ibChunk {
+			nc := min(r.ibChunk, nib-ib0)
+			clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
+			if ib0+nc == nib {
+				clo, chi = lo, hi
+			}
+			for ob := b0; ob < b1; ob++ {
+				o := sums[(ob-b0)*per : (ob-b0+1)*per]
+				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : (ob*nib+ib0+nc)*kk*16*cb]
+				bcRowAVX2(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4)
 			}
 		}
-		if r.act != nil {
-			r.act(blockOut)
+		n := min(directFlatChunk, plane-p0)
+		for ob := b0; ob < b1; ob++ {
+			o := sums[(ob-b0)*per : (ob-b0+1)*per]
+			ob0 := (r.nn*g.o + ob*16) * plane
+			_ = r.c[ob0+15*plane+p0+n-1]
+			unpackRows8AVX2(&r.c[ob0+p0], plane, &o[0], n)
+			unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &o[half], n)
 		}
+	}
+	for ob := b0; ob < b1; ob++ {
+		r.finishBlock((r.nn*g.o+ob*16)*plane, 16*plane)
+	}
+}
+
+// finishBlock adds the residual to the output block of n floats at
+// ob0, clamps it after, and applies the activation.
+func (r *dwcRun) finishBlock(ob0, n int) {
+	blockOut := r.c[ob0 : ob0+n]
+	if r.res != nil {
+		binLoopF32(opAdd, blockOut, blockOut, 0, 1, r.res, r.roff+ob0, 1, 1)
+		if r.ep.On {
+			gemm.Clamp32(blockOut, blockOut, r.ep.Lo, r.ep.Hi)
+		}
+	}
+	if r.act != nil {
+		r.act(blockOut)
 	}
 }

@@ -312,20 +312,24 @@ func TestGroupedBlocked(t *testing.T) {
 
 // convDirectBlocked against a float64 direct convolution: 8 to 24 input
 // and 16 or 32 output channels, 3x3 and 5x5 kernels, padding or none,
-// row widths 20 to 56 (multiples of 6 and not) and flat maps, batches, input planes
-// strided apart, a bias or none, a clamp or none, a residual (added
-// before the clamp), an activation; one goroutine and a team of two.
+// row widths 20 to 56 (multiples of 6 and not), flat maps and stride 2,
+// batches, input planes strided apart, a bias or none, a clamp or none,
+// a residual (added before the clamp), an activation; one goroutine and
+// a team of two.
 func TestDirectBlocked(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2: convDirectBlocked is not used")
 	}
-	type dcCase struct{ n, c, o, h, w, k, pad, gap int }
+	type dcCase struct{ n, c, o, h, w, k, pad, gap, s int }
 	cases := []dcCase{
-		{1, 64, 32, 28, 28, 3, 1, 0}, {2, 8, 16, 21, 20, 3, 1, 3}, {1, 24, 16, 30, 56, 5, 2, 0}, {1, 16, 32, 24, 25, 3, 0, 0},
+		{1, 64, 32, 28, 28, 3, 1, 0, 1}, {2, 8, 16, 21, 20, 3, 1, 3, 1}, {1, 24, 16, 30, 56, 5, 2, 0, 1}, {1, 16, 32, 24, 25, 3, 0, 0, 1},
 		// Flat maps: 7x7 and 14x14 as in resnet, a 5x5 kernel, a map of
 		// 1x2 outputs, and one of more positions than a chunk.
-		{1, 32, 32, 7, 7, 3, 1, 0}, {2, 16, 16, 14, 14, 3, 1, 5}, {1, 8, 16, 9, 11, 5, 2, 0}, {1, 8, 16, 3, 4, 3, 0, 0},
-		{1, 8, 16, 60, 12, 3, 1, 0},
+		{1, 32, 32, 7, 7, 3, 1, 0, 1}, {2, 16, 16, 14, 14, 3, 1, 5, 1}, {1, 8, 16, 9, 11, 5, 2, 0, 1}, {1, 8, 16, 3, 4, 3, 0, 0, 1},
+		{1, 8, 16, 60, 12, 3, 1, 0, 1},
+		// Stride 2 (flat at every width): resnet's 14x14 -> 7x7, odd
+		// sizes, a 5x5 kernel, a wide map in chunks.
+		{1, 32, 32, 14, 14, 3, 1, 0, 2}, {2, 16, 16, 15, 13, 3, 1, 2, 2}, {1, 8, 16, 11, 12, 5, 2, 0, 2}, {1, 8, 32, 56, 56, 3, 1, 0, 2},
 	}
 	r := rand.New(rand.NewSource(14))
 	// A flat map's input blocks run in chunks that fit L2; with a budget
@@ -342,8 +346,8 @@ func TestDirectBlocked(t *testing.T) {
 				name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v/team%v/l2 %d", c, v.bias, v.res, v.act, v.ep.On, sc.Team() != nil, directFlatL2)
 				plane := c.h*c.w + c.gap
 				g := convGeom{n: c.n, c: c.c, h: c.h, w: c.w, sN: c.c * plane, sC: plane, sH: c.w, sW: 1, o: c.o,
-					kh: c.k, kw: c.k, strH: 1, strW: 1, padH: c.pad, padW: c.pad, dilH: 1, dilW: 1, groups: 1}
-				g.oh, g.ow = c.h+2*c.pad-c.k+1, c.w+2*c.pad-c.k+1
+					kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: c.pad, padW: c.pad, dilH: 1, dilW: 1, groups: 1}
+				g.oh, g.ow = (c.h+2*c.pad-c.k)/c.s+1, (c.w+2*c.pad-c.k)/c.s+1
 				kk := c.k * c.k
 				x, w := normals(r, 1+c.n*c.c*plane), normals(r, c.o*c.c*kk)
 				pre := &convPrepacked{blkOK: true, blk: directBlockedWeights(w, c.o, c.c, kk)}
@@ -373,7 +377,7 @@ func TestDirectBlocked(t *testing.T) {
 									in := 1 + nn*g.sN + ci*plane
 									for ki := 0; ki < c.k; ki++ {
 										for kj := 0; kj < c.k; kj++ {
-											ih, iw := oh+ki-c.pad, ow+kj-c.pad
+											ih, iw := c.s*oh+ki-c.pad, c.s*ow+kj-c.pad
 											if ih >= 0 && ih < c.h && iw >= 0 && iw < c.w {
 												ref += float64(w[(oc*c.c+ci)*kk+ki*c.k+kj]) * float64(x[in+ih*c.w+iw])
 											}

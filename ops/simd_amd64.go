@@ -53,4 +53,4 @@ func gcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias
 func sum32AVX2(x *float32, n int) float32
 
 //go:noescape
-func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc int)
+func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half int)

@@ -126,6 +126,12 @@ LABEL: \
 	VMINPS Y, Y14, Y; \
 	VMOVUPS Y, OFF(DI)
 
+// CLAMPSTORE2 is CLAMPSTORE to R14.
+#define CLAMPSTORE2(Y, OFF) \
+	VMAXPS Y, Y13, Y; \
+	VMINPS Y, Y14, Y; \
+	VMOVUPS Y, OFF(R14)
+
 // GCCI adds input channel CI's products at one tap: its eight output
 // channels' weights (R12 + 32*CI, Y8) times the channel's value at
 // each of eight positions D bytes apart (R13 + 4*CI + i*D, broadcast).
@@ -895,18 +901,19 @@ sum32red:
 	VZEROUPPER
 	RET
 
-// func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc int)
+// func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half int)
 // A row of a stride-1 convolution in the channel-blocked layout (see
 // [Channel-blocked direct convolution]), 16 output channels: for nb
-// blocks of 6 positions p, out[6p+i][j] (j < 8) and out[4096 +
+// blocks of 6 positions p, out[6p+i][j] (j < 8) and out[half/4 +
 // (6p+i)*8 + j-8] (j >= 8) = clamp(bias[j] + the sum over input blocks
 // b, taps q and channels ci of w[((b*taps+q)*8+ci)*16+j] *
 // in[b*bstride/4 + offs[q]/4 + 8(6p+i)+ci]) to [lo, hi], NaN passing
 // through, each a fused multiply-add. Two weight vectors and six
 // broadcasts a channel feed twelve FMAs, the gemm kernel's ratio.
 // With acc non-zero the sums start from what out holds instead of the
-// bias: a later chunk of input blocks adds to an earlier one's.
-TEXT ·bcRowAVX2(SB), NOSPLIT, $0-88
+// bias: a later chunk of input blocks adds to an earlier one's. R14
+// walks the second half of out.
+TEXT ·bcRowAVX2(SB), NOSPLIT, $0-96
 	MOVQ out+0(FP), DI
 	MOVQ in+8(FP), SI
 	MOVQ nb+16(FP), CX
@@ -914,6 +921,8 @@ TEXT ·bcRowAVX2(SB), NOSPLIT, $0-88
 	MOVQ w+32(FP), R9
 	MOVQ taps+40(FP), R10
 	MOVQ bias+48(FP), AX
+	MOVQ half+88(FP), R14
+	ADDQ DI, R14
 
 bcblock:
 	TESTQ CX, CX
@@ -936,17 +945,17 @@ bcblock:
 
 bcacc:
 	VMOVUPS (DI), Y0
-	VMOVUPS 16384(DI), Y1
+	VMOVUPS 0(R14), Y1
 	VMOVUPS 32(DI), Y2
-	VMOVUPS 16416(DI), Y3
+	VMOVUPS 32(R14), Y3
 	VMOVUPS 64(DI), Y4
-	VMOVUPS 16448(DI), Y5
+	VMOVUPS 64(R14), Y5
 	VMOVUPS 96(DI), Y6
-	VMOVUPS 16480(DI), Y7
+	VMOVUPS 96(R14), Y7
 	VMOVUPS 128(DI), Y8
-	VMOVUPS 16512(DI), Y9
+	VMOVUPS 128(R14), Y9
 	VMOVUPS 160(DI), Y10
-	VMOVUPS 16544(DI), Y11
+	VMOVUPS 160(R14), Y11
 
 bcstart:
 	MOVQ SI, R11
@@ -1129,19 +1138,20 @@ bctap:
 	VBROADCASTSS lo+56(FP), Y13
 	VBROADCASTSS hi+60(FP), Y14
 	CLAMPSTORE(Y0, 0)
-	CLAMPSTORE(Y1, 16384)
+	CLAMPSTORE2(Y1, 0)
 	CLAMPSTORE(Y2, 32)
-	CLAMPSTORE(Y3, 16416)
+	CLAMPSTORE2(Y3, 32)
 	CLAMPSTORE(Y4, 64)
-	CLAMPSTORE(Y5, 16448)
+	CLAMPSTORE2(Y5, 64)
 	CLAMPSTORE(Y6, 96)
-	CLAMPSTORE(Y7, 16480)
+	CLAMPSTORE2(Y7, 96)
 	CLAMPSTORE(Y8, 128)
-	CLAMPSTORE(Y9, 16512)
+	CLAMPSTORE2(Y9, 128)
 	CLAMPSTORE(Y10, 160)
-	CLAMPSTORE(Y11, 16544)
+	CLAMPSTORE2(Y11, 160)
 	ADDQ $192, SI
 	ADDQ $192, DI
+	ADDQ $192, R14
 	DECQ CX
 	JMP  bcblock
 

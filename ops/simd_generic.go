@@ -53,5 +53,5 @@ func gcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias
 func sum32AVX2(x *float32, n int) float32 { return 0 }
 
 // bcRowAVX2 is never called here: useAVX2 is false.
-func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc int) {
+func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half int) {
 }
