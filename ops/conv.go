@@ -534,8 +534,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				wd, woff := convWeightRows(st, w)
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
-			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, c, inner, act)
-			addRes()
+			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, rd, roff, c, ep, act)
 			return nil
 		}
 		if ord == planesCopy {
@@ -668,8 +667,10 @@ const (
 // ends before input image nn+1 begins), else last to first (output image
 // nn begins at or after input image nn). Tiles are whole panels of the
 // gemm and take the path the whole image takes, so every element comes
-// out bit for bit as with separate memory.
-func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, c []float32, cl gemm.Clamp, act gemm.Activation) {
+// out bit for bit as with separate memory. A residual rd (nil: none),
+// laid out as c from roff, is added in the gemm's epilogue, before the
+// clamp.
+func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
 	plane := g.oh * g.ow
 	tw := plane
 	if g.c*plane > pointwiseTileFloats {
@@ -701,6 +702,9 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 			ep := gemm.Epilogue{Clamp: cl, Act: act}
 			if bd != nil {
 				ep.Bias, ep.BiasOff, ep.BiasStride = bd, bo, bs
+			}
+			if rd != nil {
+				ep.Res, ep.ResOff, ep.ResLd = rd, roff+coff, plane
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}
 			if pre != nil {

@@ -53,10 +53,14 @@ func BenchmarkDenseLinear(b *testing.B) {
 		batch, in, out int
 		constW         bool
 	}{{"64x64/batch1", 1, 64, 64, false}, {"512x512/batch1", 1, 512, 512, false}, {"512x512/batch32", 32, 512, 512, false},
-		{"512x512/batch32/constW", 32, 512, 512, true}} {
+		{"512x512/batch32/constW", 32, 512, 512, true},
+		// Classifier heads at batch 1 (mobilenet_v3, efficientnet): a
+		// matrix-vector product bound by reading the weight.
+		{"960x1280/batch1/constW", 1, 960, 1280, true}, {"1280x1000/batch1/constW", 1, 1280, 1000, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			p := benchLinearNode(b, r, c.batch, c.in, c.out, c.constW)
 			benchRun(b, 2*float64(c.batch*c.in*c.out), p)
+			b.ReportMetric(4*float64(c.in*c.out)*float64(b.N)/b.Elapsed().Seconds()/1e9, "weight-GB/s")
 		})
 	}
 }

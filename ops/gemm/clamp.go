@@ -57,6 +57,12 @@ func (ep *Epilogue) rows(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 		return
 	}
 	ep.affine(c, coff, ldc, i0, i1, j0, j1)
+	ep.activate(c, coff, ldc, i0, i1, j0, j1)
+}
+
+// activate applies ep's activation (if any) to rows [i0, i1) and
+// columns [j0, j1) of C.
+func (ep *Epilogue) activate(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 	switch {
 	case ep.Act == nil:
 	case j1-j0 == ldc:

@@ -98,8 +98,9 @@ func TestClampEpilogue(t *testing.T) {
 
 // A product with a bias epilogue (beta 0: C's NaNs must not come
 // through, its first k block stores) gives, bit for bit, the product
-// followed by the bias added and the clamp, through every path (gemv,
-// dots, in place, blocked, prepacked A, im2col), split or not.
+// followed by the bias added, a residual added (where there is one) and
+// the clamp, through every path (gemv, dots, in place, blocked,
+// prepacked A, im2col, the micro-kernel's own epilogue), split or not.
 func TestBiasEpilogue(t *testing.T) {
 	forEachVariant(t, func(t *testing.T) {
 		r := rand.New(rand.NewSource(10))
@@ -114,8 +115,9 @@ func TestBiasEpilogue(t *testing.T) {
 			for _, clamp := range []Clamp{{}, {On: true, Lo: 0, Hi: 0.75}} {
 				for _, split := range []bool{false, true} {
 					for _, cols := range []bool{false, true} {
-						for _, prepacked := range []bool{false, true} {
-							name := fmt.Sprintf("%dx%dx%d/clamp=%v/split=%v/prepacked=%v/cols=%v", m, n, k, clamp.On, split, prepacked, cols)
+						for _, pr := range [][2]bool{{false, false}, {true, false}, {true, true}, {false, true}} {
+							prepacked, withRes := pr[0], pr[1]
+							name := fmt.Sprintf("%dx%dx%d/clamp=%v/split=%v/prepacked=%v/cols=%v/res=%v", m, n, k, clamp.On, split, prepacked, cols, withRes)
 							a, b := newMat(r, m, k, rowMajor), newMat(r, k, n, rowMajor)
 							sc := &Scratch{}
 							if split {
@@ -129,6 +131,15 @@ func TestBiasEpilogue(t *testing.T) {
 							ep := Epilogue{Clamp: clamp, Bias: bias, BiasOff: 1, BiasStride: 2, BiasCols: cols}
 							if cols {
 								ep.BiasStride = 1 // the contiguous (axpy) case
+							}
+							var res []float32
+							if withRes {
+								// Laid out as C, in rows 3 floats longer.
+								res = make([]float32, 2+m*(n+3))
+								for i := range res {
+									res[i] = float32(r.NormFloat64())
+								}
+								ep.Res, ep.ResOff, ep.ResLd = res, 2, n+3
 							}
 							switch {
 							case prepacked && cols:
@@ -148,6 +159,9 @@ func TestBiasEpilogue(t *testing.T) {
 									want[i] += bias[1+i%n]
 								} else {
 									want[i] += bias[1+i/n*2]
+								}
+								if withRes {
+									want[i] += res[2+i/n*(n+3)+i%n]
 								}
 							}
 							if clamp.On {

@@ -1,5 +1,7 @@
 package gemm
 
+import "math"
+
 // The blocking (doc.go states what each size means). MR and NR are the
 // micro-kernel's tile; KC, MC and NC bound the packed blocks.
 const (
@@ -50,6 +52,7 @@ type packBufs struct {
 	b  []float32
 	c  [MR * NR]float32
 	c2 [MR * NR]float32 // the pure-Go half kernel's tile
+	te tileEpi
 	// rows describes the packed rows of an implicit im2col.
 	rows [KC]convRowInfo
 	wide wideBufs
@@ -261,7 +264,16 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 					} else {
 						packA(ap, a, alpha, is, mw, pc, kc)
 					}
-					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc, add)
+					var te *tileEpi
+					if pc+kc == k {
+						te = tileEpiFor(pk, ep, coff, is, js)
+					}
+					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc, add, te)
+					if te != nil {
+						// The tiles took the bias, residual and clamp.
+						ep.activate(c, coff, ldc, is, ie, js, je)
+						continue
+					}
 				}
 				if pc+kc == k {
 					// The block's products are complete, and it is still
@@ -271,6 +283,7 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 			}
 		}
 	}
+	pk.te = tileEpi{} // drop the caller's slices
 	sc.done(pk)
 }
 
@@ -387,7 +400,7 @@ func ScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
 
 // macro runs the micro-kernel over one packed A block and B panel,
 // adding the tiles to C, or storing them when add is false.
-func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int, add bool) {
+func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int, add bool, te *tileEpi) {
 	for jr := 0; jr < nc; jr += NR {
 		nr := min(NR, nc-jr)
 		bp := bpack[jr*kc : jr*kc+kc*NR]
@@ -395,35 +408,94 @@ func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, co
 			mr := min(MR, mc-ir)
 			ap := apack[ir*kc : ir*kc+kc*MR]
 			o := coff + ir*ldc + jr
-			if mr == MR && nr == NR {
+			switch {
+			case mr == MR && nr == NR && te != nil:
+				te.full(kc, ap, bp, c[o:], ldc, add, ir, jr)
+				continue
+			case mr == MR && nr == NR:
 				kernel(kc, ap, bp, c[o:], ldc, add)
 				continue
-			}
-			if mr == MR && nr == 8 {
+			case mr == MR && nr == 8:
 				kernelHalf(kc, ap, bp, c[o:], ldc, add, &pk.c)
-				continue
+			default:
+				edgeTile(pk, ap, bp, mr, nr, kc, c, o, ldc, add)
 			}
-			// Edge tile: compute it aside, then its valid part (of a
-			// panel of 8 columns or fewer, only the first 8).
-			t := pk.c[:]
-			if nr <= 8 {
-				kernelHalf(kc, ap, bp, t, NR, false, &pk.c2)
-			} else {
-				kernel(kc, ap, bp, t, NR, false)
-			}
-			for i := 0; i < mr; i++ {
-				row := c[o+i*ldc : o+i*ldc+nr]
-				tr := t[i*NR : i*NR+nr]
-				if !add {
-					copy(row, tr)
-					continue
-				}
-				for j := range row {
-					row[j] += tr[j]
-				}
+			if te != nil {
+				// An edge tile's epilogue follows its store.
+				te.ep.affine(c, te.coff, ldc, te.i0+ir, te.i0+ir+mr, te.j0+jr, te.j0+jr+nr)
 			}
 		}
 	}
+}
+
+// edgeTile computes a tile of fewer than MR rows or NR columns aside,
+// then adds (or, add false, stores) its valid part at c[o:] (of a panel
+// of 8 columns or fewer, only the first 8 are computed).
+func edgeTile(pk *packBufs, ap, bp []float32, mr, nr, kc int, c []float32, o, ldc int, add bool) {
+	t := pk.c[:]
+	if nr <= 8 {
+		kernelHalf(kc, ap, bp, t, NR, false, &pk.c2)
+	} else {
+		kernel(kc, ap, bp, t, NR, false)
+	}
+	for i := 0; i < mr; i++ {
+		row := c[o+i*ldc : o+i*ldc+nr]
+		tr := t[i*NR : i*NR+nr]
+		if !add {
+			copy(row, tr)
+			continue
+		}
+		for j := range row {
+			row[j] += tr[j]
+		}
+	}
+}
+
+// tileEpi has the micro-kernel apply an Epilogue's bias, residual and
+// clamp (not its activation) as it stores each full tile of a block's
+// last k block (kernel6x16EpiAVX2), instead of a pass over the finished
+// block; edge tiles get Epilogue.affine right after their store. The
+// sums are the same, in the same order. Rows and columns i0+ir, j0+jr
+// count from the product's C at coff.
+type tileEpi struct {
+	ep     Epilogue // a copy: a pointer to the caller's would escape
+	coff   int
+	i0, j0 int
+	lo, hi float32
+	bias   [MR]float32
+}
+
+// tileEpiFor returns pk's tileEpi for ep on the block at rows i0 and
+// columns j0 of the product at coff, or nil where the kernel cannot
+// apply ep (a bias per column, or no assembly).
+func tileEpiFor(pk *packBufs, ep *Epilogue, coff, i0, j0 int) *tileEpi {
+	if !useAsm || ep.BiasCols || (ep.Bias == nil && ep.Res == nil && !ep.On) {
+		return nil
+	}
+	te := &pk.te
+	*te = tileEpi{ep: *ep, coff: coff, i0: i0, j0: j0, lo: float32(math.Inf(-1)), hi: float32(math.Inf(1))}
+	if ep.On {
+		te.lo, te.hi = ep.Lo, ep.Hi
+	}
+	return te
+}
+
+// full computes the full tile at row ir and column jr of the block.
+func (te *tileEpi) full(kc int, ap, bp, c []float32, ldc int, add bool, ir, jr int) {
+	ep := &te.ep
+	i, j := te.i0+ir, te.j0+jr
+	var bias *[MR]float32
+	if ep.Bias != nil {
+		for r := range MR {
+			te.bias[r] = ep.Bias[ep.BiasOff+(i+r)*ep.BiasStride]
+		}
+		bias = &te.bias
+	}
+	var res []float32
+	if ep.Res != nil {
+		res = ep.Res[ep.ResOff+i*ep.ResLd+j:]
+	}
+	kernelEpi(kc, ap, bp, c, ldc, add, bias, res, ep.ResLd, te.lo, te.hi)
 }
 
 // dotsMax bounds the products dots computes: below it, packing

@@ -11,6 +11,9 @@ import "golang.org/x/sys/cpu"
 func kernel6x16AVX2(k int, a, b, c *float32, ldc int, add int)
 
 //go:noescape
+func kernel6x16EpiAVX2(k int, a, b, c *float32, ldc int, add int, bias, res *float32, ldr int, lo, hi float32)
+
+//go:noescape
 func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int)
 
 //go:noescape
@@ -184,4 +187,27 @@ func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int {
 	_ = p[g*8*MR+2-1]
 	packA6AVX2(&p[0], &data[base], rs, g, alpha)
 	return 8 * g
+}
+
+// kernelEpi is kernel with the last k block's epilogue applied as the
+// tile is stored (see tileEpi): bias (nil: none) one value a row, res
+// (nil: none) laid out as C with row stride ldr, then the clamp.
+func kernelEpi(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
+	_ = a[k*MR-1]
+	_ = b[k*NR-1]
+	_ = c[(MR-1)*ldc+NR-1]
+	ad := 0
+	if add {
+		ad = 1
+	}
+	var rp *float32
+	if res != nil {
+		_ = res[(MR-1)*ldr+NR-1]
+		rp = &res[0]
+	}
+	var bp *float32
+	if bias != nil {
+		bp = &bias[0]
+	}
+	kernel6x16EpiAVX2(k, &a[0], &b[0], &c[0], ldc, ad, bp, rp, ldr, lo, hi)
 }

@@ -613,3 +613,104 @@ pa6loop:
 	JNE  pa6loop
 	VZEROUPPER
 	RET
+
+// EPIROW finishes one row of the tile (Y_A, Y_B) for kernel6x16EpiAVX2
+// and stores it at DX: C added when R12 is non-zero, then the row's bias
+// (at byte R of BX, when BX is not nil), then the residual row at R13
+// (when not nil), then the clamp to [Y13, Y14]: the order and the
+// roundings of Epilogue.affine.
+#define EPIROW(Y_A, Y_B, R) \
+	TESTQ R12, R12; \
+	JEQ  3(PC); \
+	VADDPS (DX), Y_A, Y_A; \
+	VADDPS 32(DX), Y_B, Y_B; \
+	TESTQ BX, BX; \
+	JEQ  4(PC); \
+	VBROADCASTSS R(BX), Y15; \
+	VADDPS Y15, Y_A, Y_A; \
+	VADDPS Y15, Y_B, Y_B; \
+	TESTQ R13, R13; \
+	JEQ  3(PC); \
+	VADDPS (R13), Y_A, Y_A; \
+	VADDPS 32(R13), Y_B, Y_B; \
+	VMAXPS Y_A, Y13, Y_A; \
+	VMAXPS Y_B, Y13, Y_B; \
+	VMINPS Y_A, Y14, Y_A; \
+	VMINPS Y_B, Y14, Y_B; \
+	VMOVUPS Y_A, (DX); \
+	VMOVUPS Y_B, 32(DX); \
+	ADDQ R8, DX; \
+	ADDQ R14, R13
+
+// func kernel6x16EpiAVX2(k int, a, b, c *float32, ldc int, add int, bias, res *float32, ldr int, lo, hi float32)
+// kernel6x16AVX2 with the product's epilogue applied as the tile is
+// stored: C[6x16] = clamp((C if add) + A*B + bias[i] + res[i*ldr+j], lo,
+// hi), bias (6 floats, one a row) and res each skipped when nil. A NaN
+// passes the clamp.
+TEXT ·kernel6x16EpiAVX2(SB), NOSPLIT, $0-80
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	MOVQ ldc+32(FP), R8
+	MOVQ add+40(FP), R12
+	SHLQ $2, R8
+	MOVQ DX, R9
+	PREFETCH_ROW
+	ADDQ R8, R9
+	PREFETCH_ROW
+	ADDQ R8, R9
+	PREFETCH_ROW
+	ADDQ R8, R9
+	PREFETCH_ROW
+	ADDQ R8, R9
+	PREFETCH_ROW
+	ADDQ R8, R9
+	PREFETCH_ROW
+	ZERO12
+
+	MOVQ CX, R10
+	SHRQ $2, R10
+	ANDQ $3, CX
+	TESTQ R10, R10
+	JEQ  ektail
+
+ekloop:
+	KSTEP6x16(0, 0)
+	KSTEP6x16(64, 24)
+	KSTEP6x16(128, 48)
+	KSTEP6x16(192, 72)
+	ADDQ $96, SI
+	ADDQ $256, DI
+	DECQ R10
+	JNE  ekloop
+
+ektail:
+	TESTQ CX, CX
+	JEQ  ekstore
+
+ekone:
+	KSTEP6x16(0, 0)
+	ADDQ $24, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE  ekone
+
+ekstore:
+	MOVQ bias+48(FP), BX
+	MOVQ res+56(FP), R13
+	MOVQ ldr+64(FP), R14
+	SHLQ $2, R14
+	TESTQ R13, R13
+	JNE  2(PC)
+	XORQ R14, R14
+	VBROADCASTSS lo+72(FP), Y13
+	VBROADCASTSS hi+76(FP), Y14
+	EPIROW(Y0, Y1, 0)
+	EPIROW(Y2, Y3, 4)
+	EPIROW(Y4, Y5, 8)
+	EPIROW(Y6, Y7, 12)
+	EPIROW(Y8, Y9, 16)
+	EPIROW(Y10, Y11, 20)
+	VZEROUPPER
+	RET

@@ -46,3 +46,7 @@ func kernel6x8AVX2(k int, a, b, c *float32, ldc int, add int) {}
 
 // packA6Groups packs nothing here: packA6's loop does it all.
 func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int { return 0 }
+
+// kernelEpi is never called here: tile epilogues need the assembly.
+func kernelEpi(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
+}
