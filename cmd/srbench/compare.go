@@ -40,6 +40,9 @@ type compareFlags struct {
 	ptTimeout time.Duration
 	// ort is -ort: ONNX Runtime timed beside gosr (auto, on or off).
 	ort string
+	// ortProfile is -ort-profile: a directory for ONNX Runtime's
+	// per-node profiles ("": none).
+	ortProfile string
 }
 
 func (f *compareFlags) register(fs *flag.FlagSet) {
@@ -50,6 +53,7 @@ func (f *compareFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "with -backend auto, print each node's choice")
 	fs.StringVar(&f.python, "python", "", "python3 with torch (default: found on the machine)")
 	fs.StringVar(&f.ort, "ort", ortAuto, "ONNX Runtime beside gosr, on the ONNX file PyTorch's child exports (opset 14): auto (where its library is found: $GOSR_ORT_LIB or the usual places), on (required) or off")
+	fs.StringVar(&f.ortProfile, "ort-profile", "", "also run each model's ONNX file "+fmt.Sprint(ortProfileRuns)+" more times in a session of its own with ONNX Runtime's profiler on, and write its per-node times (a Chrome trace, JSON) into this directory, to set beside srbench ops -per-node; the timed runs stay unprofiled")
 	fs.DurationVar(&f.ptTimeout, "pt-timeout", defaultPTTimeout, "kill PyTorch's child process for a model once it has gone this long without progress (a timed repeat done), and go on")
 }
 
@@ -58,6 +62,14 @@ func (f *compareFlags) validate() error {
 	case "", ortAuto, ortOn, ortOff:
 	default:
 		return fmt.Errorf("-ort %q: want auto, on or off", f.ort)
+	}
+	if f.ortProfile != "" {
+		if st, err := os.Stat(f.ortProfile); err != nil || !st.IsDir() {
+			return fmt.Errorf("-ort-profile %q: want an existing directory", f.ortProfile)
+		}
+		if f.ort == ortOff {
+			return fmt.Errorf("-ort-profile needs ONNX Runtime: drop -ort off")
+		}
 	}
 	if f.ptTimeout <= 0 {
 		return fmt.Errorf("-pt-timeout %v: want a positive duration (as 120s or 10m)", f.ptTimeout)
@@ -130,6 +142,8 @@ type compareResult struct {
 	ORTAgree    *bool    `json:"ort_outputs_agree,omitempty"`
 	ORTVersion  string   `json:"ort_version,omitempty"`
 	ORTNote     string   `json:"ort_note,omitempty"`
+	// ORTProfile is -ort-profile's file for the model.
+	ORTProfile string `json:"ort_profile,omitempty"`
 	// FLOPs is one run's floating-point work (ops.FLOPs: convolutions and
 	// matrix products, 2 per multiply-add); the GFLOP/s are it over each
 	// engine's time per run.
@@ -355,6 +369,11 @@ func (f *compareFlags) run(w io.Writer) error {
 	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; GFLOP: one run's convolutions and matrix products, 2 FLOPs per multiply-add, and GF/s that over each engine's time; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures%s; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results), ortKey)
 	for _, c := range results {
 		printAuto(w, "", ", "+c.Model, c.Auto, f.verbose)
+	}
+	for _, c := range results {
+		if c.ORTProfile != "" {
+			fmt.Fprintf(w, "ONNX Runtime's per-node profile of %s (%d runs): %s\n", c.Model, ortProfileRuns, c.ORTProfile)
+		}
 	}
 	fmt.Fprintln(w)
 	printMemoryTable(w, results)

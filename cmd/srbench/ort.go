@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gosr/gosr/internal/ort"
@@ -101,6 +103,8 @@ type ortSide struct {
 	// agree: within compare's 1e-4 of PyTorch's outputs.
 	agree bool
 	note  string
+	// profile is -ort-profile's file for the model ("": none).
+	profile string
 }
 
 // timeORT times onnxPath with ONNX Runtime on m's tensor inputs, as
@@ -173,7 +177,63 @@ func timeORT(lib, onnxPath string, m *model, f compareFlags, want []*ivalue.Tens
 		per = append(per, float64(time.Since(t0).Nanoseconds())/1e3/float64(iters))
 	}
 	side.us = stats.Median(per)
+	if f.ortProfile != "" {
+		if side.profile, err = profileORT(lib, onnxPath, in, f, filepath.Join(f.ortProfile, modelFileName(m.Name)+"_ort")); err != nil {
+			return nil, err
+		}
+	}
 	return side, nil
+}
+
+// ortProfileRuns is how many runs -ort-profile records, after as many
+// warm-up runs as the timing had.
+const ortProfileRuns = 20
+
+// profileORT runs onnxPath in a session of its own with ONNX Runtime's
+// profiler on and returns the profile's path (ONNX Runtime adds a time
+// stamp to prefix).
+func profileORT(lib, onnxPath string, in []*ivalue.Tensor, f compareFlags, prefix string) (string, error) {
+	before, _ := filepath.Glob(prefix + "*.json")
+	s, err := ort.NewSession(onnxPath, ort.Options{Library: lib, IntraOpThreads: f.intraOpThreads(), ProfilePrefix: prefix})
+	if err != nil {
+		return "", err
+	}
+	c, err := s.Bind(nil, in)
+	if err != nil {
+		s.Close()
+		return "", err
+	}
+	for range max(f.warmup, 1) + ortProfileRuns {
+		if err = c.Run(); err != nil {
+			break
+		}
+	}
+	c.Close()
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
+	after, _ := filepath.Glob(prefix + "*.json")
+	for _, p := range after {
+		if !slices.Contains(before, p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("ONNX Runtime wrote no profile under %s*.json", prefix)
+}
+
+// modelFileName is a model's name as a file name: its base, without
+// the directories or characters a file name cannot hold.
+func modelFileName(name string) string {
+	name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == 0 {
+			return '_'
+		}
+		return r
+	}, name)
 }
 
 // applyORT fills cr's ONNX Runtime columns from o (nil: its note).
@@ -188,7 +248,7 @@ func (cr *compareResult) applyORT(o *ortSide, err error) {
 	if o == nil {
 		return
 	}
-	cr.ORTUs, cr.ORTNote = o.us, o.note
+	cr.ORTUs, cr.ORTNote, cr.ORTProfile = o.us, o.note, o.profile
 	if o.diff >= 0 {
 		d := o.diff
 		cr.ORTDiff, cr.ORTAgree = &d, &o.agree

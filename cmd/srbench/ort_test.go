@@ -122,3 +122,36 @@ func TestCompareORT(t *testing.T) {
 	assert.NotContains(t, text, "ONNX Runtime failed", text)
 	assert.NotContains(t, text, "torch.onnx.export failed", text)
 }
+
+// compare -ort-profile writes ONNX Runtime's per-node profile of each
+// model into the directory, names it in the row, and the file holds the
+// profiled runs.
+func TestCompareORTProfile(t *testing.T) {
+	requireORTLib(t)
+	dir := t.TempDir()
+	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOn, ortProfile: dir, ptTimeout: defaultPTTimeout}
+	f.model = "mlp"
+	var out bytes.Buffer
+	require.NoError(t, f.run(&out))
+	var rows []compareResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
+	require.Len(t, rows, 1)
+	p := rows[0].ORTProfile
+	require.NotEmpty(t, p, rows[0].ORTNote)
+	assert.Equal(t, dir, filepath.Dir(p))
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var events []struct{ Cat, Name string }
+	require.NoError(t, json.Unmarshal(b, &events))
+	runs := 0
+	for _, ev := range events {
+		if ev.Cat == "Session" && ev.Name == "model_run" {
+			runs++
+		}
+	}
+	assert.Equal(t, max(f.warmup, 1)+ortProfileRuns, runs)
+
+	bad := f
+	bad.ortProfile = filepath.Join(dir, "missing")
+	assert.ErrorContains(t, bad.validate(), "want an existing directory")
+}

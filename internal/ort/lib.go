@@ -41,6 +41,7 @@ const (
 	slotCreateSession                    = 7
 	slotRun                              = 9
 	slotCreateSessionOptions             = 10
+	slotEnableProfiling                  = 14
 	slotSetSessionGraphOptimizationLevel = 23
 	slotSetIntraOpNumThreads             = 24
 	slotSetInterOpNumThreads             = 25

@@ -355,3 +355,41 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// Options.ProfilePrefix writes ONNX Runtime's per-node profile when the
+// session closes: a Chrome trace with one model_run per run and the
+// convolution's kernel time among its nodes.
+func TestProfile(t *testing.T) {
+	lib := requireORT(t)
+	e := export(t)
+	prefix := filepath.Join(t.TempDir(), "prof")
+	s, err := NewSession(filepath.Join(e.dir, "conv.onnx"), Options{Library: lib, ProfilePrefix: prefix})
+	require.NoError(t, err)
+	c := e.cases["conv"]
+	for range 3 {
+		_, err = s.Run(c.Inputs[0].tensor())
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+	files, err := filepath.Glob(prefix + "*.json")
+	require.NoError(t, err)
+	require.Len(t, files, 1, "profile files")
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var events []struct {
+		Cat, Name string
+		Args      map[string]any
+	}
+	require.NoError(t, json.Unmarshal(b, &events))
+	runs, convs := 0, 0
+	for _, ev := range events {
+		switch {
+		case ev.Cat == "Session" && ev.Name == "model_run":
+			runs++
+		case ev.Cat == "Node" && ev.Args["op_name"] == "Conv":
+			convs++
+		}
+	}
+	assert.Equal(t, 3, runs, "model_run events")
+	assert.Positive(t, convs, "Conv node events")
+}
