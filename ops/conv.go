@@ -183,9 +183,9 @@ type convPrepacked struct {
 	groups int
 	a      []*gemm.PrepackedA
 	// The weight for convDirectBlocked (see [Channel-blocked direct
-	// convolution]), for ungrouped 2-d kernels larger than 1x1 of a
-	// multiple of 8 input and 16 output channels (blkOK): packed on the
-	// first run that takes that path (never a strided one), once for
+	// convolution]), for ungrouped 2-d kernels of a multiple of 8 input
+	// and 16 output channels (blkOK; a 1x1 one takes the path only when
+	// strided): packed on the first run that takes that path, once for
 	// all runtimes, from blkSrc.
 	blkOK   bool
 	blkSrc  []float32
@@ -244,7 +244,7 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	for gr := 0; gr < groups; gr++ {
 		pre.a = append(pre.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: wd, Off: woff + gr*og*kdim, RS: kdim, CS: 1}))
 	}
-	if useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0 && w.Size(2)*w.Size(3) > 1 {
+	if useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0 {
 		pre.blkOK, pre.blkSrc = true, wd[woff:woff+w.Numel()]
 	}
 	return pre

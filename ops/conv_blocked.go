@@ -411,8 +411,9 @@ const directMaxStride = 2
 // 7x7). Instead the positions run in blocks of six over the whole map,
 // in order, across row ends, which needs each tap's input at one offset
 // from every position. So the padded input block is copied once per
-// kernel column kj and row phase ph (ph < the row stride s; one phase
-// at stride 1): copy (kj, ph) has row r = padded row s*r+ph, and in it
+// kernel column kj and row phase ph (ph < the row stride s and the
+// kernel's height; one phase at stride 1): copy (kj, ph) has row r =
+// padded row s*r+ph, and in it
 // column ow = padded column sw*ow+kj, ow < OW. Tap (ki, kj) of flat
 // position p = oh*OW+ow then reads element p + (ki/s)*OW of copy
 // (kj, ki%s). A 7x7 map runs 54 positions for 49, a 14x14 one 198 for
@@ -425,11 +426,12 @@ const directMaxStride = 2
 func flatLayout(g *convGeom, nb int, offs []int) (rows, copies, size int) {
 	const cb = 8
 	rows = g.oh + (g.kh-1)/g.strH
-	copies = g.kw * g.strH
+	nph := min(g.strH, g.kh) // the row phases the taps read
+	copies = g.kw * nph
 	cs := rows * g.ow // a copy's positions
 	for ki := 0; ki < g.kh; ki++ {
 		for kj := 0; kj < g.kw; kj++ {
-			offs[ki*g.kw+kj] = ((kj*g.strH+ki%g.strH)*cs + ki/g.strH*g.ow) * cb * 4
+			offs[ki*g.kw+kj] = ((kj*nph+ki%g.strH)*cs + ki/g.strH*g.ow) * cb * 4
 		}
 	}
 	// The last block reads up to its sixth position at the last copy's
@@ -450,8 +452,9 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	tmp := buf.in[:r.hp*r.rowF+7*cb]
 	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
 	row := g.ow * cb
+	nph := r.copies / g.kw
 	for c := 0; c < r.copies; c++ {
-		kj, ph := c/g.strH, c%g.strH
+		kj, ph := c/nph, c%nph
 		for i := 0; i < r.flatRows; i++ {
 			d := blk[(c*r.flatRows+i)*row:][:row]
 			h := g.strH*i + ph
@@ -492,7 +495,10 @@ func directBlockedWeights(w []float32, o, c, kk int) []float32 {
 // convDirectBlockedFits reports whether convDirectBlocked takes g with
 // the weight w packed in pre.
 func convDirectBlockedFits(g *convGeom, pre *convPrepacked, w *ivalue.Tensor) bool {
+	// A 1x1 convolution at stride 1 is a plain product for gemm.
+	strided := g.strH > 1 || g.strW > 1
 	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH <= directMaxStride && g.strW <= directMaxStride &&
+		(g.kh*g.kw > 1 || strided) &&
 		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= 1 && g.ow <= directBlockedMaxRow && g.oh > 0
 }
 

@@ -10,22 +10,26 @@ import (
 
 // BenchmarkDirectBlocked: convDirectBlocked on resnet's 3x3
 // convolutions, row by row (56x56, 28x28) and flat (14x14, 7x7, and
-// every stride-2 one), in GFLOP/s.
+// every stride-2 one), and its stride-2 1x1 downsampling ones, in
+// GFLOP/s.
 func BenchmarkDirectBlocked(b *testing.B) {
 	if !useAVX2 {
 		b.Skip("no AVX2: convDirectBlocked is not used")
 	}
 	r := rand.New(rand.NewSource(3))
-	for _, c := range []struct{ c, o, hw, s int }{
-		{64, 64, 56, 1}, {128, 128, 28, 1}, {256, 256, 14, 1}, {512, 512, 7, 1},
-		{64, 128, 56, 2}, {128, 256, 28, 2}, {256, 512, 14, 2},
+	for _, c := range []struct{ c, o, hw, k, s int }{
+		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1},
+		{64, 128, 56, 3, 2}, {128, 256, 28, 3, 2}, {256, 512, 14, 3, 2},
+		{256, 512, 56, 1, 2}, {512, 1024, 28, 1, 2}, {1024, 2048, 14, 1, 2},
 	} {
+		p := c.k / 2
 		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
-			kh: 3, kw: 3, strH: c.s, strW: c.s, padH: 1, padW: 1, dilH: 1, dilW: 1, groups: 1}
-		g.oh, g.ow = (c.hw-1)/c.s+1, (c.hw-1)/c.s+1
-		b.Run(fmt.Sprintf("%dx%dx%d_%d_s%d", c.c, c.hw, c.hw, c.o, c.s), func(b *testing.B) {
-			x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*9)
-			blk := directBlockedWeights(w, c.o, c.c, 9)
+			kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
+		g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
+		b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d_s%d", c.c, c.hw, c.hw, c.o, c.k, c.s), func(b *testing.B) {
+			kk := c.k * c.k
+			x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
+			blk := directBlockedWeights(w, c.o, c.c, kk)
 			out := make([]float32, c.o*g.oh*g.ow)
 			st := &convState{}
 			sc := &gemm.Scratch{}
@@ -35,7 +39,7 @@ func BenchmarkDirectBlocked(b *testing.B) {
 			for range b.N {
 				convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
 			}
-			flops := 2 * float64(c.o*c.c*9*g.oh*g.ow)
+			flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}

@@ -330,6 +330,8 @@ func TestDirectBlocked(t *testing.T) {
 		// Stride 2 (flat at every width): resnet's 14x14 -> 7x7, odd
 		// sizes, a 5x5 kernel, a wide map in chunks.
 		{1, 32, 32, 14, 14, 3, 1, 0, 2}, {2, 16, 16, 15, 13, 3, 1, 2, 2}, {1, 8, 16, 11, 12, 5, 2, 0, 2}, {1, 8, 32, 56, 56, 3, 1, 0, 2},
+		// 1x1 at stride 2 (resnet's downsampling), odd and even sizes.
+		{1, 32, 64, 14, 14, 1, 0, 0, 2}, {2, 16, 32, 15, 13, 1, 0, 3, 2},
 	}
 	r := rand.New(rand.NewSource(14))
 	// A flat map's input blocks run in chunks that fit L2; with a budget
