@@ -646,10 +646,15 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 			_ = r.c[ob0+15*plane+p0+n-1]
 			unpackRows8AVX2(&r.c[ob0+p0], plane, &o[0], n)
 			unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &o[half], n)
+			if n == plane {
+				r.finishBlock(ob0, 16*plane)
+				continue
+			}
+			// The chunk's segment of each plane, while it is in cache.
+			for ch := range 16 {
+				r.finishBlock(ob0+ch*plane+p0, n)
+			}
 		}
-	}
-	for ob := b0; ob < b1; ob++ {
-		r.finishBlock((r.nn*g.o+ob*16)*plane, 16*plane)
 	}
 }
 
