@@ -266,7 +266,7 @@ func blockedPart(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvSr
 					}
 					var te *tileEpi
 					if pc+kc == k {
-						te = tileEpiFor(pk, ep, coff, is, js)
+						te = tileEpiFor(pk, ep, coff, is, js, mw)
 					}
 					macro(pk, ap, bp, mw, nw, kc, c, coff+is*ldc+js, ldc, add, te)
 					if te != nil {
@@ -462,13 +462,15 @@ type tileEpi struct {
 	coff   int
 	i0, j0 int
 	lo, hi float32
-	bias   [MR]float32
+	// bias holds the block's rows' biases, gathered once (hasBias).
+	bias    [MC]float32
+	hasBias bool
 }
 
-// tileEpiFor returns pk's tileEpi for ep on the block at rows i0 and
-// columns j0 of the product at coff, or nil where the kernel cannot
+// tileEpiFor returns pk's tileEpi for ep on the block of mrows rows at
+// row i0 and column j0 of the product at coff, or nil where the kernel cannot
 // apply ep (a bias per column, or no assembly).
-func tileEpiFor(pk *packBufs, ep *Epilogue, coff, i0, j0 int) *tileEpi {
+func tileEpiFor(pk *packBufs, ep *Epilogue, coff, i0, j0, mrows int) *tileEpi {
 	if !useAsm || ep.BiasCols || (ep.Bias == nil && ep.Res == nil && !ep.On) {
 		return nil
 	}
@@ -477,23 +479,25 @@ func tileEpiFor(pk *packBufs, ep *Epilogue, coff, i0, j0 int) *tileEpi {
 	if ep.On {
 		te.lo, te.hi = ep.Lo, ep.Hi
 	}
+	if ep.Bias != nil {
+		te.hasBias = true
+		for r := range min(MC, mrows) {
+			te.bias[r] = ep.Bias[ep.BiasOff+(i0+r)*ep.BiasStride]
+		}
+	}
 	return te
 }
 
 // full computes the full tile at row ir and column jr of the block.
 func (te *tileEpi) full(kc int, ap, bp, c []float32, ldc int, add bool, ir, jr int) {
 	ep := &te.ep
-	i, j := te.i0+ir, te.j0+jr
 	var bias *[MR]float32
-	if ep.Bias != nil {
-		for r := range MR {
-			te.bias[r] = ep.Bias[ep.BiasOff+(i+r)*ep.BiasStride]
-		}
-		bias = &te.bias
+	if te.hasBias {
+		bias = (*[MR]float32)(te.bias[ir : ir+MR])
 	}
 	var res []float32
 	if ep.Res != nil {
-		res = ep.Res[ep.ResOff+i*ep.ResLd+j:]
+		res = ep.Res[ep.ResOff+(te.i0+ir)*ep.ResLd+te.j0+jr:]
 	}
 	kernelEpi(kc, ap, bp, c, ldc, add, bias, res, ep.ResLd, te.lo, te.hi)
 }
