@@ -10,8 +10,8 @@ import (
 
 // BenchmarkDirectBlocked: convDirectBlocked on resnet's 3x3
 // convolutions, row by row (56x56, 28x28) and flat (14x14, 7x7, and
-// every stride-2 one), and its stride-2 1x1 downsampling ones, in
-// GFLOP/s.
+// every stride-2 one), its stride-2 1x1 downsampling ones, and
+// squeezenet's expanding 3x3s, in GFLOP/s.
 func BenchmarkDirectBlocked(b *testing.B) {
 	if !useAVX2 {
 		b.Skip("no AVX2: convDirectBlocked is not used")
@@ -21,6 +21,8 @@ func BenchmarkDirectBlocked(b *testing.B) {
 		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1},
 		{64, 128, 56, 3, 2}, {128, 256, 28, 3, 2}, {256, 512, 14, 3, 2},
 		{256, 512, 56, 1, 2}, {512, 1024, 28, 1, 2}, {1024, 2048, 14, 1, 2},
+		// squeezenet's expanding 3x3s: few input channels, a short sum.
+		{16, 64, 55, 3, 1}, {32, 128, 27, 3, 1}, {64, 256, 13, 3, 1},
 	} {
 		p := c.k / 2
 		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/gosr/gosr/staticruntime"
 	"io"
 	"os"
 	"os/exec"
@@ -136,12 +138,15 @@ type compareResult struct {
 	// per run, gosr's time over it, the largest difference of its outputs
 	// from PyTorch's (nil: none to compare) and whether they agree within
 	// 1e-4; ORTNote says why a column is missing.
-	ORTUs       float64  `json:"ort_us,omitempty"`
-	GosrOverORT float64  `json:"gosr_over_ort,omitempty"`
-	ORTDiff     *float64 `json:"ort_vs_pytorch_max_abs_diff,omitempty"`
-	ORTAgree    *bool    `json:"ort_outputs_agree,omitempty"`
-	ORTVersion  string   `json:"ort_version,omitempty"`
-	ORTNote     string   `json:"ort_note,omitempty"`
+	ORTUs       float64 `json:"ort_us,omitempty"`
+	GosrOverORT float64 `json:"gosr_over_ort,omitempty"`
+	// GosrOverORTPaired is the median gosr/ORT of alternating rounds
+	// (see [Paired rounds] in ort.go); one goroutine only.
+	GosrOverORTPaired float64  `json:"gosr_over_ort_paired,omitempty"`
+	ORTDiff           *float64 `json:"ort_vs_pytorch_max_abs_diff,omitempty"`
+	ORTAgree          *bool    `json:"ort_outputs_agree,omitempty"`
+	ORTVersion        string   `json:"ort_version,omitempty"`
+	ORTNote           string   `json:"ort_note,omitempty"`
 	// ORTProfile is -ort-profile's file for the model.
 	ORTProfile string `json:"ort_profile,omitempty"`
 	// FLOPs is one run's floating-point work (ops.FLOPs: convolutions and
@@ -291,7 +296,17 @@ func (f *compareFlags) run(w io.Writer) error {
 					if m.script == nil {
 						want = m.Expected
 					}
-					ortRes, ortErr = timeORT(ortLib, onnx, m, fb, want)
+					var round func(int) (float64, error)
+					var closeRound func()
+					if fb.threads <= 1 {
+						if round, closeRound, err = gosrRounds(m, fb); err != nil {
+							return err
+						}
+					}
+					ortRes, ortErr = timeORT(ortLib, onnx, m, fb, want, round)
+					if closeRound != nil {
+						closeRound()
+					}
 				}
 			}
 			if ortLib != "" {
@@ -332,7 +347,7 @@ func (f *compareFlags) run(w io.Writer) error {
 	mw := modelWidth(results)
 	ortCols := ""
 	if ortLib != "" {
-		ortCols = fmt.Sprintf(" %10s %9s %11s %8s", "ORT us", "gosr/ORT", "ORT |diff|", "ORT GF/s")
+		ortCols = fmt.Sprintf(" %10s %9s %7s %11s %8s", "ORT us", "gosr/ORT", "paired", "ORT |diff|", "ORT GF/s")
 	}
 	fmt.Fprintf(w, "%-*s %-8s %10s %8s %14s %9s %14s %9s%s %8s %12s %12s %s\n", mw, "model", "backend", "gosr us", "gosr GF/s", "PyTorch SR us", "speedup", "interp us", "speedup", ortCols, "GFLOP", "gosr |diff|", "load+prep ms", "agree")
 	for _, c := range results {
@@ -346,13 +361,17 @@ func (f *compareFlags) run(w io.Writer) error {
 		}
 		note := c.Note
 		if ortLib != "" {
-			ortCols = fmt.Sprintf(" %10s %9s %11s %8s", "-", "-", "-", "-")
+			ortCols = fmt.Sprintf(" %10s %9s %7s %11s %8s", "-", "-", "-", "-", "-")
 			if c.ORTUs > 0 {
 				diff := "-"
 				if c.ORTDiff != nil {
 					diff = fmt.Sprintf("%.3g", *c.ORTDiff)
 				}
-				ortCols = fmt.Sprintf(" %10.3f %8.2fx %11s %8s", c.ORTUs, c.GosrOverORT, diff, rate(c.ORTGFLOPs))
+				paired := "-"
+				if c.GosrOverORTPaired > 0 {
+					paired = fmt.Sprintf("%.2fx", c.GosrOverORTPaired)
+				}
+				ortCols = fmt.Sprintf(" %10.3f %8.2fx %7s %11s %8s", c.ORTUs, c.GosrOverORT, paired, diff, rate(c.ORTGFLOPs))
 			}
 			note = strings.TrimSpace(note + " " + c.ORTNote)
 		}
@@ -364,7 +383,7 @@ func (f *compareFlags) run(w io.Writer) error {
 	}
 	ortKey := ""
 	if ortLib != "" {
-		ortKey = "; ORT: ONNX Runtime's time per run on PyTorch's ONNX export of the model, gosr/ORT gosr's time over it (above 1: gosr slower), ORT |diff|: its largest absolute difference from PyTorch's outputs"
+		ortKey = "; ORT: ONNX Runtime's time per run on PyTorch's ONNX export of the model, gosr/ORT gosr's time over it (above 1: gosr slower), paired: the median gosr/ORT of alternating rounds of the two (the same minute of the machine on both sides), ORT |diff|: its largest absolute difference from PyTorch's outputs"
 	}
 	fmt.Fprintf(w, "(gosr timed with planner %s; backend: gosr's kernels; GFLOP: one run's convolutions and matrix products, 2 FLOPs per multiply-add, and GF/s that over each engine's time; |diff|: largest absolute difference from the expected outputs; interp: PyTorch's TorchScript interpreter, in a TorchScript loop for .pt models, a Python loop for IR fixtures%s; load+prep: gosr's Load + NewStaticModule / PyTorch's torch.jit.load + freeze + StaticModule; agree: gosr's outputs match PyTorch's within 1e-4)\n", plannerLabel(results), ortKey)
 	for _, c := range results {
@@ -608,4 +627,40 @@ func pytorchIR(py string, m *model, f compareFlags, res *runResult, onnx string)
 	return &torchSide{srUs: stats.Median(srs), interpUs: tail.Interp, srDiff: tail.Diff,
 		version: tail.Torch, interop: tail.Interop, intraOp: tail.IntraOp,
 		managedBytes: tail.ManagedBytes, managedTensors: tail.ManagedTensors, onnxError: tail.ONNXError}, nil
+}
+
+// gosrRounds prepares a runtime of its own for m and returns a function
+// timing iters runs of it (microseconds a run), for ONNX Runtime's
+// paired rounds, and the function that closes it.
+func gosrRounds(m *model, f compareFlags) (func(iters int) (float64, error), func(), error) {
+	sm, err := prepare(m, f.runtimeFlags)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Through a pool of one, as measure times gosr's own row.
+	pool := staticruntime.NewPool(sm, 1)
+	ctx := context.Background()
+	run := func(r *staticruntime.StaticRuntime) error {
+		_, err := r.Run(m.Inputs...)
+		if f.manageOutputs {
+			r.ReleaseOutputs()
+		}
+		return err
+	}
+	for range max(f.warmup, 1) {
+		if err := pool.Do(ctx, run); err != nil {
+			sm.Close()
+			return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	round := func(iters int) (float64, error) {
+		t0 := time.Now()
+		for range iters {
+			if err := pool.Do(ctx, run); err != nil {
+				return 0, fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}
+		return float64(time.Since(t0).Nanoseconds()) / 1e3 / float64(iters), nil
+	}
+	return round, func() { sm.Close() }, nil
 }

@@ -105,13 +105,29 @@ type ortSide struct {
 	note  string
 	// profile is -ort-profile's file for the model ("": none).
 	profile string
+	// paired is the median of gosr's time over ONNX Runtime's in
+	// alternating rounds (0: not measured).
+	paired float64
 }
+
+// [Paired rounds]
+//
+// This machine's speed moves by 10-30% from one minute to the next, and
+// compare times gosr, then PyTorch, then ONNX Runtime, tens of seconds
+// apart: a row's gosr/ORT mixes two phases of the machine. So after its
+// own timing, ONNX Runtime runs pairedRounds rounds alternating with
+// gosr (a runtime of its own, warm), each round timing the same number
+// of runs of each, and the row's paired ratio is the median of the
+// rounds' gosr/ORT: both sides of each ratio saw the same minute.
+
+// pairedRounds is how many alternating rounds make the paired ratio.
+const pairedRounds = 5
 
 // timeORT times onnxPath with ONNX Runtime on m's tensor inputs, as
 // measure times gosr (warm-up runs, then -repeats timed loops of -iters
 // runs, or about 0.2 s worth; the median), and compares its outputs with
 // want (PyTorch's).
-func timeORT(lib, onnxPath string, m *model, f compareFlags, want []*ivalue.Tensor) (*ortSide, error) {
+func timeORT(lib, onnxPath string, m *model, f compareFlags, want []*ivalue.Tensor, gosrRound func(iters int) (float64, error)) (*ortSide, error) {
 	s, err := ort.NewSession(onnxPath, ort.Options{Library: lib, IntraOpThreads: f.intraOpThreads()})
 	if err != nil {
 		return nil, err
@@ -177,6 +193,25 @@ func timeORT(lib, onnxPath string, m *model, f compareFlags, want []*ivalue.Tens
 		per = append(per, float64(time.Since(t0).Nanoseconds())/1e3/float64(iters))
 	}
 	side.us = stats.Median(per)
+	if gosrRound != nil {
+		// See [Paired rounds].
+		ratios := make([]float64, 0, pairedRounds)
+		for range pairedRounds {
+			g, err := gosrRound(iters)
+			if err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			for range iters {
+				if err := c.Run(); err != nil {
+					return nil, err
+				}
+			}
+			o := float64(time.Since(t0).Nanoseconds()) / 1e3 / float64(iters)
+			ratios = append(ratios, g/o)
+		}
+		side.paired = stats.Median(ratios)
+	}
 	if f.ortProfile != "" {
 		if side.profile, err = profileORT(lib, onnxPath, in, f, filepath.Join(f.ortProfile, modelFileName(m.Name)+"_ort")); err != nil {
 			return nil, err
@@ -248,7 +283,7 @@ func (cr *compareResult) applyORT(o *ortSide, err error) {
 	if o == nil {
 		return
 	}
-	cr.ORTUs, cr.ORTNote, cr.ORTProfile = o.us, o.note, o.profile
+	cr.ORTUs, cr.ORTNote, cr.ORTProfile, cr.GosrOverORTPaired = o.us, o.note, o.profile, o.paired
 	if o.diff >= 0 {
 		d := o.diff
 		cr.ORTDiff, cr.ORTAgree = &d, &o.agree

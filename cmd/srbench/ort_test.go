@@ -100,6 +100,10 @@ func TestCompareORT(t *testing.T) {
 	assert.Regexp(t, `^1\.\d+\.\d+$`, r.ORTVersion)
 	assert.Greater(t, r.ORTUs, 0.0)
 	assert.InDelta(t, r.GosrUs/r.ORTUs, r.GosrOverORT, 1e-9)
+	// The paired rounds' ratio: both engines timed, within a factor of
+	// ten of the unpaired one on the same machine.
+	assert.Positive(t, r.GosrOverORTPaired)
+	assert.InDelta(t, 1, r.GosrOverORTPaired/r.GosrOverORT, 9, "paired %v, unpaired %v", r.GosrOverORTPaired, r.GosrOverORT)
 	require.NotNil(t, r.ORTDiff)
 	assert.LessOrEqual(t, *r.ORTDiff, 1e-4)
 	require.NotNil(t, r.ORTAgree)
