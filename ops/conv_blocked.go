@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops/gemm"
@@ -613,9 +614,11 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
 	buf := &r.bufs[part]
+	// The largest tap offset: with a stride, not the last tap's.
+	maxOff := slices.Max(offs[:kk])
 	for p0 := 0; p0 < plane; p0 += directFlatChunk {
 		nb := min(r.nb-p0/6, directFlatChunk/6)
-		_ = xp[(nib-1)*r.size+p0*cb+offs[kk-1]/4+nb*6*cb-1]
+		_ = xp[(nib-1)*r.size+p0*cb+maxOff/4+nb*6*cb-1]
 		// Per output block: its sums for the positions, in two halves
 		// of 8 channels, then its 16 biases.
 		half := nb * 6 * cb

@@ -58,10 +58,14 @@
 //
 // GemmEpilogue and the other ...Epilogue entry points take an Epilogue:
 // a bias per row (a convolution's output channel) or per column (a
-// linear layer's output feature) and a clamp (relu, relu6), applied to
-// each MC x NC block of C as the last k block finishes it, while it is
-// in cache. With beta 0 the first k block stores its tiles rather than
-// adding them, so C is neither cleared nor filled first.
+// linear layer's output feature), a residual laid out as C, a clamp
+// (relu, relu6) and an activation. With the assembly, the last k block's
+// micro-kernel adds a per-row bias and the residual and clamps as it
+// stores each full tile (kernel6x16EpiAVX2, see tileEpi); the rest (edge
+// tiles, per-column biases, activations) is applied to each MC x NC
+// block of C as the last k block finishes it, while it is in cache.
+// With beta 0 the first k block stores its tiles rather than adding
+// them, so C is neither cleared nor filled first.
 //
 // ConvWide computes a convolution without packing B: see [Wide
 // convolution] in wide.go for its layout.
