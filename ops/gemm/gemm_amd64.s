@@ -15,6 +15,50 @@
 	PREFETCHT0 (R9); \
 	PREFETCHT0 63(R9)
 
+// PRODUCT6x16 is a 6x16 kernel's product: the C tile's rows (ldc
+// apart, R8 bytes, from DX) fetched while the k loop runs, so the final
+// loads of C do not wait on L2 or L3; the tile cleared; then CX k steps
+// of A at SI and B at DI, four per iteration with one branch at the
+// bottom, then the k%4 left one at a time, jumping to DONE. LOOP, TAIL
+// and ONE name the labels it defines.
+#define PRODUCT6x16(LOOP, TAIL, ONE, DONE) \
+	MOVQ DX, R9; \
+	PREFETCH_ROW; \
+	ADDQ R8, R9; \
+	PREFETCH_ROW; \
+	ADDQ R8, R9; \
+	PREFETCH_ROW; \
+	ADDQ R8, R9; \
+	PREFETCH_ROW; \
+	ADDQ R8, R9; \
+	PREFETCH_ROW; \
+	ADDQ R8, R9; \
+	PREFETCH_ROW; \
+	ZERO12; \
+	MOVQ CX, R10; \
+	SHRQ $2, R10; \
+	ANDQ $3, CX; \
+	TESTQ R10, R10; \
+	JEQ  TAIL; \
+LOOP: \
+	KSTEP6x16(0, 0); \
+	KSTEP6x16(64, 24); \
+	KSTEP6x16(128, 48); \
+	KSTEP6x16(192, 72); \
+	ADDQ $96, SI; \
+	ADDQ $256, DI; \
+	DECQ R10; \
+	JNE  LOOP; \
+TAIL: \
+	TESTQ CX, CX; \
+	JEQ  DONE; \
+ONE: \
+	KSTEP6x16(0, 0); \
+	ADDQ $24, SI; \
+	ADDQ $64, DI; \
+	DECQ CX; \
+	JNE  ONE
+
 // func kernel6x16AVX2(k int, a, b, c *float32, ldc int, add int)
 // C[6x16] += A[6xk] * B[kx16] (add == 0: =); A packed k-major in
 // groups of 6, B in groups of 16. Y0..Y11 hold the tile.
@@ -26,50 +70,7 @@ TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
 	MOVQ ldc+32(FP), R8
 	MOVQ add+40(FP), R12
 	SHLQ $2, R8
-	// The C tile's rows are ldc apart: fetch their lines while the k
-	// loop runs, so the final loads of C do not wait on L2 or L3.
-	MOVQ DX, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ZERO12
-
-	// Four k steps per iteration, one branch at the bottom; then the
-	// k%4 steps left one at a time.
-	MOVQ CX, R10
-	SHRQ $2, R10
-	ANDQ $3, CX
-	TESTQ R10, R10
-	JEQ  ktail
-
-kloop:
-	KSTEP6x16(0, 0)
-	KSTEP6x16(64, 24)
-	KSTEP6x16(128, 48)
-	KSTEP6x16(192, 72)
-	ADDQ $96, SI
-	ADDQ $256, DI
-	DECQ R10
-	JNE  kloop
-
-ktail:
-	TESTQ CX, CX
-	JEQ  kstore
-
-kone:
-	KSTEP6x16(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNE  kone
+	PRODUCT6x16(kloop, ktail, kone, kstore)
 
 kstore:
 	STORE6x16
@@ -655,46 +656,7 @@ TEXT ·kernel6x16EpiAVX2(SB), NOSPLIT, $0-80
 	MOVQ ldc+32(FP), R8
 	MOVQ add+40(FP), R12
 	SHLQ $2, R8
-	MOVQ DX, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ADDQ R8, R9
-	PREFETCH_ROW
-	ZERO12
-
-	MOVQ CX, R10
-	SHRQ $2, R10
-	ANDQ $3, CX
-	TESTQ R10, R10
-	JEQ  ektail
-
-ekloop:
-	KSTEP6x16(0, 0)
-	KSTEP6x16(64, 24)
-	KSTEP6x16(128, 48)
-	KSTEP6x16(192, 72)
-	ADDQ $96, SI
-	ADDQ $256, DI
-	DECQ R10
-	JNE  ekloop
-
-ektail:
-	TESTQ CX, CX
-	JEQ  ekstore
-
-ekone:
-	KSTEP6x16(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNE  ekone
+	PRODUCT6x16(ekloop, ektail, ekone, ekstore)
 
 ekstore:
 	MOVQ bias+48(FP), BX
