@@ -18,7 +18,7 @@ var flagDefaults = map[string]string{
 	"no-out-variant": "false", "no-optimize-memory": "false", "no-overwrites": "false", "interop": "1",
 	"iters": "0", "warmup": "100", "threads": "1", "repeats": "7", "cpuprofile": "",
 	"json": "false", "v": "false", "save-outputs": "", "interpreters": "1", "round": "1s",
-	"python": "", "pt-timeout": "2m0s", "ort": "auto", "per-node": "false",
+	"python": "", "pt-timeout": "2m0s", "ort": "auto", "ort-profile": "", "per-node": "false",
 }
 
 // loadDefaults are load's defaults where its flag of the same name
@@ -38,7 +38,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 		"run":     slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "save-outputs", "interpreters", "round"}),
 		"ops":     slices.Concat(model, rt, []string{"cpuprofile", "iters", "per-node", "warmup", "v"}),
 		"graph":   slices.Concat(model, rt),
-		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout", "ort"}),
+		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout", "ort", "ort-profile"}),
 		"check":   slices.Concat(model, []string{"json"}),
 		"load":    {"cpuprofile", "model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json"},
 		"list":    nil,
