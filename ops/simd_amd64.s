@@ -119,18 +119,15 @@ LABEL: \
 
 #define FMAS VFMADD231SS (R13), X15, X0
 
-// CLAMPSTORE clamps Y to [Y13, Y14] (a NaN passes: it is the second
-// source) and stores it at byte offset OFF of DI.
-#define CLAMPSTORE(Y, OFF) \
+// CLAMPSTOREAT clamps Y to [Y13, Y14] (a NaN passes: it is the second
+// source) and stores it at byte offset OFF of register R.
+#define CLAMPSTOREAT(Y, OFF, R) \
 	VMAXPS Y, Y13, Y; \
 	VMINPS Y, Y14, Y; \
-	VMOVUPS Y, OFF(DI)
+	VMOVUPS Y, OFF(R)
 
-// CLAMPSTORE2 is CLAMPSTORE to R14.
-#define CLAMPSTORE2(Y, OFF) \
-	VMAXPS Y, Y13, Y; \
-	VMINPS Y, Y14, Y; \
-	VMOVUPS Y, OFF(R14)
+// CLAMPSTORE is CLAMPSTOREAT to DI.
+#define CLAMPSTORE(Y, OFF) CLAMPSTOREAT(Y, OFF, DI)
 
 // GCCI adds input channel CI's products at one tap: its eight output
 // channels' weights (R12 + 32*CI, Y8) times the channel's value at
@@ -1138,17 +1135,17 @@ bctap:
 	VBROADCASTSS lo+56(FP), Y13
 	VBROADCASTSS hi+60(FP), Y14
 	CLAMPSTORE(Y0, 0)
-	CLAMPSTORE2(Y1, 0)
+	CLAMPSTOREAT(Y1, 0, R14)
 	CLAMPSTORE(Y2, 32)
-	CLAMPSTORE2(Y3, 32)
+	CLAMPSTOREAT(Y3, 32, R14)
 	CLAMPSTORE(Y4, 64)
-	CLAMPSTORE2(Y5, 64)
+	CLAMPSTOREAT(Y5, 64, R14)
 	CLAMPSTORE(Y6, 96)
-	CLAMPSTORE2(Y7, 96)
+	CLAMPSTOREAT(Y7, 96, R14)
 	CLAMPSTORE(Y8, 128)
-	CLAMPSTORE2(Y9, 128)
+	CLAMPSTOREAT(Y9, 128, R14)
 	CLAMPSTORE(Y10, 160)
-	CLAMPSTORE2(Y11, 160)
+	CLAMPSTOREAT(Y11, 160, R14)
 	ADDQ $192, SI
 	ADDQ $192, DI
 	ADDQ $192, R14

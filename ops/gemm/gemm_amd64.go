@@ -61,15 +61,20 @@ func kernel(k int, a, b, c []float32, ldc int, add bool) {
 		kernelGoAdd(k, a, b, c, ldc, add)
 		return
 	}
-	// Bounds the assembly relies on.
+	kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, tileBounds(k, a, b, c, ldc, add))
+}
+
+// tileBounds checks the bounds a 6x16 kernel relies on (k steps of A's
+// and B's panels, a 6x16 tile of C with row stride ldc) and returns add
+// as the kernels take it.
+func tileBounds(k int, a, b, c []float32, ldc int, add bool) int {
 	_ = a[k*MR-1]
 	_ = b[k*NR-1]
 	_ = c[(MR-1)*ldc+NR-1]
-	ad := 0
 	if add {
-		ad = 1
+		return 1
 	}
-	kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, ad)
+	return 0
 }
 
 // kernelHalf is kernel for the first 8 columns of the B panel:
@@ -193,13 +198,7 @@ func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int {
 // tile is stored (see tileEpi): bias (nil: none) one value a row, res
 // (nil: none) laid out as C with row stride ldr, then the clamp.
 func kernelEpi(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
-	_ = a[k*MR-1]
-	_ = b[k*NR-1]
-	_ = c[(MR-1)*ldc+NR-1]
-	ad := 0
-	if add {
-		ad = 1
-	}
+	ad := tileBounds(k, a, b, c, ldc, add)
 	var rp *float32
 	if res != nil {
 		_ = res[(MR-1)*ldr+NR-1]

@@ -15,6 +15,18 @@
 	PREFETCHT0 (R9); \
 	PREFETCHT0 63(R9)
 
+// ARGS6xN loads the arguments the 6-row kernels share, (k int, a, b,
+// c *float32, ldc int, add int, ...): k in CX, A at SI, B at DI, C at
+// DX, its row stride in bytes in R8, add in R12.
+#define ARGS6xN \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ c+24(FP), DX; \
+	MOVQ ldc+32(FP), R8; \
+	MOVQ add+40(FP), R12; \
+	SHLQ $2, R8
+
 // PRODUCT6x16 is a 6x16 kernel's product: the C tile's rows (ldc
 // apart, R8 bytes, from DX) fetched while the k loop runs, so the final
 // loads of C do not wait on L2 or L3; the tile cleared; then CX k steps
@@ -63,13 +75,7 @@ ONE: \
 // C[6x16] += A[6xk] * B[kx16] (add == 0: =); A packed k-major in
 // groups of 6, B in groups of 16. Y0..Y11 hold the tile.
 TEXT ·kernel6x16AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	MOVQ add+40(FP), R12
-	SHLQ $2, R8
+	ARGS6xN
 	PRODUCT6x16(kloop, ktail, kone, kstore)
 
 kstore:
@@ -496,13 +502,7 @@ dstore:
 // a product whose width leaves 8 or fewer columns in it takes this,
 // half the multiply-adds of the full tile.
 TEXT ·kernel6x8AVX2(SB), NOSPLIT, $0-48
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	MOVQ add+40(FP), R12
-	SHLQ $2, R8
+	ARGS6xN
 	VXORPS Y0, Y0, Y0
 	VXORPS Y2, Y2, Y2
 	VXORPS Y4, Y4, Y4
@@ -649,13 +649,7 @@ pa6loop:
 // hi), bias (6 floats, one a row) and res each skipped when nil. A NaN
 // passes the clamp.
 TEXT ·kernel6x16EpiAVX2(SB), NOSPLIT, $0-80
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
-	MOVQ add+40(FP), R12
-	SHLQ $2, R8
+	ARGS6xN
 	PRODUCT6x16(ekloop, ektail, ekone, ekstore)
 
 ekstore:
