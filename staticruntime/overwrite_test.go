@@ -115,10 +115,7 @@ func TestOverwriteLinks(t *testing.T) {
 		if !check && !raceflag.Enabled {
 			x := ivalue.FromTensor(ivalue.F32Tensor(ramp(3*256), 1, 3, 16, 16))
 			w := ivalue.FromTensor(ivalue.F32Tensor(ramp(384), 2, 3, 8, 8))
-			assert.Zero(t, testing.AllocsPerRun(20, func() {
-				_, err := r.Run(x, w)
-				require.NoError(t, err)
-			}))
+			assertRunsAllocNothing(t, r, x, w)
 		}
 		// Back to shapes where the multiply could write over its input:
 		// correct, with the link left out for good.
@@ -168,11 +165,7 @@ func TestCatPartsInPlace(t *testing.T) {
 		for _, v := range y {
 			want = append(want, max(v, 0))
 		}
-		require.Equal(t, []int{2*n + m, 4}, outs[0].Tensor().Sizes())
-		got := f32(t, outs[0])
-		for i := range want {
-			require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
-		}
+		requireCatOut(t, outs[0], []int{2*n + m, 4}, want, n, m)
 		return outs[0]
 	}
 	for _, check := range []bool{true, false} {
@@ -195,10 +188,7 @@ func TestCatPartsInPlace(t *testing.T) {
 		if !check && !raceflag.Enabled {
 			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(8), 2, 4))
 			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(12), 3, 4))
-			assert.Zero(t, testing.AllocsPerRun(20, func() {
-				_, err := r.Run(x, y)
-				require.NoError(t, err)
-			}))
+			assertRunsAllocNothing(t, r, x, y)
 		}
 	}
 	// Without it, the parts are managed tensors in the slab.
@@ -244,11 +234,7 @@ func TestCatPartsInPlaceIntermediate(t *testing.T) {
 		for _, v := range y {
 			want = append(want, -max(v, 0))
 		}
-		require.Equal(t, []int{2*n + m, 64}, outs[0].Tensor().Sizes())
-		got := f32(t, outs[0])
-		for i := range want {
-			require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
-		}
+		requireCatOut(t, outs[0], []int{2*n + m, 64}, want, n, m)
 	}
 	for _, check := range []bool{true, false} {
 		o := staticruntime.DefaultOptions()
@@ -268,10 +254,7 @@ func TestCatPartsInPlaceIntermediate(t *testing.T) {
 		if !check && !raceflag.Enabled {
 			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(4*64), 4, 64))
 			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(2*64), 2, 64))
-			assert.Zero(t, testing.AllocsPerRun(20, func() {
-				_, err := r.Run(x, y)
-				require.NoError(t, err)
-			}))
+			assertRunsAllocNothing(t, r, x, y)
 		}
 	}
 	o := staticruntime.DefaultOptions()
@@ -307,11 +290,7 @@ func TestCatPartsInPlaceMixed(t *testing.T) {
 		for _, v := range y {
 			want = append(want, -max(v, 0))
 		}
-		require.Equal(t, []int{n + m, 64}, outs[0].Tensor().Sizes())
-		got := f32(t, outs[0])
-		for i := range want {
-			require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
-		}
+		requireCatOut(t, outs[0], []int{n + m, 64}, want, n, m)
 	}
 	for _, check := range []bool{true, false} {
 		o := staticruntime.DefaultOptions()
@@ -327,12 +306,30 @@ func TestCatPartsInPlaceMixed(t *testing.T) {
 		if !check && !raceflag.Enabled {
 			x := ivalue.FromTensor(ivalue.F32Tensor(catRamp(3*64), 3, 64))
 			y := ivalue.FromTensor(ivalue.F32Tensor(catRamp(64), 1, 64))
-			assert.Zero(t, testing.AllocsPerRun(20, func() {
-				_, err := r.Run(x, y)
-				require.NoError(t, err)
-			}))
+			assertRunsAllocNothing(t, r, x, y)
 		}
 	}
+}
+
+// requireCatOut requires a cat test's output to have sizes and to be
+// want within 1e-6 (n and m name the run's split).
+func requireCatOut(t *testing.T, out ivalue.IValue, sizes []int, want []float32, n, m int) {
+	t.Helper()
+	require.Equal(t, sizes, out.Tensor().Sizes())
+	got := f32(t, out)
+	for i := range want {
+		require.InDelta(t, want[i], got[i], 1e-6, "element %d (n=%d, m=%d)", i, n, m)
+	}
+}
+
+// assertRunsAllocNothing asserts that a steady run of r on args
+// allocates nothing.
+func assertRunsAllocNothing(t *testing.T, r *staticruntime.StaticRuntime, args ...ivalue.IValue) {
+	t.Helper()
+	assert.Zero(t, testing.AllocsPerRun(20, func() {
+		_, err := r.Run(args...)
+		require.NoError(t, err)
+	}))
 }
 
 // catRamp is n floats in a short ramp (-1.5 to 1.5 by halves), the cat

@@ -260,15 +260,9 @@ func profileORT(lib, onnxPath string, in []*ivalue.Tensor, f compareFlags, prefi
 }
 
 // modelFileName is a model's name as a file name: its base, without
-// the directories or characters a file name cannot hold.
+// its directories and extension.
 func modelFileName(name string) string {
-	name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == 0 {
-			return '_'
-		}
-		return r
-	}, name)
+	return strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 }
 
 // applyORT fills cr's ONNX Runtime columns from o (nil: its note).

@@ -83,19 +83,33 @@ func requireORTLib(t *testing.T) string {
 	return lib
 }
 
-// compare -ort on times ONNX Runtime on PyTorch's export of the same
-// model, an IR fixture and a TorchScript archive, and its outputs match
-// PyTorch's.
-func TestCompareORT(t *testing.T) {
-	requireORTLib(t)
-	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOn, ptTimeout: defaultPTTimeout}
+// ortCompareFlags are compare's flags for the ONNX Runtime tests: the
+// mlp, quick timing, JSON, -ort on, and -ort-profile profile.
+func ortCompareFlags(profile string) compareFlags {
+	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOn, ortProfile: profile, ptTimeout: defaultPTTimeout}
 	f.model = "mlp"
+	return f
+}
+
+// compareORTRow runs compare with ortCompareFlags(profile) and returns
+// its one row.
+func compareORTRow(t *testing.T, profile string) compareResult {
+	t.Helper()
+	f := ortCompareFlags(profile)
 	var out bytes.Buffer
 	require.NoError(t, f.run(&out))
 	var rows []compareResult
 	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
 	require.Len(t, rows, 1)
-	r := rows[0]
+	return rows[0]
+}
+
+// compare -ort on times ONNX Runtime on PyTorch's export of the same
+// model, an IR fixture and a TorchScript archive, and its outputs match
+// PyTorch's.
+func TestCompareORT(t *testing.T) {
+	requireORTLib(t)
+	r := compareORTRow(t, "")
 	assert.Empty(t, r.ORTNote)
 	assert.Regexp(t, `^1\.\d+\.\d+$`, r.ORTVersion)
 	assert.Greater(t, r.ORTUs, 0.0)
@@ -114,9 +128,10 @@ func TestCompareORT(t *testing.T) {
 	assert.InDelta(t, float64(r.FLOPs)/r.GosrUs/1e3, r.GosrGFLOPs, 1e-9)
 	assert.InDelta(t, float64(r.FLOPs)/r.ORTUs/1e3, r.ORTGFLOPs, 1e-9)
 
+	f := ortCompareFlags("")
 	f.json = false
 	f.model = filepath.Join(ptfixture.Committed(), "small_cnn.traced_frozen.pt")
-	out.Reset()
+	var out bytes.Buffer
 	require.NoError(t, f.run(&out))
 	text := out.String()
 	assert.Contains(t, text, "ONNX Runtime 1.")
@@ -133,15 +148,10 @@ func TestCompareORT(t *testing.T) {
 func TestCompareORTProfile(t *testing.T) {
 	requireORTLib(t)
 	dir := t.TempDir()
-	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOn, ortProfile: dir, ptTimeout: defaultPTTimeout}
-	f.model = "mlp"
-	var out bytes.Buffer
-	require.NoError(t, f.run(&out))
-	var rows []compareResult
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
-	require.Len(t, rows, 1)
-	p := rows[0].ORTProfile
-	require.NotEmpty(t, p, rows[0].ORTNote)
+	f := ortCompareFlags(dir)
+	r := compareORTRow(t, dir)
+	p := r.ORTProfile
+	require.NotEmpty(t, p, r.ORTNote)
 	assert.Equal(t, dir, filepath.Dir(p))
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
