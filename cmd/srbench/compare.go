@@ -100,6 +100,9 @@ type compareResult struct {
 	// TorchTimedOut: the PyTorch child made no progress for -pt-timeout.
 	TorchTimedOut bool    `json:"pytorch_timed_out,omitempty"`
 	TorchSRUs     float64 `json:"pytorch_static_runtime_us,omitempty"`
+	// TorchSRError: why PyTorch's Static Runtime could not build or run
+	// the model (TorchSRUs is then 0).
+	TorchSRError string `json:"pytorch_static_runtime_error,omitempty"`
 	// InterpUs is the TorchScript interpreter: timed inside a TorchScript
 	// loop for .pt models (InterpNoPython), in a Python loop for IR models.
 	InterpUs       float64 `json:"pytorch_interpreter_us,omitempty"`
@@ -274,7 +277,7 @@ func (f *compareFlags) run(w io.Writer) error {
 				cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
 			case ts == nil && torchErr == nil:
 				onnx := ""
-				if ortLib != "" {
+				if ortLib != "" && m.onnxPath == "" {
 					if onnxDir, err = os.MkdirTemp("", "srbench-onnx"); err != nil {
 						return err
 					}
@@ -285,15 +288,23 @@ func (f *compareFlags) run(w io.Writer) error {
 				} else {
 					ts, torchErr = pytorchIR(py, m, fb, res, onnx)
 				}
+				if ortLib != "" && m.onnxPath != "" {
+					onnx = m.onnxPath
+				}
 				switch {
 				case onnx == "":
-				case torchErr != nil:
+				case torchErr != nil && m.onnxPath == "":
 					ortErr = fmt.Errorf("no ONNX export: PyTorch failed")
-				case ts.onnxError != "":
+				case torchErr == nil && ts.onnxError != "":
 					ortErr = fmt.Errorf("torch.onnx.export failed: %s", ts.onnxError)
 				default:
-					want := ts.srOut
-					if m.script == nil {
+					var want []*ivalue.Tensor
+					switch {
+					case m.script == nil:
+						want = m.Expected
+					case torchErr == nil:
+						want = ts.srOut
+					default: // the ONNX file beside the archive, PyTorch failed
 						want = m.Expected
 					}
 					var round func(int) (float64, error)
@@ -316,6 +327,9 @@ func (f *compareFlags) run(w io.Writer) error {
 					cr.applyORT(nil, fmt.Errorf("no ONNX export without PyTorch"))
 				default:
 					cr.applyORT(ortRes, ortErr)
+					if m.onnxPath != "" && cr.ORTUs > 0 {
+						cr.ORTNote = strings.TrimSpace(cr.ORTNote + " ONNX Runtime ran " + filepath.Base(m.onnxPath) + ", the ONNX file beside the archive")
+					}
 				}
 			}
 			if py != "" {
@@ -379,7 +393,7 @@ func (f *compareFlags) run(w io.Writer) error {
 		if c.FLOPs > 0 {
 			fl = fmt.Sprintf("%.4g", float64(c.FLOPs)/1e9)
 		}
-		fmt.Fprintf(w, "%-*s %-8s %10.3f %9s %14.3f %8.2fx %14.3f %8.2fx%s %8s %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, rate(c.GosrGFLOPs), c.TorchSRUs, c.Speedup, c.InterpUs, c.SpeedupInterp, ortCols, fl, c.GosrDiff, prep, ag, note)
+		fmt.Fprintf(w, "%-*s %-8s %10.3f %9s %14s %9s %14s %9s%s %8s %12.3g %12s %s %s\n", mw, c.Model, c.Backend, c.GosrUs, rate(c.GosrGFLOPs), usOrDash(c.TorchSRUs), ratioOrDash(c.Speedup), usOrDash(c.InterpUs), ratioOrDash(c.SpeedupInterp), ortCols, fl, c.GosrDiff, prep, ag, note)
 	}
 	ortKey := ""
 	if ortLib != "" {
@@ -397,6 +411,21 @@ func (f *compareFlags) run(w io.Writer) error {
 	fmt.Fprintln(w)
 	printMemoryTable(w, results)
 	return nil
+}
+
+// usOrDash and ratioOrDash print a time (us) or a ratio, "-" for none.
+func usOrDash(us float64) string {
+	if us <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", us)
+}
+
+func ratioOrDash(r float64) string {
+	if r <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", r)
 }
 
 // compareGosr times gosr's side of one compare row with f's backend.
@@ -565,6 +594,9 @@ type torchSide struct {
 	srOut []*ivalue.Tensor
 	// onnxError: torch.onnx.export of the model failed (asked for).
 	onnxError string
+	// srError: PyTorch's Static Runtime could not build or run the
+	// model (archives); srOut is then the interpreter's outputs.
+	srError string
 }
 
 // apply fills cr's PyTorch columns and the speedups over cr's gosr time.
@@ -577,8 +609,14 @@ func (t *torchSide) apply(cr *compareResult) {
 	if t.disagree {
 		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
 	}
+	if t.srError != "" {
+		cr.TorchSRError = t.srError
+		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's Static Runtime failed (" + t.srError + "); outputs checked against its interpreter")
+	}
 	if cr.GosrUs > 0 {
-		cr.Speedup = cr.TorchSRUs / cr.GosrUs
+		if cr.TorchSRUs > 0 {
+			cr.Speedup = cr.TorchSRUs / cr.GosrUs
+		}
 		if cr.InterpUs > 0 {
 			cr.SpeedupInterp = cr.InterpUs / cr.GosrUs
 		}

@@ -21,6 +21,10 @@ type model struct {
 	// TorchScript archives
 	ptPath, inputsPath string
 	script             *loaders.Model
+	// onnxPath: NAME.onnx beside the archive, which compare gives ONNX
+	// Runtime instead of exporting the archive (for models whose traced
+	// form torch.onnx.export cannot take; see make_kernel_models.py).
+	onnxPath string
 }
 
 // loadModel loads spec: a built-in name, FILE.ir, or FILE.pt with f's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -168,4 +169,84 @@ func TestCompareORTProfile(t *testing.T) {
 	bad := f
 	bad.ortProfile = filepath.Join(dir, "missing")
 	assert.ErrorContains(t, bad.validate(), "want an existing directory")
+}
+
+// twoMHA is a traced, frozen model with two nn.MultiheadAttention layers,
+// which PyTorch 1.13's Static Runtime builds but fails to run twice
+// ("Cannot access data pointer of Tensor that doesn't have storage", as
+// on torchvision's vit_b_16), and whose trace torch.onnx.export cannot
+// take (aten::_native_multi_head_attention): NAME.onnx beside it is the
+// eager module's export.
+const twoMHA = `
+import sys, torch, warnings
+warnings.simplefilter("ignore")
+torch.manual_seed(0)
+class M(torch.nn.Module):
+    def __init__(s):
+        super().__init__()
+        s.a = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+        s.b = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+    def forward(s, x):
+        y, _ = s.a(x, x, x, need_weights=False)
+        x = x + y
+        y, _ = s.b(x, x, x, need_weights=False)
+        return x + y
+m, x, d = M().eval(), torch.randn(1, 5, 16), sys.argv[1]
+if len(sys.argv) > 2:
+    torch.onnx.export(m, (x,), d + "/mha2.onnx", opset_version=14)
+with torch.no_grad():
+    t = torch.jit.freeze(torch.jit.trace(m, (x,), check_trace=False))
+    torch.save((x,), d + "/mha2.inputs.pt")
+    torch.save(m(x), d + "/mha2.expected.pt")
+torch.jit.save(t, d + "/mha2.traced_frozen.pt")
+`
+
+// A model PyTorch's Static Runtime cannot run: compare still times its
+// interpreter, checks gosr against the interpreter's outputs, prints "-"
+// for the Static Runtime and says why; with an ONNX file beside the
+// archive, ONNX Runtime runs that file.
+func TestCompareStaticRuntimeFails(t *testing.T) {
+	py := findPython("")
+	if py == "" {
+		t.Skip("no python3 with torch")
+	}
+	lib, _ := ortLibrary()
+	dir := t.TempDir()
+	args := []string{"-c", twoMHA, dir}
+	if lib != "" {
+		args = append(args, "onnx")
+	}
+	out, err := exec.Command(py, args...).CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	f := compareFlags{benchFlags: quick(runtimeFlags{}), json: true, ort: ortOff, ptTimeout: defaultPTTimeout}
+	if lib != "" {
+		f.ort = ortOn
+	}
+	f.model = filepath.Join(dir, "mha2.traced_frozen.pt")
+	var b bytes.Buffer
+	require.NoError(t, f.run(&b))
+	var rows []compareResult
+	require.NoError(t, json.Unmarshal(b.Bytes(), &rows), b.String())
+	require.Len(t, rows, 1)
+	r := rows[0]
+	assert.Contains(t, r.TorchSRError, "Cannot access data pointer")
+	assert.Zero(t, r.TorchSRUs)
+	assert.Zero(t, r.Speedup)
+	assert.Positive(t, r.InterpUs)
+	assert.Positive(t, r.SpeedupInterp)
+	assert.Contains(t, r.Note, "outputs checked against its interpreter")
+	assert.True(t, r.Agree, "gosr against PyTorch's interpreter")
+	assert.Less(t, r.GosrVsTorch, 1e-5)
+	if lib != "" {
+		assert.Positive(t, r.ORTUs, r.ORTNote)
+		assert.Contains(t, r.ORTNote, "ONNX Runtime ran mha2.onnx, the ONNX file beside the archive")
+		require.NotNil(t, r.ORTDiff)
+		assert.Less(t, *r.ORTDiff, 1e-5)
+	}
+
+	f.json = false
+	b.Reset()
+	require.NoError(t, f.run(&b))
+	assert.Regexp(t, `mha2\.traced_frozen +go +[\d.]+ +\S+ +- +- +[\d.]+ +[\d.]+x`, b.String())
 }

@@ -28,7 +28,10 @@ freeze_ms, static_module_ms, prepare_ms (load + freeze + Static Runtime
 build), outputs_agree (allclose 1e-5), torch_version, and from the last
 benchmark report sr_managed_bytes ("Total memory managed: N bytes") and
 sr_managed_tensors ("Total number of managed tensors: N"), null when the
-report lacks them, and onnx_error (null unless the export failed).
+report lacks them, onnx_error (null unless the export failed) and
+sr_error: null, or why PyTorch's Static Runtime could not build or run the
+model; then sr_us is empty, the interpreter's figures stand, and OUT.pt's
+sr_out is the interpreter's outputs.
 """
 import json
 import os
@@ -164,7 +167,12 @@ def export_onnx(module, inputs, path):
         print("onnx export: %.1f ms" % ((time.perf_counter() - t0) * 1e3), flush=True)
         return None
     except Exception as e:  # any exporter failure is a note, not the end
-        return ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:500]
+        return first_line(e)
+
+
+def first_line(e):
+    """An exception's type and the first line of its message."""
+    return ("%s: %s" % (type(e).__name__, e)).strip().splitlines()[0][:500]
 
 
 def main():
@@ -200,25 +208,44 @@ def main():
         # forked call holds while its own fork waits in the queue.
         raise SystemExit("pytorch_bench_pt.py: PyTorch's Static Runtime deadlocks on nested forks "
                          "with 1 inter-op thread; use -interop 2 or more")
-    sm = torch._C._jit_to_static_module(frozen._c)
+    # A model PyTorch's Static Runtime cannot build or run still gets the
+    # interpreter's figures, its outputs as the reference, and the ONNX
+    # export. (torchvision's vit_b_16, and any traced model with two
+    # nn.MultiheadAttention layers, fail on the second run: "Cannot access
+    # data pointer of Tensor that doesn't have storage".)
+    sm, sr_error, sr_out = None, None, None
+    try:
+        sm = torch._C._jit_to_static_module(frozen._c)
+    except Exception as e:
+        sr_error = first_line(e)
     t3 = time.perf_counter()
     load_ms, freeze_ms, sm_ms = (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3
 
-    raw = sm(*inputs)
-    HOLD.append(raw)
-    sr_out = detach(raw)
+    if sm is not None:
+        try:
+            raw = sm(*inputs)
+            HOLD.append(raw)
+            sr_out = detach(raw)
+            HOLD.append(sm(*inputs))
+        except Exception as e:
+            sm, sr_error = None, first_line(e)
     # Read when the loop's execution plan is first made; see the docstring.
     torch._C._set_graph_executor_optimize(False)
     loop = make_loop(frozen)
     raw = loop(1, *inputs)
     HOLD.append(raw)
     interp_out = detach(raw)
+    if sm is None:
+        sr_out = interp_out
 
     sr_us = []
     report = ""
-    for _ in range(repeats):
-        ms, report = sr_benchmark(sm, inputs, warmup, iters)
-        sr_us.append(ms * 1e3)
+    try:
+        for _ in range(repeats if sm is not None else 0):
+            ms, report = sr_benchmark(sm, inputs, warmup, iters)
+            sr_us.append(ms * 1e3)
+    except Exception as e:
+        sm, sr_error, sr_out, sr_us, report = None, first_line(e), interp_out, [], ""
     # The last report's plan: after every warm-up, as large as it grows.
     sr_bytes, sr_tensors = sr_memory(report)
 
@@ -252,6 +279,7 @@ def main():
         "sr_managed_bytes": sr_bytes,
         "sr_managed_tensors": sr_tensors,
         "onnx_error": onnx_error,
+        "sr_error": sr_error,
     }), flush=True)
     sys.stderr.flush()
     # No interpreter shutdown: it would free HOLD (see above).

@@ -62,6 +62,12 @@ func loadScriptModel(path string, f modelFlags) (*model, error) {
 		}
 	}
 	m := &model{Case: &reference.Case{Name: name}, ptPath: path, inputsPath: inputs, script: sm}
+	for _, p := range []string{base + ".onnx", stem + ".onnx"} {
+		if _, err := os.Stat(p); err == nil {
+			m.onnxPath = p
+			break
+		}
+	}
 	if inputs == "" {
 		return nil, fmt.Errorf("%s: no inputs: pass -inputs FILE.pt (a torch.save of the tuple of forward's inputs)", path)
 	}
@@ -133,6 +139,9 @@ type torchResult struct {
 	SRManagedTensors *int   `json:"sr_managed_tensors"`
 	// ONNXError: torch.onnx.export failed (when asked for).
 	ONNXError string `json:"onnx_error"`
+	// SRError: PyTorch's Static Runtime could not build or run the
+	// model; SRUs is empty and the outputs are the interpreter's.
+	SRError string `json:"sr_error"`
 }
 
 // pytorchScript runs pytorch_bench_pt.py on the archive: PyTorch's
@@ -163,13 +172,13 @@ func pytorchScript(py string, m *model, f compareFlags, res *runResult, onnx str
 	if err != nil {
 		return nil, err
 	}
-	if len(srs) == 0 {
+	if len(srs) == 0 || tr.SRError != "" {
 		srs = tr.SRUs
 	}
 	ts := &torchSide{srUs: stats.Median(srs), interpUs: stats.Median(tr.InterpUs), interpNoPython: true,
 		version: tr.TorchVersion, interop: tr.InteropThreads, intraOp: tr.IntraOpThreads,
 		prepareMs: tr.PrepareMs, managedBytes: tr.SRManagedBytes, managedTensors: tr.SRManagedTensors,
-		disagree: !tr.OutputsAgree, onnxError: tr.ONNXError}
+		disagree: !tr.OutputsAgree, onnxError: tr.ONNXError, srError: tr.SRError}
 	// PyTorch's Static Runtime's outputs, copied out of the file (its
 	// directory goes when this returns).
 	pt, err := loaders.ReadTorchSave(outPath)
