@@ -453,9 +453,15 @@ func attnSoftmax[T float32 | float64](o []T, oo, os int, x []T, xo, xs int, m []
 // attnSoftmaxRow32 is attnSoftmax of a contiguous float32 row without a
 // mask (o may be x).
 func attnSoftmaxRow32(o, x []float32) {
-	if len(x) == 0 {
+	if len(x) == 0 || softmaxRowVec(o, x) {
 		return
 	}
+	softmaxRow32Scalar(o, x)
+}
+
+// softmaxRow32Scalar is attnSoftmaxRow32 one element at a time (short
+// rows, and builds without the vector kernels).
+func softmaxRow32Scalar(o, x []float32) {
 	o = o[:len(x)]
 	mx := x[0]
 	for _, v := range x[1:] {

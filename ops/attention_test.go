@@ -300,6 +300,7 @@ var attnBenchShapes = []struct {
 }{
 	{"vit_ti_T197_D192_H3", 1, 197, 192, 3, 768},
 	{"vit_b_T50_D768_H12", 1, 50, 768, 12, 3072},
+	{"vit_b_16_T197_D768_H12", 1, 197, 768, 12, 3072},
 }
 
 // BenchmarkNativeMHA is _native_multi_head_attention as a frozen vit

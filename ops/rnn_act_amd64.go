@@ -2,6 +2,8 @@
 
 package ops
 
+import "math"
+
 //go:noescape
 func rnnSigmoidAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
@@ -118,4 +120,47 @@ func rnnTanhVec(o, a []float32) {
 	if n8 < len(a) {
 		vecTail(tailTanh, o, a, n8)
 	}
+}
+
+//go:noescape
+func softmaxMaxAVX2(x *float32, n int) (mx float32, nan bool)
+
+//go:noescape
+func softmaxExpAVX2(o, x *float32, n int, mx float32, tab *[rnnActRows][8]uint32) float64
+
+//go:noescape
+func softmaxScaleAVX2(o *float32, n int, inv float64)
+
+// softmaxRowVec is attnSoftmaxRow32 eight lanes at a time, for rows of
+// at least 8: the max, e**(x-max) with its sum in float64, and the scale
+// by the sum's inverse (in float64, as the scalar loop rounds). It
+// reports false, doing nothing, without AVX2 or for a shorter row.
+func softmaxRowVec(o, x []float32) bool {
+	n8 := len(x) &^ 7
+	if !useAVX2 || n8 == 0 {
+		return false
+	}
+	o = o[:len(x)]
+	mx, nan := softmaxMaxAVX2(&x[0], n8)
+	for _, v := range x[n8:] {
+		mx = max(mx, v)
+	}
+	if nan {
+		mx = float32(math.NaN())
+	}
+	sum := softmaxExpAVX2(&o[0], &x[0], n8, mx, &rnnActTab)
+	for i := n8; i < len(x); i++ {
+		e := float32(0)
+		if d := x[i] - mx; !(d < -87) {
+			e = expf(d)
+		}
+		o[i] = e
+		sum += float64(e)
+	}
+	inv := 1 / sum
+	softmaxScaleAVX2(&o[0], n8, inv)
+	for i := n8; i < len(o); i++ {
+		o[i] = float32(float64(o[i]) * inv)
+	}
+	return true
 }

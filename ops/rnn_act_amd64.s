@@ -306,3 +306,111 @@ silu8:
 silu_done:
 	VZEROUPPER
 	RET
+
+// func softmaxMaxAVX2(x *float32, n int) (mx float32, nan bool)
+// The largest of x[:n] (n a positive multiple of 8) and whether any is a
+// NaN (VMAXPS drops a NaN its first source holds, so NaNs are counted
+// aside).
+TEXT ·softmaxMaxAVX2(SB), NOSPLIT, $0-21
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VCMPPS $3, Y0, Y0, Y2
+	ADDQ $32, SI
+	SUBQ $8, CX
+
+mloop:
+	CMPQ CX, $8
+	JLT  mdone
+	VMOVUPS (SI), Y3
+	VMAXPS Y3, Y0, Y0
+	VCMPPS $3, Y3, Y3, Y4
+	VORPS Y4, Y2, Y2
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  mloop
+
+mdone:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4E, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xB1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, mx+16(FP)
+	VMOVMSKPS Y2, AX
+	TESTL AX, AX
+	SETNE nan+20(FP)
+	VZEROUPPER
+	RET
+
+// func softmaxExpAVX2(o, x *float32, n int, mx float32, tab *[rnnActRows][8]uint32) float64
+// o[i] = e**(x[i]-mx) for i < n&^7, as EXP8 computes it, but 0 where
+// x[i]-mx is below -87 (e**-87 is 1.6e-38; EXP8 would hold that floor,
+// and a -Inf from a mask must give 0), and returns their sum in float64
+// (eight running sums, one a lane, added at the end). o may be x.
+TEXT ·softmaxExpAVX2(SB), NOSPLIT, $0-48
+	MOVQ o+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS mx+24(FP), Y10
+	MOVQ tab+32(FP), R8
+	LOADCONSTS
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+
+eloop:
+	CMPQ CX, $8
+	JLT  edone
+	VMOVUPS (SI), Y0
+	VSUBPS Y10, Y0, Y0
+	VCMPPS $1, Y15, Y0, Y4
+	EXP8
+	VANDNPS Y0, Y4, Y0
+	VMOVUPS Y0, (DI)
+	VCVTPS2PD X0, Y1
+	VEXTRACTF128 $1, Y0, X2
+	VCVTPS2PD X2, Y2
+	VADDPD Y1, Y8, Y8
+	VADDPD Y2, Y9, Y9
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  eloop
+
+edone:
+	VADDPD Y9, Y8, Y8
+	VEXTRACTF128 $1, Y8, X1
+	VADDPD X1, X8, X8
+	VPERMILPD $1, X8, X1
+	VADDSD X1, X8, X8
+	MOVSD X8, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func softmaxScaleAVX2(o *float32, n int, inv float64)
+// o[i] = float32(float64(o[i]) * inv) for i < n&^7: the scalar loop's
+// roundings exactly.
+TEXT ·softmaxScaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ o+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSD inv+16(FP), Y3
+
+sloop8:
+	CMPQ CX, $8
+	JLT  sdone8
+	VCVTPS2PD (DI), Y0
+	VCVTPS2PD 16(DI), Y1
+	VMULPD Y3, Y0, Y0
+	VMULPD Y3, Y1, Y1
+	VCVTPD2PSY Y0, X0
+	VCVTPD2PSY Y1, X1
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, 16(DI)
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  sloop8
+
+sdone8:
+	VZEROUPPER
+	RET

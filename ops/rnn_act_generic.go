@@ -33,3 +33,6 @@ func siluVec(o, a []float32) {
 		o[i] = siluf(x)
 	}
 }
+
+// softmaxRowVec: no vector softmax here (attnSoftmaxRow32's loop runs).
+func softmaxRowVec(o, x []float32) bool { return false }
