@@ -589,8 +589,9 @@ type torchSide struct {
 	managedTensors   *int
 	// disagree (archives): PyTorch's interpreter and SR disagree.
 	disagree bool
-	// srOut (archives): PyTorch SR's outputs, for gosrAgainstTorch; nil
-	// when the script wrote none.
+	// srOut (archives): PyTorch SR's outputs, for gosrAgainstTorch and
+	// ONNX Runtime (the interpreter's where the two disagree, or SR
+	// failed); nil when the script wrote none.
 	srOut []*ivalue.Tensor
 	// onnxError: torch.onnx.export of the model failed (asked for).
 	onnxError string
@@ -607,7 +608,7 @@ func (t *torchSide) apply(cr *compareResult) {
 	cr.TorchPrepareMs = t.prepareMs
 	cr.TorchSRManagedBytes, cr.TorchSRManagedTensors = t.managedBytes, t.managedTensors
 	if t.disagree {
-		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree")
+		cr.Note = strings.TrimSpace(cr.Note + " PyTorch's interpreter and Static Runtime disagree; outputs checked against the interpreter")
 	}
 	if t.srError != "" {
 		cr.TorchSRError = t.srError

@@ -497,3 +497,45 @@ func runPyTorchScript(py string, m *model, f compareFlags, res *runResult, cr *c
 	ts.apply(cr)
 	return gosrAgainstTorch(m, f.runtimeFlags, ts, cr)
 }
+
+// Where PyTorch's Static Runtime and interpreter disagree (as on
+// convnext_tiny), gosr is checked against the interpreter's outputs,
+// and the note says so; where they agree, against the Static Runtime's.
+// A stand-in python3 writes an output file whose first (Static Runtime)
+// half is off by one and whose second (interpreter) half is PyTorch's
+// eager output.
+func TestPyTorchScriptDisagree(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	m, err := loadModel(filepath.Join(ptfixture.Committed(), "mlp.traced_frozen.pt"), modelFlags{})
+	require.NoError(t, err)
+	require.Len(t, m.Expected, 1)
+	right := m.Expected[0]
+	wrong := right.Clone()
+	for i, v := range wrong.F32() {
+		wrong.F32()[i] = v + 1
+	}
+	outs := filepath.Join(t.TempDir(), "outs.pt")
+	require.NoError(t, loaders.WriteTorchSave(outs, ivalue.NewTuple(ivalue.FromTensor(wrong), ivalue.FromTensor(right))))
+	f := compareFlags{benchFlags: quick(runtimeFlags{})}
+	res, err := measure(m, f.benchFlags, "")
+	require.NoError(t, err)
+	for _, agree := range []bool{false, true} {
+		py := fakePython(t, fmt.Sprintf(`cp %s "$7" && echo '{"interp_us": [3], "sr_us": [2], "outputs_agree": %v, "torch_version": "1.13"}'`, outs, agree))
+		ts, err := pytorchScript(py, m, f, res, "")
+		require.NoError(t, err)
+		var cr compareResult
+		ts.apply(&cr)
+		require.NoError(t, gosrAgainstTorch(m, f.runtimeFlags, ts, &cr))
+		if agree {
+			assert.False(t, cr.Agree, "checked against the (wrong) Static Runtime outputs")
+			assert.InDelta(t, 1, cr.GosrVsTorch, 1e-5)
+			assert.NotContains(t, cr.Note, "disagree")
+			continue
+		}
+		assert.True(t, cr.Agree, "checked against the interpreter's outputs")
+		assert.Less(t, cr.GosrVsTorch, 1e-5)
+		assert.Contains(t, cr.Note, "PyTorch's interpreter and Static Runtime disagree; outputs checked against the interpreter")
+	}
+}
