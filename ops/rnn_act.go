@@ -7,6 +7,10 @@ import "math"
 // addresses them: expf's (fastmath.go), tanhf's (rnn_cell.go), geluf's.
 const rnnActRows = 31
 
+// expLo is the smallest argument the vectorised exp takes (rnnActTab's
+// row 22): e**x stays normal above it. The vector softmax gives 0 below.
+const expLo = -87
+
 var rnnActTab = func() (t [rnnActRows][8]uint32) {
 	f := math.Float32bits
 	for i, v := range [rnnActRows]uint32{
@@ -20,7 +24,7 @@ var rnnActTab = func() (t [rnnActRows][8]uint32) {
 		f(2), f(1.44269504088896341), f(1),
 		// e**x stays normal on [-87, 88]; beyond, sigmoid and tanh are
 		// within 2e-38 of their limits.
-		f(88), f(-87),
+		f(88), f(expLo),
 		// erff's (fastmath.go) p and a1-a5, then gelu's 1/sqrt(2) and 0.5.
 		f(0.3275911), f(0.254829592), f(-0.284496736), f(1.421413741), f(-1.453152027), f(1.061405429),
 		f(math.Sqrt2 / 2), f(0.5),

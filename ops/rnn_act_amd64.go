@@ -151,7 +151,7 @@ func softmaxRowVec(o, x []float32) bool {
 	sum := softmaxExpAVX2(&o[0], &x[0], n8, mx, &rnnActTab)
 	for i := n8; i < len(x); i++ {
 		e := float32(0)
-		if d := x[i] - mx; !(d < -87) {
+		if d := x[i] - mx; !(d < expLo) {
 			e = expf(d)
 		}
 		o[i] = e

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/gosr/gosr/staticruntime"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/memplan"
+	"github.com/gosr/gosr/staticruntime"
 )
 
 //go:embed pytorch_bench.py
@@ -276,36 +276,36 @@ func (f *compareFlags) run(w io.Writer) error {
 			case py == "":
 				cr.Note = "PyTorch not found (no python3 that imports torch): gosr alone"
 			case ts == nil && torchErr == nil:
-				onnx := ""
-				if ortLib != "" && m.onnxPath == "" {
-					if onnxDir, err = os.MkdirTemp("", "srbench-onnx"); err != nil {
-						return err
+				// ONNX Runtime runs the ONNX file beside the archive, else
+				// PyTorch's export of the module into export.
+				onnx, export := "", ""
+				if ortLib != "" {
+					onnx = m.onnxPath
+					if onnx == "" {
+						if onnxDir, err = os.MkdirTemp("", "srbench-onnx"); err != nil {
+							return err
+						}
+						export = filepath.Join(onnxDir, "model.onnx")
+						onnx = export
 					}
-					onnx = filepath.Join(onnxDir, "model.onnx")
 				}
 				if m.script != nil {
-					ts, torchErr = pytorchScript(py, m, fb, res, onnx)
+					ts, torchErr = pytorchScript(py, m, fb, res, export)
 				} else {
-					ts, torchErr = pytorchIR(py, m, fb, res, onnx)
-				}
-				if ortLib != "" && m.onnxPath != "" {
-					onnx = m.onnxPath
+					ts, torchErr = pytorchIR(py, m, fb, res, export)
 				}
 				switch {
 				case onnx == "":
-				case torchErr != nil && m.onnxPath == "":
+				case export != "" && torchErr != nil:
 					ortErr = fmt.Errorf("no ONNX export: PyTorch failed")
-				case torchErr == nil && ts.onnxError != "":
+				case export != "" && ts.onnxError != "":
 					ortErr = fmt.Errorf("torch.onnx.export failed: %s", ts.onnxError)
 				default:
-					var want []*ivalue.Tensor
-					switch {
-					case m.script == nil:
-						want = m.Expected
-					case torchErr == nil:
+					// PyTorch's outputs where it ran; else (a file beside
+					// the archive) the expected ones.
+					want := m.Expected
+					if m.script != nil && torchErr == nil {
 						want = ts.srOut
-					default: // the ONNX file beside the archive, PyTorch failed
-						want = m.Expected
 					}
 					var round func(int) (float64, error)
 					var closeRound func()
