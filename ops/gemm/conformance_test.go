@@ -15,19 +15,28 @@ import (
 // checked against a float64 reference within float32's error bound.
 
 // variant is one way the package can compute: a set of micro-kernels
-// (asm: the AVX2/FMA assembly, else pure Go) and whether a row-major A
-// may be read in place (direct) or is always packed.
+// (asm: the AVX2/FMA assembly, else pure Go; z: the AVX-512 6x32
+// kernels too), whether B panels are walked in pairs (pairs: how the
+// 6x32 kernels are reached; without z each pair runs two 6x16 kernels)
+// and whether a row-major A may be read in place (direct) or is always
+// packed.
 type variant struct {
 	name   string
 	asm    bool
 	direct bool
+	pairs  bool
+	z      bool
 }
 
 var variants = []variant{
-	{"go", false, true},
-	{"go/packedA", false, false},
-	{"avx2", true, true},
-	{"avx2/packedA", true, false},
+	{"go", false, true, false, false},
+	{"go/packedA", false, false, false, false},
+	{"go/pairs", false, true, true, false},
+	{"avx2", true, true, false, false},
+	{"avx2/packedA", true, false, false, false},
+	{"avx2/pairs", true, true, true, false},
+	{"avx512", true, true, true, true},
+	{"avx512/packedA", true, false, true, true},
 }
 
 // forEachVariant runs f as a subtest per variant with that variant
@@ -38,9 +47,12 @@ func forEachVariant(t *testing.T, f func(t *testing.T)) {
 			if v.asm && !cpuHasAsm {
 				t.Skip("no AVX2/FMA assembly on this CPU or build")
 			}
-			savedAsm, savedDirect := useAsm, noDirect
-			useAsm, noDirect = v.asm, !v.direct
-			t.Cleanup(func() { useAsm, noDirect = savedAsm, savedDirect })
+			if v.z && !cpuHasAVX512 {
+				t.Skip("no AVX-512 on this CPU or build")
+			}
+			savedAsm, savedDirect, savedPairs, saved512 := useAsm, noDirect, pairPanels, use512
+			useAsm, noDirect, pairPanels, use512 = v.asm, !v.direct, v.pairs, v.z
+			t.Cleanup(func() { useAsm, noDirect, pairPanels, use512 = savedAsm, savedDirect, savedPairs, saved512 })
 			f(t)
 		})
 	}

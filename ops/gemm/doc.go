@@ -74,11 +74,15 @@
 //
 // On amd64 where the CPU has AVX2 and FMA (and the OS saves the YMM
 // registers), the micro-kernels and the vector helpers are assembly;
-// otherwise, and in builds tagged purego, they are pure Go. Both
-// variants compute the same products in float32; they may differ in
-// rounding (FMA, summation order), within a float32 dot product's error
-// bound. The conformance tests run every variant against a float64
-// reference.
+// otherwise, and in builds tagged purego, they are pure Go. Where the
+// CPU also has AVX-512 (and the OS saves the ZMM registers), full B
+// panels are walked in pairs through 6x32 kernels (see [AVX-512 tiles]
+// in gemm512_amd64.go), whose results are bit for bit the AVX2
+// kernels'. The Go and assembly variants compute the same products in
+// float32; they may differ in rounding (FMA, summation order), within a
+// float32 dot product's error bound. The conformance tests run every
+// variant against a float64 reference, and TestPairsBitForBit the
+// paired walks against the single one.
 //
 // # Scratch
 //

@@ -399,33 +399,69 @@ func ScaleC(m, n int, beta float32, c []float32, coff, ldc int) {
 }
 
 // macro runs the micro-kernel over one packed A block and B panel,
-// adding the tiles to C, or storing them when add is false.
+// adding the tiles to C, or storing them when add is false. Where
+// pairPanels is set, two full B panels go through the 6x32 kernels
+// together (see [AVX-512 tiles]).
 func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, coff, ldc int, add bool, te *tileEpi) {
 	for jr := 0; jr < nc; jr += NR {
+		if pairPanels && jr+2*NR <= nc {
+			bp2 := bpack[jr*kc : jr*kc+2*kc*NR]
+			for ir := 0; ir < mc; ir += MR {
+				ap := apack[ir*kc : ir*kc+kc*MR]
+				o := coff + ir*ldc + jr
+				switch mr := min(MR, mc-ir); {
+				case mr == MR && te != nil:
+					te.full32(kc, ap, bp2, c[o:], ldc, add, ir, jr)
+				case mr == MR:
+					kernel32(kc, ap, bp2, c[o:], ldc, add)
+				default:
+					macroTile(pk, ap, bp2[:kc*NR], mr, NR, kc, c, o, ldc, add, te, ir, jr)
+					macroTile(pk, ap, bp2[kc*NR:], mr, NR, kc, c, o+NR, ldc, add, te, ir, jr+NR)
+				}
+			}
+			jr += NR
+			continue
+		}
 		nr := min(NR, nc-jr)
 		bp := bpack[jr*kc : jr*kc+kc*NR]
 		for ir := 0; ir < mc; ir += MR {
-			mr := min(MR, mc-ir)
 			ap := apack[ir*kc : ir*kc+kc*MR]
-			o := coff + ir*ldc + jr
-			switch {
-			case mr == MR && nr == NR && te != nil:
-				te.full(kc, ap, bp, c[o:], ldc, add, ir, jr)
-				continue
-			case mr == MR && nr == NR:
-				kernel(kc, ap, bp, c[o:], ldc, add)
-				continue
-			case mr == MR && nr == 8:
-				kernelHalf(kc, ap, bp, c[o:], ldc, add, &pk.c)
-			default:
-				edgeTile(pk, ap, bp, mr, nr, kc, c, o, ldc, add)
-			}
-			if te != nil {
-				// An edge tile's epilogue follows its store.
-				te.ep.affine(c, te.coff, ldc, te.i0+ir, te.i0+ir+mr, te.j0+jr, te.j0+jr+nr)
-			}
+			macroTile(pk, ap, bp, min(MR, mc-ir), nr, kc, c, coff+ir*ldc+jr, ldc, add, te, ir, jr)
 		}
 	}
+}
+
+// macroTile computes the mr x nr tile at row ir and column jr of the
+// block (at c[o:]) from A panel ap and B panel bp.
+func macroTile(pk *packBufs, ap, bp []float32, mr, nr, kc int, c []float32, o, ldc int, add bool, te *tileEpi, ir, jr int) {
+	switch {
+	case mr == MR && nr == NR && te != nil:
+		te.full(kc, ap, bp, c[o:], ldc, add, ir, jr)
+		return
+	case mr == MR && nr == NR:
+		kernel(kc, ap, bp, c[o:], ldc, add)
+		return
+	case mr == MR && nr == 8:
+		kernelHalf(kc, ap, bp, c[o:], ldc, add, &pk.c)
+	default:
+		edgeTile(pk, ap, bp, mr, nr, kc, c, o, ldc, add)
+	}
+	if te != nil {
+		// An edge tile's epilogue follows its store.
+		te.ep.affine(c, te.coff, ldc, te.i0+ir, te.i0+ir+mr, te.j0+jr, te.j0+jr+nr)
+	}
+}
+
+// kernel32 is C[6x32] += A[6xk]*B[kx32] (= when add is false), B two
+// packed panels one after the other: one AVX-512 call, or the 6x16
+// kernel on each panel.
+func kernel32(k int, a, b, c []float32, ldc int, add bool) {
+	if cpuHas512() && k > 0 {
+		kernel32Asm(k, a, b, c, ldc, add)
+		return
+	}
+	kernel(k, a, b[:k*NR], c, ldc, add)
+	kernel(k, a, b[k*NR:], c[NR:], ldc, add)
 }
 
 // edgeTile computes a tile of fewer than MR rows or NR columns aside,
@@ -500,6 +536,26 @@ func (te *tileEpi) full(kc int, ap, bp, c []float32, ldc int, add bool, ir, jr i
 		res = ep.Res[ep.ResOff+(te.i0+ir)*ep.ResLd+te.j0+jr:]
 	}
 	kernelEpi(kc, ap, bp, c, ldc, add, bias, res, ep.ResLd, te.lo, te.hi)
+}
+
+// full32 computes the two full tiles at row ir and columns jr, jr+NR
+// of the block, B's two panels one after the other in bp.
+func (te *tileEpi) full32(kc int, ap, bp, c []float32, ldc int, add bool, ir, jr int) {
+	if !cpuHas512() {
+		te.full(kc, ap, bp[:kc*NR], c, ldc, add, ir, jr)
+		te.full(kc, ap, bp[kc*NR:], c[NR:], ldc, add, ir, jr+NR)
+		return
+	}
+	ep := &te.ep
+	var bias *[MR]float32
+	if te.hasBias {
+		bias = (*[MR]float32)(te.bias[ir : ir+MR])
+	}
+	var res []float32
+	if ep.Res != nil {
+		res = ep.Res[ep.ResOff+(te.i0+ir)*ep.ResLd+te.j0+jr:]
+	}
+	kernelEpi32(kc, ap, bp, c, ldc, add, bias, res, ep.ResLd, te.lo, te.hi)
 }
 
 // dotsMax bounds the products dots computes: below it, packing

@@ -20,7 +20,10 @@ func dot(x, y []float32) float32 { return dotGo(x, y) }
 func Axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
 
 // cpuHasAsm and useAsm mirror gemm_amd64.go's: no assembly here.
-const cpuHasAsm = false
+const (
+	cpuHasAsm    = false
+	cpuHasAVX512 = false
+)
 
 var useAsm = false
 
@@ -50,3 +53,21 @@ func packA6Groups(p, data []float32, base, rs, kc int, alpha float32) int { retu
 // kernelEpi is never called here: tile epilogues need the assembly.
 func kernelEpi(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
 }
+
+// No AVX-512 here; pairPanels is a variable so the tests can run the
+// pairing over the pure-Go kernels.
+var (
+	use512     = false
+	pairPanels = false
+)
+
+func cpuHas512() bool { return false }
+
+// kernel32Asm, kernelEpi32 and kernel6x32WideAVX512 are never called
+// here: cpuHas512 is false.
+func kernel32Asm(k int, a, b, c []float32, ldc int, add bool) {}
+
+func kernelEpi32(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
+}
+
+func kernel6x32WideAVX512(k int, a, b *float32, offs *int, c *float32, ldc int, add int) {}

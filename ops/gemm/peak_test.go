@@ -9,84 +9,124 @@ import (
 	"time"
 )
 
-// measurePeak is the core's float32 FMA throughput in GFLOP/s, the best
-// of several short timings.
-func measurePeak() float64 {
+// measurePeak is the core's float32 FMA throughput in GFLOP/s at the
+// width the kernels of variant v use (8 lanes, or 16 with AVX-512), the
+// best of several short timings.
+func measurePeak(v variant) float64 {
 	const rounds = 1 << 22
 	best := 0.0
 	for range 5 {
 		start := time.Now()
-		fmaPeak(rounds)
-		best = max(best, rounds*peakFlopsPerRound/time.Since(start).Seconds()/1e9)
+		if v.z {
+			fmaPeak512(rounds)
+		} else {
+			fmaPeak(rounds)
+		}
+		best = max(best, rounds*peakFlops(v)/time.Since(start).Seconds()/1e9)
 	}
 	return best
 }
 
-// BenchmarkFMAPeak: the core's FMA peak (AVX2, 8-wide, two pipes on the
-// CPUs gosr is tuned for).
-func BenchmarkFMAPeak(b *testing.B) {
-	if !cpuHasAsm {
-		b.Skip("no AVX2/FMA")
+func peakFlops(v variant) float64 {
+	if v.z {
+		return 2 * peakFlopsPerRound
 	}
-	const rounds = 1 << 16
-	for range b.N {
-		fmaPeak(rounds)
-	}
-	b.ReportMetric(float64(b.N)*rounds*peakFlopsPerRound/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	return peakFlopsPerRound
 }
 
-// BenchmarkGemmPeak: GEMM (asm kernel) as a share of the FMA peak
-// measured in the same run, the figure issue 28 sets at 85% for
-// 512x512x512.
-func BenchmarkGemmPeak(b *testing.B) {
-	if !cpuHasAsm {
-		b.Skip("no AVX2/FMA")
+// asmVariants are the assembly variants this CPU runs: the peak and
+// the kernels are measured at each width.
+func asmVariants() []variant {
+	var vs []variant
+	for _, name := range []string{"avx2", "avx512"} {
+		if v := variantNamed(name); (!v.z || cpuHasAVX512) && cpuHasAsm {
+			vs = append(vs, v)
+		}
 	}
-	r := rand.New(rand.NewSource(5))
-	for _, sh := range [][3]int{{512, 512, 512}, {64, 3136, 576}, {256, 784, 1152}} {
-		m, n, k := sh[0], sh[1], sh[2]
-		b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
-			a := newMat(r, m, k, rowMajor)
-			bm := newMat(r, k, n, rowMajor)
-			c := make([]float32, m*n)
-			sc := &Scratch{}
-			Gemm(sc, m, n, k, 1, a, bm, nil, 0, c, 0, n)
-			peak := measurePeak()
-			b.ResetTimer()
+	return vs
+}
+
+// BenchmarkFMAPeak: the core's FMA peak, 8-wide (AVX2) and 16-wide
+// (AVX-512), two pipes on the CPUs gosr is tuned for.
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, v := range asmVariants() {
+		b.Run(v.name, func(b *testing.B) {
+			const rounds = 1 << 16
 			for range b.N {
-				Gemm(sc, m, n, k, 1, a, bm, nil, 0, c, 0, n)
+				if v.z {
+					fmaPeak512(rounds)
+				} else {
+					fmaPeak(rounds)
+				}
 			}
-			got := 2 * float64(m*n*k) * float64(b.N) / b.Elapsed().Seconds() / 1e9
-			b.ReportMetric(got, "GFLOP/s")
-			b.ReportMetric(peak, "peak-GFLOP/s")
-			b.ReportMetric(100*got/peak, "%peak")
+			b.ReportMetric(float64(b.N)*rounds*peakFlops(v)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 }
 
-// BenchmarkKernelPeak: the 6x16 micro-kernel alone, on panels that stay
-// in L1 (k = KC), as a share of the FMA peak measured in the same run:
-// the ceiling for BenchmarkGemmPeak, which adds packing, edge tiles and
-// the C tile's traffic.
+// BenchmarkGemmPeak: GEMM as a share of the FMA peak at its kernels'
+// width, measured in the same run, the figure issue 28 sets at 85% for
+// 512x512x512.
+func BenchmarkGemmPeak(b *testing.B) {
+	r := rand.New(rand.NewSource(5))
+	for _, sh := range [][3]int{{512, 512, 512}, {64, 3136, 576}, {256, 784, 1152}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, v := range asmVariants() {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, m, n, k), func(b *testing.B) {
+				a := newMat(r, m, k, rowMajor)
+				bm := newMat(r, k, n, rowMajor)
+				c := make([]float32, m*n)
+				sc := &Scratch{}
+				under(v, func() {
+					Gemm(sc, m, n, k, 1, a, bm, nil, 0, c, 0, n)
+					peak := measurePeak(v)
+					b.ResetTimer()
+					for range b.N {
+						Gemm(sc, m, n, k, 1, a, bm, nil, 0, c, 0, n)
+					}
+					got := 2 * float64(m*n*k) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+					b.ReportMetric(got, "GFLOP/s")
+					b.ReportMetric(peak, "peak-GFLOP/s")
+					b.ReportMetric(100*got/peak, "%peak")
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkKernelPeak: the micro-kernel alone (6x16 AVX2, 6x32
+// AVX-512), on panels that stay in L1 (k = KC), as a share of the FMA
+// peak at its width measured in the same run: the ceiling for
+// BenchmarkGemmPeak, which adds packing, edge tiles and the C tile's
+// traffic.
 func BenchmarkKernelPeak(b *testing.B) {
-	if !cpuHasAsm {
-		b.Skip("no AVX2/FMA")
+	for _, v := range asmVariants() {
+		b.Run(v.name, func(b *testing.B) {
+			cols := NR
+			if v.z {
+				cols = 2 * NR
+			}
+			a := make([]float32, KC*MR)
+			bp := make([]float32, KC*cols)
+			c := make([]float32, MR*cols)
+			for i := range a {
+				a[i] = 1e-3
+			}
+			for i := range bp {
+				bp[i] = 1e-3
+			}
+			peak := measurePeak(v)
+			b.ResetTimer()
+			for range b.N {
+				if v.z {
+					kernel6x32AVX512(KC, &a[0], &bp[0], &c[0], cols, 1)
+				} else {
+					kernel6x16AVX2(KC, &a[0], &bp[0], &c[0], cols, 1)
+				}
+			}
+			got := 2 * float64(MR*cols*KC) * float64(b.N) / b.Elapsed().Seconds() / 1e9
+			b.ReportMetric(got, "GFLOP/s")
+			b.ReportMetric(100*got/peak, "%peak")
+		})
 	}
-	a := make([]float32, KC*MR)
-	bp := make([]float32, KC*NR)
-	c := make([]float32, MR*NR)
-	for i := range a {
-		a[i] = 1e-3
-	}
-	for i := range bp {
-		bp[i] = 1e-3
-	}
-	peak := measurePeak()
-	b.ResetTimer()
-	for range b.N {
-		kernel6x16AVX2(KC, &a[0], &bp[0], &c[0], NR, 1)
-	}
-	got := 2 * float64(MR*NR*KC) * float64(b.N) / b.Elapsed().Seconds() / 1e9
-	b.ReportMetric(got, "GFLOP/s")
-	b.ReportMetric(100*got/peak, "%peak")
 }

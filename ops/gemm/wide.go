@@ -245,6 +245,13 @@ func widePart(pk *packBufs, p *widePlan, gr, i0, i1, j0, j1 int) {
 				offs := p.offs[pc : pc+kc]
 				for jr := 0; jr < ncw; jr += NR {
 					boff := xb + jc + jr
+					if pairPanels && jr+2*NR <= ncw {
+						for ir := 0; ir < mw; ir += MR {
+							kernelWide32(pk, kc, ap[ir*kc:], p.pad, boff, p.maxOff, offs, cw[ir*ncw+jr:], ncw, pc > 0)
+						}
+						jr += NR
+						continue
+					}
 					for ir := 0; ir < mw; ir += MR {
 						kernelWide(pk, kc, ap[ir*kc:], p.pad, boff, p.maxOff, offs, cw[ir*ncw+jr:], ncw, pc > 0)
 					}
@@ -345,6 +352,25 @@ func kernelWide(pk *packBufs, k int, a, b []float32, boff, maxOff int, offs []in
 		ad = 1
 	}
 	kernel6x16WideAVX2(k, &a[0], &b[boff], &offs[0], &c[0], ldc, ad)
+}
+
+// kernelWide32 is kernelWide over 32 columns (two tiles side by side;
+// see [AVX-512 tiles]).
+func kernelWide32(pk *packBufs, k int, a, b []float32, boff, maxOff int, offs []int, c []float32, ldc int, add bool) {
+	if !cpuHas512() {
+		kernelWide(pk, k, a, b, boff, maxOff, offs, c, ldc, add)
+		kernelWide(pk, k, a, b, boff+NR, maxOff, offs, c[NR:], ldc, add)
+		return
+	}
+	_ = a[k*MR-1]
+	_ = b[boff+maxOff+2*NR-1]
+	_ = c[(MR-1)*ldc+2*NR-1]
+	_ = offs[k-1]
+	ad := 0
+	if add {
+		ad = 1
+	}
+	kernel6x32WideAVX512(k, &a[0], &b[boff], &offs[0], &c[0], ldc, ad)
 }
 
 // kernelWideGo is the pure-Go kernelWide: each B row is gathered into a
