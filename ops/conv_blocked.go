@@ -577,28 +577,57 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 	nib := g.c / cb
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
-	if cap(buf.w) < 8192+16 {
-		buf.w = make([]float32, 8192+16)
+	// Two output blocks' rows (two halves of 4096 floats each), then
+	// their biases: see [Paired output blocks].
+	const bufLen = 2*8192 + 32
+	if cap(buf.w) < bufLen {
+		buf.w = make([]float32, bufLen)
 	}
-	out, bias := buf.w[:8192], buf.w[8192:8192+16]
+	bias := buf.w[2*8192 : 2*8192+32]
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
-	for ob := b0; ob < b1; ob++ {
+	wblock := nib * kk * 16 * cb
+	for ob := b0; ob < b1; {
+		pair := useAVX512 && ob+1 < b1
+		nob := 1
+		if pair {
+			nob = 2
+		}
 		o0 := ob * 16
-		r.blockBias(bias, o0, 16)
-		wk := r.wblk[ob*nib*kk*16*cb : (ob+1)*nib*kk*16*cb]
+		r.blockBias(bias[:16*nob], o0, 16*nob)
+		wk := r.wblk[ob*wblock : (ob+nob)*wblock]
 		ob0 := (r.nn*g.o + o0) * plane
 		for oh := 0; oh < g.oh; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*6)*cb-1]
-			bcRowAVX2(&out[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
-			_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
-			unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
-			unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
+			if pair {
+				bcRow2AVX512(&buf.w[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
+			} else {
+				bcRowAVX2(&buf.w[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
+			}
+			for h := range nob {
+				ob0 := ob0 + h*16*plane
+				out := buf.w[h*8192:]
+				_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
+				unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
+				unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
+			}
 		}
-		r.finishBlock(ob0, 16*plane)
+		r.finishBlock(ob0, 16*nob*plane)
+		ob += nob
 	}
 }
+
+// [Paired output blocks]
+//
+// With AVX-512 one register holds all 16 channels of an output block
+// at one position, so a block's six positions would fill only six
+// accumulators. bcRow2AVX512 computes two adjacent output blocks
+// instead (twelve accumulators, two weight vectors and six broadcasts a
+// channel, as bcRowAVX2 has), each block's rows, weights and biases
+// where bcRowAVX2 would put them for that block alone, so everything
+// around the kernel is unchanged. Each element's sum is the same, in
+// the same order: the results are bit for bit bcRowAVX2's.
 
 // directFlat computes output blocks [b0, b1) flat (see [Flat direct
 // convolution]), up to directFlatChunk positions at a time. The input
@@ -639,6 +668,14 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 			for ob := b0; ob < b1; ob++ {
 				o := sums[(ob-b0)*per : (ob-b0+1)*per]
 				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : (ob*nib+ib0+nc)*kk*16*cb]
+				if useAVX512 && ob+1 < b1 {
+					// Blocks ob and ob+1 (see [Paired output blocks]).
+					_ = sums[(ob-b0+2)*per-1]
+					_ = r.wblk[((ob+1)*nib+ib0+nc)*kk*16*cb-1]
+					bcRow2AVX512(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
+					ob++
+					continue
+				}
 				bcRowAVX2(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4)
 			}
 		}

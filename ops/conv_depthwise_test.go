@@ -311,7 +311,7 @@ func TestGroupedBlocked(t *testing.T) {
 }
 
 // convDirectBlocked against a float64 direct convolution: 8 to 24 input
-// and 16 or 32 output channels, 3x3 and 5x5 kernels, padding or none,
+// and 16, 32 or 48 output channels (AVX-512 pairs blocks), 3x3 and 5x5 kernels, padding or none,
 // row widths 20 to 56 (multiples of 6 and not), flat maps and stride 2,
 // batches, input planes strided apart, a bias or none, a clamp or none,
 // a residual (added before the clamp), an activation; one goroutine and
@@ -332,6 +332,8 @@ func TestDirectBlocked(t *testing.T) {
 		{1, 32, 32, 14, 14, 3, 1, 0, 2}, {2, 16, 16, 15, 13, 3, 1, 2, 2}, {1, 8, 16, 11, 12, 5, 2, 0, 2}, {1, 8, 32, 56, 56, 3, 1, 0, 2},
 		// 1x1 at stride 2 (resnet's downsampling), odd and even sizes.
 		{1, 32, 64, 14, 14, 1, 0, 0, 2}, {2, 16, 32, 15, 13, 1, 0, 3, 2},
+		// Three output blocks: a pair and one alone, by rows and flat.
+		{1, 16, 48, 9, 24, 3, 1, 0, 1}, {1, 16, 48, 7, 7, 3, 1, 0, 1},
 	}
 	r := rand.New(rand.NewSource(14))
 	// A flat map's input blocks run in chunks that fit L2; with a budget
@@ -367,6 +369,15 @@ func TestDirectBlocked(t *testing.T) {
 				got[len(got)-1] = 9
 				convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, got[:len(got)-1], &convState{}, v.ep, act)
 				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+				if useAVX512 {
+					// Paired output blocks give bcRowAVX2's bits (see
+					// [Paired output blocks]).
+					useAVX512 = false
+					one := make([]float32, len(got)-1)
+					convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, one, &convState{}, v.ep, act)
+					useAVX512 = true
+					require.Equal(t, one, got[:len(got)-1], "%s: AVX-512 and AVX2 differ", name)
+				}
 				for nn := 0; nn < c.n; nn++ {
 					for oc := 0; oc < c.o; oc++ {
 						for oh := 0; oh < g.oh; oh++ {

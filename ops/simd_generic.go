@@ -55,3 +55,10 @@ func sum32AVX2(x *float32, n int) float32 { return 0 }
 // bcRowAVX2 is never called here: useAVX2 is false.
 func bcRowAVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half int) {
 }
+
+// useAVX512 is false here: no assembly.
+var useAVX512 = false
+
+// bcRow2AVX512 is never called here: useAVX512 is false.
+func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+}

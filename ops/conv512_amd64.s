@@ -1,0 +1,148 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// BC2CI adds input channel CI's products at one tap to the two output
+// blocks' tile: block A's 16 weights (R12 + 64*CI, Z12), block B's R10
+// bytes further (Z13), the channel at each of six positions 32 bytes
+// apart (R13 + 4*CI + 32*i, broadcast), twelve FMAs.
+#define BC2CI(CI) \
+	VMOVUPS (CI*64)(R12), Z12; \
+	VMOVUPS (CI*64)(R12)(R10*1), Z13; \
+	VBROADCASTSS (CI*4)(R13), Z14; \
+	VBROADCASTSS (CI*4+32)(R13), Z15; \
+	VBROADCASTSS (CI*4+64)(R13), Z16; \
+	VBROADCASTSS (CI*4+96)(R13), Z17; \
+	VBROADCASTSS (CI*4+128)(R13), Z18; \
+	VBROADCASTSS (CI*4+160)(R13), Z19; \
+	VFMADD231PS Z12, Z14, Z0; \
+	VFMADD231PS Z13, Z14, Z1; \
+	VFMADD231PS Z12, Z15, Z2; \
+	VFMADD231PS Z13, Z15, Z3; \
+	VFMADD231PS Z12, Z16, Z4; \
+	VFMADD231PS Z13, Z16, Z5; \
+	VFMADD231PS Z12, Z17, Z6; \
+	VFMADD231PS Z13, Z17, Z7; \
+	VFMADD231PS Z12, Z18, Z8; \
+	VFMADD231PS Z13, Z18, Z9; \
+	VFMADD231PS Z12, Z19, Z10; \
+	VFMADD231PS Z13, Z19, Z11
+
+// BC2LOAD sets one position's two accumulators (ZA block A, ZB block
+// B) from the 8+8 channel halves at OFF of DI / R14 (block A) and of
+// R11 / R13 (block B).
+#define BC2LOAD(ZA, YA, ZB, YB, OFF) \
+	VMOVUPS OFF(DI), YA; \
+	VINSERTF64X4 $1, OFF(R14), ZA, ZA; \
+	VMOVUPS OFF(R11), YB; \
+	VINSERTF64X4 $1, OFF(R13), ZB, ZB
+
+// BC2STORE clamps one position's accumulators to [Z20, Z21] (NaN
+// passing through) and stores their halves as BC2LOAD reads them.
+#define BC2STORE(ZA, YA, ZB, YB, OFF) \
+	VMAXPS ZA, Z20, ZA; \
+	VMINPS ZA, Z21, ZA; \
+	VMAXPS ZB, Z20, ZB; \
+	VMINPS ZB, Z21, ZB; \
+	VMOVUPS YA, OFF(DI); \
+	VEXTRACTF64X4 $1, ZA, OFF(R14); \
+	VMOVUPS YB, OFF(R11); \
+	VEXTRACTF64X4 $1, ZB, OFF(R13)
+
+// func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRowAVX2 for two output blocks of 16 channels at once (see
+// [Channel-blocked direct convolution]): block A as bcRowAVX2 takes it
+// (out, w, bias), block B with its weights wpair bytes after A's, its
+// output opair bytes after A's and its bias bpair bytes after A's. Each
+// register holds one position's 16 channels of one block, so the six
+// positions of both blocks are twelve accumulators; each element's sum
+// is the one bcRowAVX2 computes, in the same order, bit for bit.
+TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ offs+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wpair+96(FP), R10
+	MOVQ bias+48(FP), AX
+	MOVQ half+88(FP), R14
+	ADDQ DI, R14
+	VBROADCASTSS lo+56(FP), Z20
+	VBROADCASTSS hi+60(FP), Z21
+
+bz2block:
+	TESTQ CX, CX
+	JEQ   bz2done
+	// Block B's output halves at R11 and R13.
+	MOVQ opair+104(FP), R11
+	LEAQ (R14)(R11*1), R13
+	ADDQ DI, R11
+	CMPQ acc+80(FP), $0
+	JNE  bz2acc
+	MOVQ bpair+112(FP), BX
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(BX*1), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	JMP  bz2start
+
+bz2acc:
+	BC2LOAD(Z0, Y0, Z1, Y1, 0)
+	BC2LOAD(Z2, Y2, Z3, Y3, 32)
+	BC2LOAD(Z4, Y4, Z5, Y5, 64)
+	BC2LOAD(Z6, Y6, Z7, Y7, 96)
+	BC2LOAD(Z8, Y8, Z9, Y9, 128)
+	BC2LOAD(Z10, Y10, Z11, Y11, 160)
+
+bz2start:
+	MOVQ SI, R11
+	MOVQ R9, R12
+	MOVQ nib+64(FP), DX
+
+bz2ib:
+	XORQ BX, BX
+
+bz2tap:
+	MOVQ (R8)(BX*8), R13
+	ADDQ R11, R13
+	BC2CI(0)
+	BC2CI(1)
+	BC2CI(2)
+	BC2CI(3)
+	BC2CI(4)
+	BC2CI(5)
+	BC2CI(6)
+	BC2CI(7)
+	ADDQ $512, R12
+	INCQ BX
+	CMPQ BX, taps+40(FP)
+	JLT  bz2tap
+	ADDQ bstride+72(FP), R11
+	DECQ DX
+	JNZ  bz2ib
+	MOVQ opair+104(FP), R11
+	LEAQ (R14)(R11*1), R13
+	ADDQ DI, R11
+	BC2STORE(Z0, Y0, Z1, Y1, 0)
+	BC2STORE(Z2, Y2, Z3, Y3, 32)
+	BC2STORE(Z4, Y4, Z5, Y5, 64)
+	BC2STORE(Z6, Y6, Z7, Y7, 96)
+	BC2STORE(Z8, Y8, Z9, Y9, 128)
+	BC2STORE(Z10, Y10, Z11, Y11, 160)
+	ADDQ $192, SI
+	ADDQ $192, DI
+	ADDQ $192, R14
+	DECQ CX
+	JMP  bz2block
+
+bz2done:
+	VZEROUPPER
+	RET
