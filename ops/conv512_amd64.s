@@ -146,3 +146,84 @@ bz2tap:
 bz2done:
 	VZEROUPPER
 	RET
+
+// func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+// dwcRowS1AVX2 sixteen positions at a time: nb blocks of 16 positions,
+// each register two adjacent positions' eight channels (their input is
+// contiguous at stride 1), the tap's eight weights and the bias
+// broadcast to both halves. Each element's sum is dwcRowS1AVX2's, in
+// the same order, bit for bit.
+TEXT ·dwcRowS1AVX512(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ offs+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ taps+40(FP), R10
+	MOVQ bias+48(FP), AX
+	VBROADCASTF64X4 (AX), Z9
+	VBROADCASTSS lo+56(FP), Z13
+	VBROADCASTSS hi+60(FP), Z14
+
+dz1block:
+	TESTQ CX, CX
+	JEQ   dz1done
+	VMOVAPS Z9, Z0
+	VMOVAPS Z9, Z1
+	VMOVAPS Z9, Z2
+	VMOVAPS Z9, Z3
+	VMOVAPS Z9, Z4
+	VMOVAPS Z9, Z5
+	VMOVAPS Z9, Z6
+	VMOVAPS Z9, Z7
+	XORQ R11, R11
+	MOVQ R9, R12
+
+dz1tap:
+	MOVQ (R8)(R11*8), R13
+	ADDQ SI, R13
+	VBROADCASTF64X4 (R12), Z8
+	VFMADD231PS (R13), Z8, Z0
+	VFMADD231PS 64(R13), Z8, Z1
+	VFMADD231PS 128(R13), Z8, Z2
+	VFMADD231PS 192(R13), Z8, Z3
+	VFMADD231PS 256(R13), Z8, Z4
+	VFMADD231PS 320(R13), Z8, Z5
+	VFMADD231PS 384(R13), Z8, Z6
+	VFMADD231PS 448(R13), Z8, Z7
+	ADDQ $32, R12
+	INCQ R11
+	CMPQ R11, R10
+	JLT  dz1tap
+	VMAXPS Z0, Z13, Z0
+	VMINPS Z0, Z14, Z0
+	VMOVUPS Z0, (DI)
+	VMAXPS Z1, Z13, Z1
+	VMINPS Z1, Z14, Z1
+	VMOVUPS Z1, 64(DI)
+	VMAXPS Z2, Z13, Z2
+	VMINPS Z2, Z14, Z2
+	VMOVUPS Z2, 128(DI)
+	VMAXPS Z3, Z13, Z3
+	VMINPS Z3, Z14, Z3
+	VMOVUPS Z3, 192(DI)
+	VMAXPS Z4, Z13, Z4
+	VMINPS Z4, Z14, Z4
+	VMOVUPS Z4, 256(DI)
+	VMAXPS Z5, Z13, Z5
+	VMINPS Z5, Z14, Z5
+	VMOVUPS Z5, 320(DI)
+	VMAXPS Z6, Z13, Z6
+	VMINPS Z6, Z14, Z6
+	VMOVUPS Z6, 384(DI)
+	VMAXPS Z7, Z13, Z7
+	VMINPS Z7, Z14, Z7
+	VMOVUPS Z7, 448(DI)
+	ADDQ $512, SI
+	ADDQ $512, DI
+	DECQ CX
+	JMP  dz1block
+
+dz1done:
+	VZEROUPPER
+	RET

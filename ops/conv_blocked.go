@@ -189,9 +189,19 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 		for oh := 0; oh < g.oh; oh++ {
 			base := oh * g.strH * r.rowF
 			_ = xp[base+offs[kk-1]/4+((nb*cb-1)*g.strW+1)*cb-1]
-			if g.strW == 1 {
+			switch {
+			case g.strW == 1 && useAVX512:
+				// Pairs of 8-position blocks, then the odd one.
+				if nb >= 2 {
+					dwcRowS1AVX512(&out[0], &xp[base], nb/2, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
+				}
+				if nb%2 == 1 {
+					o := (nb - 1) * cb * cb
+					dwcRowS1AVX2(&out[o], &xp[base+o], 1, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
+				}
+			case g.strW == 1:
 				dwcRowS1AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
-			} else {
+			default:
 				dwcRowS2AVX2(&out[0], &xp[base], nb, &offs[0], &wk[0], kk, &bias[0], r.lo, r.hi)
 			}
 			if nch == cb {

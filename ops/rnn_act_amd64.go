@@ -56,9 +56,15 @@ func geluVec(o, a []float32) {
 		}
 		return
 	}
+	n16 := 0
+	if useAVX512 {
+		if n16 = len(a) &^ 15; n16 > 0 {
+			geluAVX512(&o[0], &a[0], n16, &rnnActTab)
+		}
+	}
 	n8 := len(a) &^ 7
-	if n8 > 0 {
-		rnnGeluAVX2(&o[0], &a[0], n8, &rnnActTab)
+	if n8 > n16 {
+		rnnGeluAVX2(&o[n16], &a[n16], n8-n16, &rnnActTab)
 	}
 	if n8 < len(a) {
 		vecTail(tailGelu, o, a, n8)
@@ -77,9 +83,15 @@ func siluVec(o, a []float32) {
 		}
 		return
 	}
+	n16 := 0
+	if useAVX512 {
+		if n16 = len(a) &^ 15; n16 > 0 {
+			siluAVX512(&o[0], &a[0], n16, &rnnActTab)
+		}
+	}
 	n8 := len(a) &^ 7
-	if n8 > 0 {
-		siluAVX2(&o[0], &a[0], n8, &rnnActTab)
+	if n8 > n16 {
+		siluAVX2(&o[n16], &a[n16], n8-n16, &rnnActTab)
 	}
 	if n8 < len(a) {
 		vecTail(tailSilu, o, a, n8)

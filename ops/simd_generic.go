@@ -62,3 +62,7 @@ var useAVX512 = false
 // bcRow2AVX512 is never called here: useAVX512 is false.
 func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
 }
+
+// dwcRowS1AVX512 is never called here: useAVX512 is false.
+func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
+}
