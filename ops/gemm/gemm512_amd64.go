@@ -31,6 +31,9 @@ func kernel6x32WideAVX512(k int, a, b *float32, offs *int, c *float32, ldc int, 
 //go:noescape
 func fmaPeak512(n int)
 
+//go:noescape
+func gemv4AVX512(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
+
 // cpuHasAVX512: AVX-512 Foundation, with the OS saving the ZMM and
 // mask registers (x/sys/cpu checks XCR0).
 var cpuHasAVX512 = cpuHasAsm && cpu.X86.HasAVX512F

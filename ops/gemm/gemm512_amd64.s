@@ -282,3 +282,96 @@ peakloop:
 	JNZ peakloop
 	VZEROUPPER
 	RET
+
+// func gemv4AVX512(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)
+// gemv4AVX2 sixteen lanes wide: y[i] += alpha * dot(a[i*lda :
+// i*lda+k], x[:k]) for i < m; m is a multiple of 4 and k of 16. A
+// batch-1 linear layer streams its whole weight through here.
+TEXT ·gemv4AVX512(SB), NOSPLIT, $0-52
+	MOVQ a+0(FP), SI
+	MOVQ lda+8(FP), R8
+	SHLQ $2, R8
+	MOVQ x+16(FP), DI
+	MOVQ k+24(FP), R12
+	MOVQ y+32(FP), DX
+	MOVQ m+40(FP), R13
+	VBROADCASTSS alpha+48(FP), X15
+	LEAQ (R8)(R8*2), R14
+
+gzrows:
+	TESTQ R13, R13
+	JEQ   gzdone
+	MOVQ  SI, AX
+	LEAQ  (SI)(R8*1), R9
+	LEAQ  (SI)(R8*2), R10
+	LEAQ  (SI)(R14*1), R11
+	MOVQ  DI, BX
+	MOVQ  R12, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+gzk32:
+	CMPQ CX, $32
+	JLT  gzk16
+	VMOVUPS (BX), Z8
+	VMOVUPS 64(BX), Z9
+	VFMADD231PS (AX), Z8, Z0
+	VFMADD231PS 64(AX), Z9, Z4
+	VFMADD231PS (R9), Z8, Z1
+	VFMADD231PS 64(R9), Z9, Z5
+	VFMADD231PS (R10), Z8, Z2
+	VFMADD231PS 64(R10), Z9, Z6
+	VFMADD231PS (R11), Z8, Z3
+	VFMADD231PS 64(R11), Z9, Z7
+	ADDQ $128, AX
+	ADDQ $128, R9
+	ADDQ $128, R10
+	ADDQ $128, R11
+	ADDQ $128, BX
+	SUBQ $32, CX
+	JMP  gzk32
+
+gzk16:
+	CMPQ CX, $16
+	JLT  gzred
+	VMOVUPS (BX), Z8
+	VFMADD231PS (AX), Z8, Z0
+	VFMADD231PS (R9), Z8, Z1
+	VFMADD231PS (R10), Z8, Z2
+	VFMADD231PS (R11), Z8, Z3
+
+gzred:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	VEXTRACTF64X4 $1, Z0, Y4
+	VEXTRACTF64X4 $1, Z1, Y5
+	VEXTRACTF64X4 $1, Z2, Y6
+	VEXTRACTF64X4 $1, Z3, Y7
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMULPS X15, X0, X0
+	VADDPS (DX), X0, X0
+	VMOVUPS X0, (DX)
+	ADDQ $16, DX
+	LEAQ (SI)(R8*4), SI
+	SUBQ $4, R13
+	JMP  gzrows
+
+gzdone:
+	VZEROUPPER
+	RET

@@ -155,7 +155,14 @@ func gemvRows(alpha float32, a []float32, lda int, x, y []float32) {
 		return
 	}
 	_ = a[(m4-1)*lda+k-1]
-	gemv4AVX2(&a[0], lda, &x[0], k8, &y[0], m4, alpha)
+	if k16 := k &^ 15; cpuHas512() && k16 > 0 {
+		// The 16-wide kernel's sums run in another order: the tail
+		// past k16 goes as the AVX2 kernel's past k8 does.
+		k8 = k16
+		gemv4AVX512(&a[0], lda, &x[0], k8, &y[0], m4, alpha)
+	} else {
+		gemv4AVX2(&a[0], lda, &x[0], k8, &y[0], m4, alpha)
+	}
 	if k8 < k {
 		for i := 0; i < m4; i++ {
 			y[i] += alpha * dotGo(a[i*lda+k8:i*lda+k], x[k8:])
