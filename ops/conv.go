@@ -534,7 +534,13 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 				wd, woff := convWeightRows(st, w)
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
-			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, bd, bo, bs, rd, roff, c, ep, act)
+			var rowsW []float32
+			rowsOff := 0
+			if convPointwiseRowsFits(p.Scratch, &g) {
+				// The same kernel as out of place, so both give the same bits.
+				rowsW, rowsOff = convWeightRows(st, w)
+			}
+			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, rowsW, rowsOff, bd, bo, bs, rd, roff, c, ep, act)
 			return nil
 		}
 		if ord == planesCopy {
@@ -566,6 +572,11 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		return nil
 	}
 	pointwise := convIsPointwise(&g)
+	if pointwise && convPointwiseRowsFits(p.Scratch, &g) {
+		wd, woff := convWeightRows(st, w)
+		convPointwiseRows(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, rd, roff, c, ep, act)
+		return nil
+	}
 	cb := convBias{bd, bo, bs, rd, roff}
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
@@ -670,7 +681,10 @@ const (
 // out bit for bit as with separate memory. A residual rd (nil: none),
 // laid out as c from roff, is added in the gemm's epilogue, before the
 // clamp.
-func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
+// With rowsW (the weight rows from rowsOff) each tile runs through
+// pointwiseRowsBlock instead (see [Pointwise rows]), as convRun does
+// out of place.
+func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, rowsW []float32, rowsOff int, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
 	plane := g.oh * g.ow
 	tw := plane
 	if g.c*plane > pointwiseTileFloats {
@@ -705,6 +719,15 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 			}
 			if rd != nil {
 				ep.Res, ep.ResOff, ep.ResLd = rd, roff+coff, plane
+			}
+			if rowsW != nil {
+				// As convPointwiseRows computes it out of place.
+				var rr []float32
+				if rd != nil {
+					rr = rd[roff:]
+				}
+				pointwiseRowsBlock(g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
+				continue
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}
 			if pre != nil {

@@ -1,0 +1,112 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gosr/gosr/ops/gemm"
+	"github.com/stretchr/testify/require"
+)
+
+// convPointwiseRows against a float64 product: 8 to 64 output channels,
+// 1 to 300 input channels (k blocks smaller than a block of positions),
+// plane sizes that fill 32-position chunks and ones that leave masked
+// tails of 1 to 31 (and a plane of one chunk), batches, input planes
+// strided apart, a bias or none, a clamp or none, a residual, an
+// activation; nothing past the output written.
+func TestPointwiseRows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	type pwCase struct{ n, c, o, plane, gap int }
+	cases := []pwCase{
+		{1, 16, 16, 12544, 0}, {1, 3, 8, 33, 0}, {2, 24, 72, 196, 5}, {1, 1, 8, 32, 0}, {1, 300, 16, 49, 0},
+		{1, 64, 24, 1000, 3}, {2, 7, 40, 47, 0}, {1, 2048, 8, 40, 0},
+	}
+	r := rand.New(rand.NewSource(23))
+	for _, c := range cases {
+		for _, v := range []struct {
+			bias, res, act bool
+			ep             gemm.Clamp
+		}{{false, false, false, gemm.Clamp{}}, {true, false, false, gemm.Clamp{On: true, Lo: 0, Hi: 6}}, {true, true, true, gemm.Clamp{On: true, Lo: -1, Hi: 1}}, {false, true, false, gemm.Clamp{}}} {
+			name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v", c, v.bias, v.res, v.act, v.ep.On)
+			sC := c.plane + c.gap
+			g := convGeom{n: c.n, c: c.c, h: c.plane, w: 1, sN: c.c * sC, sC: sC, sH: 1, sW: 1, o: c.o,
+				kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: c.plane, ow: 1}
+			require.True(t, convPointwiseRowsFits(nil, &g), name)
+			x, w := normals(r, 2+c.n*g.sN), normals(r, 1+c.o*c.c)
+			var bias, res []float32
+			if v.bias {
+				bias = normals(r, 2*c.o)
+			}
+			out := c.n * c.o * c.plane
+			if v.res {
+				res = normals(r, 3+out)
+			}
+			act := testAct(v.act)
+			got := make([]float32, out+1)
+			got[out] = 9
+			convPointwiseRows(&g, x, 2, w, 1, bias, 1, 2, res, 3, got[:out], v.ep, act)
+			require.Equal(t, float32(9), got[out], "%s: wrote past the output", name)
+			for nn := 0; nn < c.n; nn++ {
+				for oc := 0; oc < c.o; oc++ {
+					for j := 0; j < c.plane; j++ {
+						ref, mag := 0.0, 0.0
+						if v.bias {
+							ref = float64(bias[1+2*oc])
+							mag = math.Abs(ref)
+						}
+						for ci := 0; ci < c.c; ci++ {
+							p := float64(w[1+oc*c.c+ci]) * float64(x[2+nn*g.sN+ci*sC+j])
+							ref += p
+							mag += math.Abs(p)
+						}
+						idx := (nn*c.o+oc)*c.plane + j
+						if v.res {
+							ref += float64(res[3+idx])
+						}
+						if v.ep.On {
+							ref = math.Min(math.Max(ref, float64(v.ep.Lo)), float64(v.ep.Hi))
+						}
+						if act != nil {
+							ref = 2*ref + 1
+						}
+						require.InDelta(t, ref, float64(got[idx]), 1e-5*(mag+1)*3, "%s: (%d, %d, %d)", name, nn, oc, j)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPointwiseRows: convPointwiseRows beside gemm's packed path
+// (a prepacked weight, the bias and a relu6 clamp in the epilogue) on
+// mobilenet_v3's, efficientnet's and resnet50's pointwise shapes.
+func BenchmarkPointwiseRows(b *testing.B) {
+	if !useAVX512 {
+		b.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(1))
+	for _, sh := range [][3]int{{16, 16, 12544}, {16, 64, 12544}, {64, 24, 3136}, {24, 72, 3136}, {256, 64, 3136}, {512, 128, 784}, {1024, 256, 196}, {960, 160, 49}} {
+		c, o, n := sh[0], sh[1], sh[2]
+		g := convGeom{n: 1, c: c, h: n, w: 1, sN: c * n, sC: n, sH: 1, sW: 1, o: o, kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: n, ow: 1}
+		x, w, out, bias := normals(r, c*n), normals(r, o*c), make([]float32, o*n), normals(r, o)
+		ep := gemm.Clamp{On: true, Lo: 0, Hi: 6}
+		flops := 2 * float64(c*o*n)
+		b.Run(fmt.Sprintf("rows/%dto%d@%d", c, o, n), func(b *testing.B) {
+			for range b.N {
+				convPointwiseRows(&g, x, 0, w, 0, bias, 0, 1, nil, 0, out, ep, nil)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		pa := gemm.PrepackA(o, c, gemm.Mat{Data: w, RS: c, CS: 1})
+		b.Run(fmt.Sprintf("gemm/%dto%d@%d", c, o, n), func(b *testing.B) {
+			for range b.N {
+				gemm.WithPrepackedAEpilogue(nil, n, pa, gemm.Mat{Data: x, RS: n, CS: 1}, nil, 0, out, 0, n, gemm.Epilogue{Clamp: ep, Bias: bias, BiasStride: 1})
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
