@@ -563,6 +563,15 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		convGroupedBlocked(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, st, ep, act)
 		return nil
 	}
+	if convWideRowsFits(p.Scratch, &g) {
+		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
+			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: 1}
+		wd, woff := convWeightRows(st, w)
+		for nn := 0; nn < g.n; nn++ {
+			gemm.ConvWideRows(p.Scratch, &wg, g.o, wd, woff, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
+		}
+		return nil
+	}
 	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
@@ -616,6 +625,20 @@ func convUseWide(g *convGeom) bool {
 		return false
 	}
 	return g.strH == 1 && g.strW == 1 || g.kh*g.kw > 1 || g.o/g.groups <= 64
+}
+
+// wideRowsMaxK bounds the taps (input channels times kernel size)
+// convWideRowsFits takes: the stems of vision networks (27 to 147),
+// whose short sums leave gemm's tiles more stores than products.
+const wideRowsMaxK = 160
+
+// convWideRowsFits reports whether gemm.ConvWideRows takes g (see
+// [Wide rows] in gemm): the rows kernels, one group, whole groups of
+// eight output channels, few taps, an unsplit run (a team splits the
+// wide path's products instead), and not a pointwise convolution.
+func convWideRowsFits(sc *gemm.Scratch, g *convGeom) bool {
+	return gemm.HasRows() && g.groups == 1 && g.o%8 == 0 && g.c*g.kh*g.kw <= wideRowsMaxK && g.oh > 0 && g.ow > 0 &&
+		!convIsPointwise(g) && sc.Team() == nil
 }
 
 // convIsPointwise reports a 1x1 stride-1 unpadded convolution over rows
@@ -682,7 +705,7 @@ const (
 // laid out as c from roff, is added in the gemm's epilogue, before the
 // clamp.
 // With rowsW (the weight rows from rowsOff) each tile runs through
-// pointwiseRowsBlock instead (see [Pointwise rows]), as convRun does
+// gemm.PointwiseRows instead (see [Pointwise rows]), as convRun does
 // out of place.
 func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, rowsW []float32, rowsOff int, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
 	plane := g.oh * g.ow
@@ -726,7 +749,7 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 				if rd != nil {
 					rr = rd[roff:]
 				}
-				pointwiseRowsBlock(g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
+				gemm.PointwiseRows(g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
 				continue
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}

@@ -16,9 +16,6 @@ func siluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 //go:noescape
 func geluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
-//go:noescape
-func pw8x32AVX512(out *float32, ldo int, x *float32, ldx int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32)
-
 // useAVX512 selects ops' AVX-512 kernels (bcRow2AVX512: two output
 // blocks of a channel-blocked direct convolution at once; dwcRowS1AVX512:
 // a depthwise row sixteen positions at a time; silu and gelu sixteen

@@ -1,10 +1,6 @@
 package ops
 
-import (
-	"math"
-
-	"github.com/gosr/gosr/ops/gemm"
-)
+import "github.com/gosr/gosr/ops/gemm"
 
 // [Pointwise rows]
 //
@@ -15,7 +11,7 @@ import (
 // efficientnet's 16 to 96 over 112x112 and 56x56 maps) the copy costs
 // as much as the products, and a tile of six rows leaves 16 or 40
 // channels a partial panel. With AVX-512 such a convolution runs
-// without packing: pw8x32AVX512 takes eight output channels and 32
+// without packing (gemm.PointwiseRows, see [Wide rows] in gemm): its kernel takes eight output channels and 32
 // positions at a time, 16 accumulators, each input channel's 32 values
 // loaded from its row in place and its eight weights broadcast, bias
 // first and the residual and clamp as it stores (the last columns
@@ -40,7 +36,7 @@ const pointwiseBlockFloats = 64 << 10
 // mobilenet's, efficientnet's and resnet50's shapes, where gemm's
 // packed path gives 58-183.
 func convPointwiseRowsFits(sc *gemm.Scratch, g *convGeom) bool {
-	return useAVX512 && g.groups == 1 && g.o%8 == 0 && g.c > 0 && g.sW == 1 &&
+	return gemm.HasRows() && g.groups == 1 && g.o%8 == 0 && g.c > 0 && g.sW == 1 &&
 		g.oh*g.ow >= 32 && sc.Team() == nil
 }
 
@@ -55,48 +51,7 @@ func convPointwiseRows(g *convGeom, xd []float32, xoff int, wd []float32, woff i
 	for nn := 0; nn < g.n; nn++ {
 		for j0 := 0; j0 < plane; j0 += blk {
 			o := nn*g.o*plane + j0
-			pointwiseRowsBlock(g.o, g.c, min(blk, plane-j0), xd, xoff+nn*g.sN+j0, g.sC, wd, woff, bd, bo, bs, res, roff+o, c, o, plane, ep, act)
-		}
-	}
-}
-
-// pointwiseRowsBlock computes n positions of all o output channels:
-// c[coff + oc*ldc + j] = act(clamp(bias + sum over q < k of w[oc*k+q] *
-// x[xoff + q*ldx + j] + res[roff + oc*ldc + j])) for j < n.
-func pointwiseRowsBlock(o, k, n int, xd []float32, xoff, ldx int, wd []float32, woff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, coff, ldc int, ep gemm.Clamp, act gemm.Activation) {
-	lo, hi := float32(math.Inf(-1)), float32(math.Inf(1))
-	if ep.On {
-		lo, hi = ep.Lo, ep.Hi
-	}
-	_ = wd[woff+o*k-1]
-	_ = xd[xoff+(k-1)*ldx+n-1]
-	n32, rest := n/32, n%32
-	tail, m1, m2 := 0, 0, 0
-	if rest > 0 {
-		tail = 1
-		m1, m2 = 1<<min(rest, 16)-1, 1<<max(rest-16, 0)-1
-	}
-	var bias [8]float32
-	for o0 := 0; o0 < o; o0 += 8 {
-		for r := range bias {
-			bias[r] = 0
-			if bd != nil {
-				bias[r] = bd[bo+(o0+r)*bs]
-			}
-		}
-		at := coff + o0*ldc
-		_ = c[at+7*ldc+n-1]
-		var rp *float32
-		if res != nil {
-			_ = res[roff+o0*ldc+7*ldc+n-1]
-			rp = &res[roff+o0*ldc]
-		}
-		pw8x32AVX512(&c[at], ldc, &xd[xoff], ldx, k, &wd[woff+o0*k], n32, tail, m1, m2, &bias[0], rp, ldc, lo, hi)
-	}
-	if act != nil {
-		for oc := 0; oc < o; oc++ {
-			at := coff + oc*ldc
-			act(c[at : at+n])
+			gemm.PointwiseRows(g.o, g.c, min(blk, plane-j0), xd, xoff+nn*g.sN+j0, g.sC, wd, woff, bd, bo, bs, res, roff+o, c, o, plane, ep, act)
 		}
 	}
 }

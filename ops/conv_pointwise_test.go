@@ -17,7 +17,7 @@ import (
 // strided apart, a bias or none, a clamp or none, a residual, an
 // activation; nothing past the output written.
 func TestPointwiseRows(t *testing.T) {
-	if !useAVX512 {
+	if !gemm.HasRows() {
 		t.Skip("no AVX-512 on this CPU or build")
 	}
 	type pwCase struct{ n, c, o, plane, gap int }

@@ -66,7 +66,3 @@ func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 // dwcRowS1AVX512 is never called here: useAVX512 is false.
 func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
 }
-
-// pw8x32AVX512 is never called here: useAVX512 is false.
-func pw8x32AVX512(out *float32, ldo int, x *float32, ldx int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32) {
-}
