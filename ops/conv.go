@@ -536,7 +536,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 			}
 			var rowsW []float32
 			rowsOff := 0
-			if convPointwiseRowsFits(p.Scratch, &g) {
+			if convPointwiseRowsFits(&g) {
 				// The same kernel as out of place, so both give the same bits.
 				rowsW, rowsOff = convWeightRows(st, w)
 			}
@@ -563,7 +563,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		convGroupedBlocked(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, st, ep, act)
 		return nil
 	}
-	if convWideRowsFits(p.Scratch, &g) {
+	if convWideRowsFits(&g) {
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: 1}
 		wd, woff := convWeightRows(st, w)
@@ -581,9 +581,9 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		return nil
 	}
 	pointwise := convIsPointwise(&g)
-	if pointwise && convPointwiseRowsFits(p.Scratch, &g) {
+	if pointwise && convPointwiseRowsFits(&g) {
 		wd, woff := convWeightRows(st, w)
-		convPointwiseRows(&g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, rd, roff, c, ep, act)
+		convPointwiseRows(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, rd, roff, c, ep, act)
 		return nil
 	}
 	cb := convBias{bd, bo, bs, rd, roff}
@@ -634,11 +634,10 @@ const wideRowsMaxK = 160
 
 // convWideRowsFits reports whether gemm.ConvWideRows takes g (see
 // [Wide rows] in gemm): the rows kernels, one group, whole groups of
-// eight output channels, few taps, an unsplit run (a team splits the
-// wide path's products instead), and not a pointwise convolution.
-func convWideRowsFits(sc *gemm.Scratch, g *convGeom) bool {
+// eight output channels, few taps, and not a pointwise convolution.
+func convWideRowsFits(g *convGeom) bool {
 	return gemm.HasRows() && g.groups == 1 && g.o%8 == 0 && g.c*g.kh*g.kw <= wideRowsMaxK && g.oh > 0 && g.ow > 0 &&
-		!convIsPointwise(g) && sc.Team() == nil
+		!convIsPointwise(g)
 }
 
 // convIsPointwise reports a 1x1 stride-1 unpadded convolution over rows
@@ -749,7 +748,7 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 				if rd != nil {
 					rr = rd[roff:]
 				}
-				gemm.PointwiseRows(g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
+				gemm.PointwiseRows(sc, g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
 				continue
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}

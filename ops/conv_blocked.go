@@ -104,14 +104,20 @@ func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32
 // separate memory and the work (multiply-adds) is worth it, else in
 // order on the caller.
 func (r *dwcRun) start(sc *gemm.Scratch, total, work int) {
-	parts := splitParts(sc, total, 1, work)
+	r.startUnit(sc, total, 1, work)
+}
+
+// startUnit is start with the blocks shared out in whole units of unit
+// blocks (the last unit may be short).
+func (r *dwcRun) startUnit(sc *gemm.Scratch, total, unit, work int) {
+	parts := splitParts(sc, total, unit, work)
 	if r.ord != planesApart {
 		parts = 1
 	}
 	for len(r.bufs) < max(parts, 1) {
 		r.bufs = append(r.bufs, dwcBufs{})
 	}
-	r.reset(total, 1, max(parts, 1))
+	r.reset(total, unit, max(parts, 1))
 	if parts < 2 {
 		r.blocks(0, 0, total)
 	} else {
@@ -545,7 +551,13 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		r.nn, r.packing, r.xd = nn, true, xd
 		r.start(sc, nib, nib*r.hp*r.rowF)
 		r.packing, r.wblk, r.res, r.c, r.bd, r.act = false, blk, res, c, bd, act
-		r.start(sc, g.o/16, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
+		// With AVX-512 a team shares pairs of output blocks (see
+		// [Paired output blocks]).
+		unit := 1
+		if useAVX512 {
+			unit = 2
+		}
+		r.startUnit(sc, g.o/16, unit, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
 	}
 	r.xp = nil
 }

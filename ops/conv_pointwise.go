@@ -15,43 +15,29 @@ import "github.com/gosr/gosr/ops/gemm"
 // positions at a time, 16 accumulators, each input channel's 32 values
 // loaded from its row in place and its eight weights broadcast, bias
 // first and the residual and clamp as it stores (the last columns
-// under masks). Positions go in blocks of pointwiseBlock (fewer where
-// k is large), so a block's input rows stay in L1 or L2 while every
-// group of eight channels reads them, and its output rows are in cache
-// when the activation runs.
-
-// pointwiseBlock is the positions one block of convPointwiseRows
-// covers.
-const pointwiseBlock = 512
-
-// pointwiseBlockFloats bounds a block's input rows (k x columns) when
-// k is large: 256 KB, in L2 with room for the output rows.
-const pointwiseBlockFloats = 64 << 10
+// under masks), in blocks of positions whose input rows stay in L1 or
+// L2 while every group of eight channels reads them.
 
 // convPointwiseRowsFits reports whether convPointwiseRows takes g (a
 // pointwise convolution, see convIsPointwise): AVX-512, one group,
 // whole groups of eight output channels, unit-stride input rows, at
-// least one chunk of 32 positions, one goroutine (a team splits gemm's
-// products instead). BenchmarkPointwiseRows: 155-200 GFLOP/s on
+// least one chunk of 32 positions. BenchmarkPointwiseRows: 155-200 GFLOP/s on
 // mobilenet's, efficientnet's and resnet50's shapes, where gemm's
 // packed path gives 58-183.
-func convPointwiseRowsFits(sc *gemm.Scratch, g *convGeom) bool {
+func convPointwiseRowsFits(g *convGeom) bool {
 	return gemm.HasRows() && g.groups == 1 && g.o%8 == 0 && g.c > 0 && g.sW == 1 &&
-		g.oh*g.ow >= 32 && sc.Team() == nil
+		g.oh*g.ow >= 32
 }
 
 // convPointwiseRows computes a pointwise convolution (see [Pointwise
 // rows]) whose output c does not overlap its input: c = act(clamp(w x +
 // bias + res)), w the [o, c] weight rows at wd[woff:], bias bd[bo+o*bs]
-// (nil: none), res laid out as c from roff (nil: none).
-func convPointwiseRows(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, ep gemm.Clamp, act gemm.Activation) {
+// (nil: none), res laid out as c from roff (nil: none); split across
+// sc's team where it has one.
+func convPointwiseRows(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, ep gemm.Clamp, act gemm.Activation) {
 	plane := g.oh * g.ow
-	// A block's input rows stay within pointwiseBlockFloats.
-	blk := min(pointwiseBlock, max(32, pointwiseBlockFloats/g.c/32*32))
 	for nn := 0; nn < g.n; nn++ {
-		for j0 := 0; j0 < plane; j0 += blk {
-			o := nn*g.o*plane + j0
-			gemm.PointwiseRows(g.o, g.c, min(blk, plane-j0), xd, xoff+nn*g.sN+j0, g.sC, wd, woff, bd, bo, bs, res, roff+o, c, o, plane, ep, act)
-		}
+		o := nn * g.o * plane
+		gemm.PointwiseRows(sc, g.o, g.c, plane, xd, xoff+nn*g.sN, g.sC, wd, woff, bd, bo, bs, res, roff+o, c, o, plane, ep, act)
 	}
 }

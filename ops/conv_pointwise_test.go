@@ -15,7 +15,8 @@ import (
 // plane sizes that fill 32-position chunks and ones that leave masked
 // tails of 1 to 31 (and a plane of one chunk), batches, input planes
 // strided apart, a bias or none, a clamp or none, a residual, an
-// activation; nothing past the output written.
+// activation; nothing past the output written; a team of two gives the
+// same bits.
 func TestPointwiseRows(t *testing.T) {
 	if !gemm.HasRows() {
 		t.Skip("no AVX-512 on this CPU or build")
@@ -26,6 +27,7 @@ func TestPointwiseRows(t *testing.T) {
 		{1, 64, 24, 1000, 3}, {2, 7, 40, 47, 0}, {1, 2048, 8, 40, 0},
 	}
 	r := rand.New(rand.NewSource(23))
+	team := blockedScratches(t)[len(blockedScratches(t))-1]
 	for _, c := range cases {
 		for _, v := range []struct {
 			bias, res, act bool
@@ -35,7 +37,7 @@ func TestPointwiseRows(t *testing.T) {
 			sC := c.plane + c.gap
 			g := convGeom{n: c.n, c: c.c, h: c.plane, w: 1, sN: c.c * sC, sC: sC, sH: 1, sW: 1, o: c.o,
 				kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: c.plane, ow: 1}
-			require.True(t, convPointwiseRowsFits(nil, &g), name)
+			require.True(t, convPointwiseRowsFits(&g), name)
 			x, w := normals(r, 2+c.n*g.sN), normals(r, 1+c.o*c.c)
 			var bias, res []float32
 			if v.bias {
@@ -48,8 +50,14 @@ func TestPointwiseRows(t *testing.T) {
 			act := testAct(v.act)
 			got := make([]float32, out+1)
 			got[out] = 9
-			convPointwiseRows(&g, x, 2, w, 1, bias, 1, 2, res, 3, got[:out], v.ep, act)
+			convPointwiseRows(nil, &g, x, 2, w, 1, bias, 1, 2, res, 3, got[:out], v.ep, act)
 			require.Equal(t, float32(9), got[out], "%s: wrote past the output", name)
+			if team != nil {
+				// Split across a team of two: the same bits.
+				split := make([]float32, out)
+				convPointwiseRows(team, &g, x, 2, w, 1, bias, 1, 2, res, 3, split, v.ep, act)
+				require.Equal(t, got[:out], split, "%s: a team of two differs", name)
+			}
 			for nn := 0; nn < c.n; nn++ {
 				for oc := 0; oc < c.o; oc++ {
 					for j := 0; j < c.plane; j++ {
@@ -79,6 +87,7 @@ func TestPointwiseRows(t *testing.T) {
 			}
 		}
 	}
+	requireSplit(t, team)
 }
 
 // BenchmarkPointwiseRows: convPointwiseRows beside gemm's packed path
@@ -97,7 +106,7 @@ func BenchmarkPointwiseRows(b *testing.B) {
 		flops := 2 * float64(c*o*n)
 		b.Run(fmt.Sprintf("rows/%dto%d@%d", c, o, n), func(b *testing.B) {
 			for range b.N {
-				convPointwiseRows(&g, x, 0, w, 0, bias, 0, 1, nil, 0, out, ep, nil)
+				convPointwiseRows(nil, &g, x, 0, w, 0, bias, 0, 1, nil, 0, out, ep, nil)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

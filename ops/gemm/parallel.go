@@ -32,6 +32,7 @@ type split struct {
 	job     job
 	pack    packJob
 	wide    wideJob
+	rows    rowsJob
 	// packed is B packed once for a product split along its rows, which
 	// every chunk then reads (a chunk packing all of B again would
 	// repeat the im2col of the whole image per chunk); buf backs it.

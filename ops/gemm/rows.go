@@ -1,6 +1,11 @@
 package gemm
 
-import "math"
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/gosr/gosr/ops/parallel"
+)
 
 // [Wide rows]
 //
@@ -53,35 +58,148 @@ func clampBounds(ep Clamp) (float32, float32) {
 	return float32(math.Inf(-1)), float32(math.Inf(1))
 }
 
+// rowsArgs is one rows-kernel convolution's arguments: a pointwise
+// one over n positions, or (wide) one image's rows of a wide one.
+type rowsArgs struct {
+	wide       bool
+	o, k, n    int // n: positions (pointwise) or output rows (wide)
+	xd         []float32
+	xoff, ldx  int
+	offs       []int // wide: tap q's row of the copy at offs[q]
+	ws, ow     int   // wide: the copy's row width, the output's
+	wd         []float32
+	woff       int
+	bd         []float32
+	bo, bs     int
+	res        []float32
+	roff       int
+	c          []float32
+	coff, ldc  int
+	lo, hi     float32
+	act        Activation
+	pointBlock int // positions a pointwise block covers
+}
+
+// run computes positions (pointwise) or output rows (wide) [lo, hi),
+// in blocks whose inputs stay in L1 or L2 while every group of eight
+// channels reads them and whose outputs are in cache when the
+// activation runs.
+func (a *rowsArgs) run(lo, hi int) {
+	var b [8]float32
+	if !a.wide {
+		for j0 := lo; j0 < hi; j0 += a.pointBlock {
+			nb := min(a.pointBlock, hi-j0)
+			n32, tail, m1, m2 := rowsMasks(nb)
+			for o0 := 0; o0 < a.o; o0 += 8 {
+				rowsBias(&b, a.bd, a.bo, a.bs, o0)
+				at := a.coff + o0*a.ldc + j0
+				var rp *float32
+				if a.res != nil {
+					rp = &a.res[a.roff+o0*a.ldc+j0]
+				}
+				pw8x32AVX512(&a.c[at], a.ldc, &a.xd[a.xoff+j0], a.ldx, a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+			}
+			a.activate(j0, j0+nb)
+		}
+		return
+	}
+	n32, tail, m1, m2 := rowsMasks(a.ow)
+	rb := max(1, 512/max(1, a.ow))
+	for oh0 := lo; oh0 < hi; oh0 += rb {
+		oh1 := min(hi, oh0+rb)
+		for o0 := 0; o0 < a.o; o0 += 8 {
+			rowsBias(&b, a.bd, a.bo, a.bs, o0)
+			for oh := oh0; oh < oh1; oh++ {
+				at := o0*a.ldc + oh*a.ow
+				var rp *float32
+				if a.res != nil {
+					rp = &a.res[a.roff+at]
+				}
+				rows8x32OffsAVX512(&a.c[a.coff+at], a.ldc, &a.xd[oh*a.ws], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+			}
+		}
+		a.activate(oh0*a.ow, oh1*a.ow)
+	}
+}
+
+// activate applies the activation to positions [j0, j1) of every
+// output channel.
+func (a *rowsArgs) activate(j0, j1 int) {
+	if a.act == nil {
+		return
+	}
+	for oc := 0; oc < a.o; oc++ {
+		at := a.coff + oc*a.ldc
+		a.act(a.c[at+j0 : at+j1])
+	}
+}
+
+// rowsJob is a rows-kernel convolution split across a team: ranges of
+// positions or output rows (whole 32-position chunks) taken in turn.
+type rowsJob struct {
+	args   rowsArgs
+	unit   int
+	chunks int
+	next   atomic.Int64
+}
+
+// RunPart implements parallel.Task.
+func (j *rowsJob) RunPart(_, _ int) {
+	for {
+		ch := int(j.next.Add(1) - 1)
+		if ch >= j.chunks {
+			return
+		}
+		if lo, hi := parallel.Range(ch, j.chunks, j.args.n, j.unit); lo < hi {
+			j.args.run(lo, hi)
+		}
+	}
+}
+
+// runRows runs a: across sc's team where it has one and the work
+// (multiply-adds) is worth it, else on the caller. Each position's sum
+// is the same either way.
+func (sc *Scratch) runRows(a *rowsArgs, unit, work int) {
+	parts := 1
+	if sc != nil && sc.par != nil {
+		parts = min(sc.par.team.Size(), work/parMinPart, (a.n+unit-1)/unit)
+	}
+	if parts < 2 {
+		a.run(0, a.n)
+		return
+	}
+	j := &sc.par.rows
+	j.args, j.unit, j.chunks = *a, unit, min(2*parts, (a.n+unit-1)/unit)
+	j.next.Store(0)
+	sc.par.opSplits++
+	sc.par.team.Run(j, parts)
+	j.args = rowsArgs{}
+}
+
 // PointwiseRows computes n positions of o output channels (o a multiple
 // of 8) of a pointwise convolution: c[coff + oc*ldc + j] =
 // act(clamp(bias[oc] + sum over q < k of w[woff + oc*k + q] * x[xoff +
 // q*ldx + j] + res[roff + oc*ldc + j])) for j < n; bias bd[bo+oc*bs]
-// (nil: none), res nil for none. Needs HasRows.
-func PointwiseRows(o, k, n int, xd []float32, xoff, ldx int, wd []float32, woff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, coff, ldc int, ep Clamp, act Activation) {
-	lo, hi := clampBounds(ep)
+// (nil: none), res nil for none; split across sc's team where it has
+// one. Needs HasRows.
+func PointwiseRows(sc *Scratch, o, k, n int, xd []float32, xoff, ldx int, wd []float32, woff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, coff, ldc int, ep Clamp, act Activation) {
 	_ = wd[woff+o*k-1]
 	_ = xd[xoff+(k-1)*ldx+n-1]
-	n32, tail, m1, m2 := rowsMasks(n)
-	var bias [8]float32
-	for o0 := 0; o0 < o; o0 += 8 {
-		rowsBias(&bias, bd, bo, bs, o0)
-		at := coff + o0*ldc
-		_ = c[at+7*ldc+n-1]
-		var rp *float32
-		if res != nil {
-			_ = res[roff+o0*ldc+7*ldc+n-1]
-			rp = &res[roff+o0*ldc]
-		}
-		pw8x32AVX512(&c[at], ldc, &xd[xoff], ldx, k, &wd[woff+o0*k], n32, tail, m1, m2, &bias[0], rp, ldc, lo, hi)
+	_ = c[coff+(o-1)*ldc+n-1]
+	if res != nil {
+		_ = res[roff+(o-1)*ldc+n-1]
 	}
-	if act != nil {
-		for oc := 0; oc < o; oc++ {
-			at := coff + oc*ldc
-			act(c[at : at+n])
-		}
-	}
+	a := rowsArgs{o: o, k: k, n: n, xd: xd, xoff: xoff, ldx: ldx, wd: wd, woff: woff, bd: bd, bo: bo, bs: bs,
+		res: res, roff: roff, c: c, coff: coff, ldc: ldc, act: act}
+	a.lo, a.hi = clampBounds(ep)
+	// A block's input rows stay within rowsBlockFloats.
+	a.pointBlock = min(512, max(32, rowsBlockFloats/k/32*32))
+	sc.runRows(&a, 32, o*k*n)
 }
+
+// rowsBlockFloats bounds a pointwise block's input rows (k x
+// positions) when k is large: 256 KB, in L2 with room for the outputs.
+const rowsBlockFloats = 64 << 10
 
 // ConvWideRows computes one image of an ungrouped convolution with o
 // output channels (a multiple of 8) as ConvWide does, with the weight
@@ -122,38 +240,15 @@ func ConvWideRows(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []fl
 	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
 
 	plane := g.OH * g.OW
-	lo, hi := clampBounds(ep)
-	n32, tail, m1, m2 := rowsMasks(g.OW)
 	_ = w[woff+o*k-1]
 	_ = out[ooff+o*plane-1]
 	if res != nil {
 		_ = res[roff+o*plane-1]
 	}
-	// Blocks of output rows (about 512 positions): their inputs stay in
-	// L1 while every group of eight channels reads them, and their
-	// outputs are in cache when the activation runs.
-	rb := max(1, 512/max(1, g.OW))
-	var b [8]float32
-	for oh0 := 0; oh0 < g.OH; oh0 += rb {
-		oh1 := min(g.OH, oh0+rb)
-		for o0 := 0; o0 < o; o0 += 8 {
-			rowsBias(&b, bias, bo, bs, o0)
-			for oh := oh0; oh < oh1; oh++ {
-				at := o0*plane + oh*g.OW
-				var rp *float32
-				if res != nil {
-					rp = &res[roff+at]
-				}
-				rows8x32OffsAVX512(&out[ooff+at], plane, &xp[oh*p.ws], &offs[0], k, &w[woff+o0*k], n32, tail, m1, m2, &b[0], rp, plane, lo, hi)
-			}
-		}
-		if act != nil {
-			for oc := 0; oc < o; oc++ {
-				at := ooff + oc*plane
-				act(out[at+oh0*g.OW : at+oh1*g.OW])
-			}
-		}
-	}
+	a := rowsArgs{wide: true, o: o, k: k, n: g.OH, xd: xp, offs: offs, ws: p.ws, ow: g.OW, wd: w, woff: woff,
+		bd: bias, bo: bo, bs: bs, res: res, roff: roff, c: out, coff: ooff, ldc: plane, act: act}
+	a.lo, a.hi = clampBounds(ep)
+	sc.runRows(&a, 1, o*k*plane)
 	p.pad = nil
 	sc.done(pk)
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gosr/gosr/ops/parallel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,7 +13,8 @@ import (
 // convolution table, with 8 and 24 output channels, and two stems at
 // full size, through ConvWideRows against the float64 reference
 // (bias, clamp, channels-last inputs; nothing around the output
-// written), with a fresh scratch and one earlier cases left dirty.
+// written), with a fresh scratch, one earlier cases left dirty, and one
+// split across a team of two.
 func TestConvWideRows(t *testing.T) {
 	if !HasRows() {
 		t.Skip("no AVX-512 on this CPU or build")
@@ -23,6 +25,12 @@ func TestConvWideRows(t *testing.T) {
 	)
 	r := rand.New(rand.NewSource(31))
 	dirty := &Scratch{}
+	team := parallel.New(2)
+	t.Cleanup(team.Close)
+	split := NewScratch(team)
+	saved := parMinPart
+	parMinPart = 1 << 10
+	t.Cleanup(func() { parMinPart = saved })
 	for _, wc := range cases {
 		if wc.groups != 1 {
 			continue
@@ -30,7 +38,7 @@ func TestConvWideRows(t *testing.T) {
 		for _, o := range []int{8, 24} {
 			wc.o = o
 			ru := wc.build(r)
-			for _, sc := range []*Scratch{{}, dirty, nil} {
+			for _, sc := range []*Scratch{{}, dirty, nil, split} {
 				name := fmt.Sprintf("%s/o%d/scratch %p", wc.name, o, sc)
 				out := make([]float32, len(ru.want)+2)
 				out[0], out[len(out)-1] = 7, 7
@@ -40,5 +48,8 @@ func TestConvWideRows(t *testing.T) {
 				ru.verify(t, out[1:len(out)-1], name)
 			}
 		}
+	}
+	if team.Size() > 1 {
+		require.Positive(t, split.OpSplits(), "no convolution was split across the team")
 	}
 }
