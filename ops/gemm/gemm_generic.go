@@ -72,10 +72,6 @@ func kernelEpi32(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32,
 
 func kernel6x32WideAVX512(k int, a, b *float32, offs *int, c *float32, ldc int, add int) {}
 
-// pw8x32AVX512 and rows8x32OffsAVX512 are never called here: HasRows
-// is false.
-func pw8x32AVX512(out *float32, ldo int, x *float32, ldx int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32) {
-}
-
-func rows8x32OffsAVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32) {
+// rows8x32AVX512 is never called here: HasRows is false.
+func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32) {
 }

@@ -9,7 +9,7 @@ import (
 
 // [Wide rows]
 //
-// The rows kernels (rows512_amd64.s) compute eight output channels at
+// The rows kernel (rows8x32AVX512) computes eight output channels at
 // 32 positions at a time straight from input rows, the weights read as
 // rows [o, k] and broadcast: no packing of either operand, 16
 // accumulators, bias first and the residual and clamp as each chunk is
@@ -64,8 +64,8 @@ type rowsArgs struct {
 	wide       bool
 	o, k, n    int // n: positions (pointwise) or output rows (wide)
 	xd         []float32
-	xoff, ldx  int
-	offs       []int // wide: tap q's row of the copy at offs[q]
+	xoff       int
+	offs       []int // input channel (or tap) q's row at xoff + offs[q]
 	ws, ow     int   // wide: the copy's row width, the output's
 	wd         []float32
 	woff       int
@@ -97,7 +97,7 @@ func (a *rowsArgs) run(lo, hi int) {
 				if a.res != nil {
 					rp = &a.res[a.roff+o0*a.ldc+j0]
 				}
-				pw8x32AVX512(&a.c[at], a.ldc, &a.xd[a.xoff+j0], a.ldx, a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+				rows8x32AVX512(&a.c[at], a.ldc, &a.xd[a.xoff+j0], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
 			}
 			a.activate(j0, j0+nb)
 		}
@@ -115,7 +115,7 @@ func (a *rowsArgs) run(lo, hi int) {
 				if a.res != nil {
 					rp = &a.res[a.roff+at]
 				}
-				rows8x32OffsAVX512(&a.c[a.coff+at], a.ldc, &a.xd[oh*a.ws], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+				rows8x32AVX512(&a.c[a.coff+at], a.ldc, &a.xd[oh*a.ws], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
 			}
 		}
 		a.activate(oh0*a.ow, oh1*a.ow)
@@ -189,12 +189,22 @@ func PointwiseRows(sc *Scratch, o, k, n int, xd []float32, xoff, ldx int, wd []f
 	if res != nil {
 		_ = res[roff+(o-1)*ldc+n-1]
 	}
-	a := rowsArgs{o: o, k: k, n: n, xd: xd, xoff: xoff, ldx: ldx, wd: wd, woff: woff, bd: bd, bo: bo, bs: bs,
+	// Input channel q's row is ldx floats after q-1's.
+	pk := sc.bufs()
+	if cap(pk.wide.offs) < k {
+		pk.wide.offs = make([]int, k)
+	}
+	offs := pk.wide.offs[:k]
+	for q := range offs {
+		offs[q] = q * ldx
+	}
+	a := rowsArgs{o: o, k: k, n: n, xd: xd, xoff: xoff, offs: offs, wd: wd, woff: woff, bd: bd, bo: bo, bs: bs,
 		res: res, roff: roff, c: c, coff: coff, ldc: ldc, act: act}
 	a.lo, a.hi = clampBounds(ep)
 	// A block's input rows stay within rowsBlockFloats.
 	a.pointBlock = min(512, max(32, rowsBlockFloats/k/32*32))
 	sc.runRows(&a, 32, o*k*n)
+	sc.done(pk)
 }
 
 // rowsBlockFloats bounds a pointwise block's input rows (k x

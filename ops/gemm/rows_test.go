@@ -53,3 +53,27 @@ func TestConvWideRows(t *testing.T) {
 		require.Positive(t, split.OpSplits(), "no convolution was split across the team")
 	}
 }
+
+// TestRowsAllocs: steady PointwiseRows and ConvWideRows calls allocate
+// nothing, on one goroutine and split across a team.
+func TestRowsAllocs(t *testing.T) {
+	if !HasRows() {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(3))
+	team := parallel.New(2)
+	t.Cleanup(team.Close)
+	g := WideConv{C: 3, H: 40, W: 40, KH: 3, KW: 3, StrH: 2, StrW: 2, PadH: 1, PadW: 1, DilH: 1, DilW: 1, OH: 20, OW: 20, Groups: 1}
+	x, w, bias := normals32(r, 3*40*40), normals32(r, 16*27), normals32(r, 16)
+	px, pw := normals32(r, 32*3136), normals32(r, 16*32)
+	out := make([]float32, 16*3136)
+	act := func(d []float32) {}
+	for _, sc := range []*Scratch{{}, NewScratch(team)} {
+		run := func() {
+			ConvWideRows(sc, &g, 16, w, 0, x, 0, 1600, 40, 1, bias, 0, 1, nil, 0, out, 0, Clamp{On: true, Hi: 6}, act)
+			PointwiseRows(sc, 16, 32, 3136, px, 0, 3136, pw, 0, bias, 0, 1, out, 0, out, 0, 3136, Clamp{}, act)
+		}
+		run()
+		require.Zero(t, testing.AllocsPerRun(20, run), "team %v", sc.Team() != nil)
+	}
+}
