@@ -5,8 +5,8 @@
 // ROWSCHUNK computes one chunk of 32 columns (R11 bytes in) for the
 // eight output channels of rows8x32AVX512: Z(2r), Z(2r+1) row r's two
 // halves, started from its bias (AX), then for each input channel q
-// the 32 floats of its row at SI + 4*offs[q] + R11 (R9 walks offs; K1
-// and K2 mask each half) times the eight weights w[r*k + q] (R12 and
+// the 32 floats of its row at SI + R11 + 4*offs[q] (CX holds SI + R11,
+// R9 walks offs; K1 and K2 mask each half) times the eight weights w[r*k + q] (R12 and
 // BX walk rows 0-3 and 4-7, R14 = 4k bytes apart, R15 = 12k), the
 // residual rows (nil: none) added, the clamp to [Z18, Z19], the rows
 // stored under the masks.
@@ -28,14 +28,14 @@
 	VMOVAPS Z12, Z13; \
 	VMOVAPS Z14, Z15; \
 	MOVQ offs+24(FP), R9; \
+	LEAQ (SI)(R11*1), CX; \
 	MOVQ w+40(FP), R12; \
 	LEAQ (R12)(R14*4), BX; \
 	MOVQ k+32(FP), R10; \
 QLOOP: \
 	MOVQ (R9), DX; \
-	LEAQ (SI)(DX*4), R13; \
-	VMOVUPS.Z (R13)(R11*1), K1, Z16; \
-	VMOVUPS.Z 64(R13)(R11*1), K2, Z17; \
+	VMOVUPS.Z (CX)(DX*4), K1, Z16; \
+	VMOVUPS.Z 64(CX)(DX*4), K2, Z17; \
 	VBROADCASTSS (R12), Z20; \
 	VBROADCASTSS (R12)(R14*1), Z21; \
 	VBROADCASTSS (R12)(R14*2), Z22; \
@@ -193,15 +193,14 @@ TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-112
 	MOVQ $0xffff, DX
 	KMOVW DX, K1
 	KMOVW DX, K2
-	MOVQ n32+48(FP), CX
 	XORQ R11, R11
 
 rochunk:
-	TESTQ CX, CX
+	CMPQ n32+48(FP), $0
 	JEQ  rotail
 	ROWSCHUNK(roq, ronores, rostore)
 	ADDQ $128, R11
-	DECQ CX
+	DECQ n32+48(FP)
 	JMP  rochunk
 
 rotail:
