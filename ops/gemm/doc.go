@@ -70,6 +70,14 @@
 // ConvWide computes a convolution without packing B: see [Wide
 // convolution] in wide.go for its layout.
 //
+// # Rows kernels
+//
+// With AVX-512, PointwiseRows (a pointwise convolution) and
+// ConvWideRows (a convolution with few taps, a network's stem) pack
+// neither operand: one kernel takes eight output channels and 32
+// positions at a time straight from input rows and the weight's rows
+// (see [Wide rows] in rows.go).
+//
 // # Kernel variants
 //
 // On amd64 where the CPU has AVX2 and FMA (and the OS saves the YMM
