@@ -17,33 +17,63 @@ func rnnGeluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 func siluAVX2(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
 // The vectorised activations give every element what the eight-lane
-// kernel gives, the last len%8 too (through vecTail): the result of an
-// element does not depend on the length of the slice it is in, so an
-// activation fused into a convolution's epilogue, applied row segment
-// by row segment (gemm.Activation), equals the unfused op over the
-// whole tensor bit for bit.
+// kernel gives, the last len%8 too (through vecTail), and the
+// sixteen-lane ones (AVX-512) give each lane the same bits: the result
+// of an element does not depend on the length of the slice it is in,
+// so an activation fused into a convolution's epilogue, applied row
+// segment by row segment (gemm.Activation), equals the unfused op over
+// the whole tensor bit for bit.
 const (
-	tailGelu = iota
-	tailSilu
-	tailSigmoid
-	tailTanh
+	vecGelu = iota
+	vecSilu
+	vecSigmoid
+	vecTanh
 )
+
+// act8 applies activation kind to n elements (a multiple of 8) eight
+// lanes at a time.
+func act8(kind int, o, a *float32, n int) {
+	switch kind {
+	case vecGelu:
+		rnnGeluAVX2(o, a, n, &rnnActTab)
+	case vecSilu:
+		siluAVX2(o, a, n, &rnnActTab)
+	case vecSigmoid:
+		rnnSigmoidAVX2(o, a, n, &rnnActTab)
+	case vecTanh:
+		rnnTanhAVX2(o, a, n, &rnnActTab)
+	}
+}
+
+// actVec applies activation kind to a into o (o may be a): gelu and
+// silu sixteen lanes at a time where AVX-512 runs, the rest eight at a
+// time, the last len%8 through vecTail.
+func actVec(kind int, o, a []float32) {
+	n16 := 0
+	if useAVX512 && (kind == vecGelu || kind == vecSilu) {
+		if n16 = len(a) &^ 15; n16 > 0 {
+			if kind == vecGelu {
+				geluAVX512(&o[0], &a[0], n16, &rnnActTab)
+			} else {
+				siluAVX512(&o[0], &a[0], n16, &rnnActTab)
+			}
+		}
+	}
+	n8 := len(a) &^ 7
+	if n8 > n16 {
+		act8(kind, &o[n16], &a[n16], n8-n16)
+	}
+	if n8 < len(a) {
+		vecTail(kind, o, a, n8)
+	}
+}
 
 // vecTail applies activation kind to a[n8:] into o[n8:] (fewer than 8
 // elements) through a vector of 8 on the stack.
 func vecTail(kind int, o, a []float32, n8 int) {
 	var t [8]float32
 	n := copy(t[:], a[n8:])
-	switch kind {
-	case tailGelu:
-		rnnGeluAVX2(&t[0], &t[0], 8, &rnnActTab)
-	case tailSilu:
-		siluAVX2(&t[0], &t[0], 8, &rnnActTab)
-	case tailSigmoid:
-		rnnSigmoidAVX2(&t[0], &t[0], 8, &rnnActTab)
-	case tailTanh:
-		rnnTanhAVX2(&t[0], &t[0], 8, &rnnActTab)
-	}
+	act8(kind, &t[0], &t[0], 8)
 	copy(o[n8:], t[:n])
 }
 
@@ -56,19 +86,7 @@ func geluVec(o, a []float32) {
 		}
 		return
 	}
-	n16 := 0
-	if useAVX512 {
-		if n16 = len(a) &^ 15; n16 > 0 {
-			geluAVX512(&o[0], &a[0], n16, &rnnActTab)
-		}
-	}
-	n8 := len(a) &^ 7
-	if n8 > n16 {
-		rnnGeluAVX2(&o[n16], &a[n16], n8-n16, &rnnActTab)
-	}
-	if n8 < len(a) {
-		vecTail(tailGelu, o, a, n8)
-	}
+	actVec(vecGelu, o, a)
 }
 
 // siluVec sets o[i] = a[i]*sigmoid(a[i]) (silu, swish); o may be a.
@@ -83,19 +101,7 @@ func siluVec(o, a []float32) {
 		}
 		return
 	}
-	n16 := 0
-	if useAVX512 {
-		if n16 = len(a) &^ 15; n16 > 0 {
-			siluAVX512(&o[0], &a[0], n16, &rnnActTab)
-		}
-	}
-	n8 := len(a) &^ 7
-	if n8 > n16 {
-		siluAVX2(&o[n16], &a[n16], n8-n16, &rnnActTab)
-	}
-	if n8 < len(a) {
-		vecTail(tailSilu, o, a, n8)
-	}
+	actVec(vecSilu, o, a)
 }
 
 // rnnSigmoidVec sets o[i] = sigmoid(a[i]); o may be a.
@@ -107,13 +113,7 @@ func rnnSigmoidVec(o, a []float32) {
 		}
 		return
 	}
-	n8 := len(a) &^ 7
-	if n8 > 0 {
-		rnnSigmoidAVX2(&o[0], &a[0], n8, &rnnActTab)
-	}
-	if n8 < len(a) {
-		vecTail(tailSigmoid, o, a, n8)
-	}
+	actVec(vecSigmoid, o, a)
 }
 
 // rnnTanhVec sets o[i] = tanh(a[i]); o may be a.
@@ -125,13 +125,7 @@ func rnnTanhVec(o, a []float32) {
 		}
 		return
 	}
-	n8 := len(a) &^ 7
-	if n8 > 0 {
-		rnnTanhAVX2(&o[0], &a[0], n8, &rnnActTab)
-	}
-	if n8 < len(a) {
-		vecTail(tailTanh, o, a, n8)
-	}
+	actVec(vecTanh, o, a)
 }
 
 //go:noescape
