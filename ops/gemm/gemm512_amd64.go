@@ -52,27 +52,16 @@ var (
 // cpuHas512 reports whether the 6x32 assembly runs now.
 func cpuHas512() bool { return useAsm && use512 }
 
-// kernel32Asm is kernel6x32AVX512 over slices, bounds checked.
+// kernel32Asm is kernel6x32AVX512 over slices, bounds checked: the
+// second panel's tile (b[k*NR:], c[NR:]) is a 6x16 tile's bounds.
 func kernel32Asm(k int, a, b, c []float32, ldc int, add bool) {
-	_ = a[k*MR-1]
-	_ = b[2*k*NR-1]
-	_ = c[(MR-1)*ldc+2*NR-1]
-	ad := 0
-	if add {
-		ad = 1
-	}
+	ad := tileBounds(k, a, b[k*NR:], c[NR:], ldc, add)
 	kernel6x32AVX512(k, &a[0], &b[0], &c[0], ldc, ad)
 }
 
 // kernelEpi32 is kernelEpi over a 6x32 tile (two B panels in b).
 func kernelEpi32(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
-	_ = a[k*MR-1]
-	_ = b[2*k*NR-1]
-	_ = c[(MR-1)*ldc+2*NR-1]
-	ad := 0
-	if add {
-		ad = 1
-	}
+	ad := tileBounds(k, a, b[k*NR:], c[NR:], ldc, add)
 	var rp *float32
 	if res != nil {
 		_ = res[(MR-1)*ldr+2*NR-1]

@@ -220,33 +220,10 @@ func ConvWideRows(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []fl
 	pk := sc.bufs()
 	p := &pk.wide.plan
 	*p = widePlan{g: *g}
-	g = &p.g
-	k := g.C * g.KH * g.KW
-	hp, wp := g.H+2*g.PadH, g.W+2*g.PadW
-	p.hs, p.ws = (hp+g.StrH-1)/g.StrH, (wp+g.StrW-1)/g.StrW
-	p.plane = p.hs * p.ws
-	p.chanSize = g.StrH * g.StrW * p.plane
-	if cap(pk.wide.offs) < k {
-		pk.wide.offs = make([]int, k)
-	}
-	offs := pk.wide.offs[:k]
-	khw := g.KH * g.KW
-	for q := range offs {
-		ci, r := q/khw, q%khw
-		dh, dw := (r/g.KW)*g.DilH, (r%g.KW)*g.DilW
-		offs[q] = ci*p.chanSize + ((dh%g.StrH)*g.StrW+dw%g.StrW)*p.plane + dh/g.StrH*p.ws + dw/g.StrW
-		p.maxOff = max(p.maxOff, offs[q])
-	}
-	// Row oh reads up to maxOff + oh*ws + OW - 1, inside the copy (see
-	// [Wide convolution]: OW <= ws and the taps' rows stay in the
-	// phase planes).
-	p.size = max(g.C*p.chanSize, p.maxOff+(g.OH-1)*p.ws+g.OW)
-	if cap(pk.wide.pad) < p.size {
-		pk.wide.pad = make([]float32, p.size)
-	}
-	xp := pk.wide.pad[:p.size]
-	p.pad = xp
-	clear(xp[g.C*p.chanSize:])
+	// Row oh reads up to maxOff + oh*ws + OW - 1, inside the copy (OW <=
+	// ws, npad >= OH*ws: see [Wide convolution]).
+	p.layout(pk)
+	g, k, xp := &p.g, p.k, p.pad
 	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
 
 	plane := g.OH * g.OW
@@ -255,7 +232,7 @@ func ConvWideRows(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []fl
 	if res != nil {
 		_ = res[roff+o*plane-1]
 	}
-	a := rowsArgs{wide: true, o: o, k: k, n: g.OH, xd: xp, offs: offs, ws: p.ws, ow: g.OW, wd: w, woff: woff,
+	a := rowsArgs{wide: true, o: o, k: k, n: g.OH, xd: xp, offs: p.offs, ws: p.ws, ow: g.OW, wd: w, woff: woff,
 		bd: bias, bo: bo, bs: bs, res: res, roff: roff, c: out, coff: ooff, ldc: plane, act: act}
 	a.lo, a.hi = clampBounds(ep)
 	sc.runRows(&a, 1, o*k*plane)

@@ -88,9 +88,27 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 	pk := sc.bufs()
 	p := &pk.wide.plan
 	*p = widePlan{g: *g, pre: pre, bias: bias, bo: bo, bs: bs, res: res, roff: roff, out: out, ooff: ooff, ep: ep, act: act}
+	p.og = pre[0].m
+	p.layout(pk)
 	g = &p.g
-	p.cg, p.og = g.C/g.Groups, pre[0].m
-	p.k = pre[0].k
+	if !sc.wideSplit(p, x, xoff, sC, sH, sW) {
+		widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
+		for gr := 0; gr < g.Groups; gr++ {
+			widePart(pk, p, gr, 0, p.og, 0, p.npad)
+		}
+	}
+	p.pre, p.bias, p.out, p.res, p.act = nil, nil, nil, nil, nil
+	sc.done(pk)
+}
+
+// layout sets p's phase-split copy for p.g in pk's buffers: the phase
+// planes, each tap's offset (offs, maxOff) and the copy (pad, its slack
+// past the image cleared). The last group's tiles read up to maxOff +
+// npad past its base.
+func (p *widePlan) layout(pk *packBufs) {
+	g := &p.g
+	p.cg = g.C / g.Groups
+	p.k = p.cg * g.KH * g.KW
 	hp, wp := g.H+2*g.PadH, g.W+2*g.PadW
 	p.hs, p.ws = (hp+g.StrH-1)/g.StrH, (wp+g.StrW-1)/g.StrW
 	p.plane = p.hs * p.ws
@@ -108,21 +126,12 @@ func ConvWide(sc *Scratch, g *WideConv, pre []*PrepackedA, x []float32, xoff, sC
 		p.offs[q] = o
 		p.maxOff = max(p.maxOff, o)
 	}
-	// The last group's tiles read up to maxOff + npad past its base.
 	p.size = max(g.C*p.chanSize, (g.Groups-1)*p.cg*p.chanSize+p.maxOff+p.npad)
 	if cap(pk.wide.pad) < p.size {
 		pk.wide.pad = make([]float32, p.size)
 	}
 	p.pad = pk.wide.pad[:p.size]
 	clear(p.pad[g.C*p.chanSize:])
-	if !sc.wideSplit(p, x, xoff, sC, sH, sW) {
-		widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
-		for gr := 0; gr < g.Groups; gr++ {
-			widePart(pk, p, gr, 0, p.og, 0, p.npad)
-		}
-	}
-	p.pre, p.bias, p.out, p.res, p.act = nil, nil, nil, nil, nil
-	sc.done(pk)
 }
 
 // widePhaseCopy fills the copy: channel c's phase (pr, pc) plane holds
