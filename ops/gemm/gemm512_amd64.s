@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "tile6x16_amd64.h"
 
 // The AVX-512 kernels: a 6x32 tile of C, two adjacent 16-column B
 // panels against one 6-row A panel (see [AVX-512 tiles] in
@@ -102,18 +103,6 @@ ONE: \
 	DECQ CX; \
 	JNE  ONE
 
-// ARGS6x32 loads (k int, a, b, c *float32, ldc int, add int, ...): k
-// in CX, A at SI, B at DI, C at DX, its row stride in bytes in R8, add
-// in R12.
-#define ARGS6x32 \
-	MOVQ k+0(FP), CX; \
-	MOVQ a+8(FP), SI; \
-	MOVQ b+16(FP), DI; \
-	MOVQ c+24(FP), DX; \
-	MOVQ ldc+32(FP), R8; \
-	MOVQ add+40(FP), R12; \
-	SHLQ $2, R8
-
 // STORE2Z writes one 32-float row of the tile to DX, adding what is
 // there when R12 is non-zero.
 #define STORE2Z(Z_A, Z_B) \
@@ -145,7 +134,7 @@ ONE: \
 // C[6x32] += A[6xk] * B[kx32] (add == 0: =); A packed k-major in
 // groups of 6, B two packed 16-column panels one after the other.
 TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-48
-	ARGS6x32
+	ARGS6xN
 	PRODUCT6x32(zloop, ztail, zone, zstore)
 
 zstore:
@@ -181,7 +170,7 @@ zstore:
 // func kernel6x32EpiAVX512(k int, a, b, c *float32, ldc int, add int, bias, res *float32, ldr int, lo, hi float32)
 // kernel6x32AVX512 with the epilogue of kernel6x16EpiAVX2.
 TEXT ·kernel6x32EpiAVX512(SB), NOSPLIT, $0-80
-	ARGS6x32
+	ARGS6xN
 	PRODUCT6x32(ezloop, eztail, ezone, ezstore)
 
 ezstore:
@@ -217,14 +206,7 @@ ezstore:
 // kernel6x16WideAVX2 over 32 columns: C[6x32] = A[6xk] * B (add != 0:
 // C +=), B's row q the 32 floats at b + offs[q].
 TEXT ·kernel6x32WideAVX512(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ offs+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ add+48(FP), R12
-	SHLQ $2, R8
+	ARGSWIDE
 	ZERO12Z
 
 	MOVQ CX, R10

@@ -15,18 +15,6 @@
 	PREFETCHT0 (R9); \
 	PREFETCHT0 63(R9)
 
-// ARGS6xN loads the arguments the 6-row kernels share, (k int, a, b,
-// c *float32, ldc int, add int, ...): k in CX, A at SI, B at DI, C at
-// DX, its row stride in bytes in R8, add in R12.
-#define ARGS6xN \
-	MOVQ k+0(FP), CX; \
-	MOVQ a+8(FP), SI; \
-	MOVQ b+16(FP), DI; \
-	MOVQ c+24(FP), DX; \
-	MOVQ ldc+32(FP), R8; \
-	MOVQ add+40(FP), R12; \
-	SHLQ $2, R8
-
 // PRODUCT6x16 is a 6x16 kernel's product: the C tile's rows (ldc
 // apart, R8 bytes, from DX) fetched while the k loop runs, so the final
 // loads of C do not wait on L2 or L3; the tile cleared; then CX k steps

@@ -1,6 +1,30 @@
-// Macros the 6x16 micro-kernels share (gemm_amd64.s, wide_amd64.s) and
-// the FMA peak loop (peak_amd64.s): the tile is Y0..Y11, two registers a
-// row of 16 floats.
+// Macros the 6-row micro-kernels share (gemm_amd64.s, wide_amd64.s,
+// gemm512_amd64.s) and the FMA peak loop (peak_amd64.s): the 6x16 tile
+// is Y0..Y11, two registers a row of 16 floats.
+
+// ARGS6xN loads the arguments the packed 6-row kernels share, (k int,
+// a, b, c *float32, ldc int, add int, ...): k in CX, A at SI, B at DI, C
+// at DX, its row stride in bytes in R8, add in R12.
+#define ARGS6xN \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ c+24(FP), DX; \
+	MOVQ ldc+32(FP), R8; \
+	MOVQ add+40(FP), R12; \
+	SHLQ $2, R8
+
+// ARGSWIDE loads the wide kernels' (k int, a, b *float32, offs *int, c
+// *float32, ldc int, add int): as ARGS6xN, and offs at BX.
+#define ARGSWIDE \
+	MOVQ k+0(FP), CX; \
+	MOVQ a+8(FP), SI; \
+	MOVQ b+16(FP), DI; \
+	MOVQ offs+24(FP), BX; \
+	MOVQ c+32(FP), DX; \
+	MOVQ ldc+40(FP), R8; \
+	MOVQ add+48(FP), R12; \
+	SHLQ $2, R8
 
 // ZERO12 clears Y0..Y11.
 #define ZERO12 \

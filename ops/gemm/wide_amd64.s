@@ -19,14 +19,7 @@
 // C[6x16] = A[6xk] * B (add != 0: C +=), A packed k-major in groups of
 // 6, B's row q the 16 floats at b + offs[q] (read in place, not packed).
 TEXT ·kernel6x16WideAVX2(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ offs+24(FP), BX
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ add+48(FP), R12
-	SHLQ $2, R8
+	ARGSWIDE
 	ZERO12
 
 	MOVQ CX, R10
