@@ -528,19 +528,16 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		case g.groups == 1 && plain && olo == xlo && convIsPointwise(&g):
 			var preA []*gemm.PrepackedA
 			var wm gemm.Mat
-			if pre != nil && pre.w == w && pre.groups == g.groups && plane > 1 && og > 1 {
+			// The rows kernel where it runs out of place, so both give
+			// the same bits; it reads the weight's rows.
+			rows := convPointwiseRowsFits(&g)
+			if !rows && pre != nil && pre.w == w && pre.groups == g.groups && plane > 1 && og > 1 {
 				preA = pre.a
 			} else {
 				wd, woff := convWeightRows(st, w)
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
 			}
-			var rowsW []float32
-			rowsOff := 0
-			if convPointwiseRowsFits(&g) {
-				// The same kernel as out of place, so both give the same bits.
-				rowsW, rowsOff = convWeightRows(st, w)
-			}
-			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, rowsW, rowsOff, bd, bo, bs, rd, roff, c, ep, act)
+			convPointwiseInPlace(p.Scratch, st, &g, x.F32(), x.Offset(), preA, wm, rows, bd, bo, bs, rd, roff, c, ep, act)
 			return nil
 		}
 		if ord == planesCopy {
@@ -703,10 +700,10 @@ const (
 // out bit for bit as with separate memory. A residual rd (nil: none),
 // laid out as c from roff, is added in the gemm's epilogue, before the
 // clamp.
-// With rowsW (the weight rows from rowsOff) each tile runs through
-// gemm.PointwiseRows instead (see [Pointwise rows]), as convRun does
-// out of place.
-func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, rowsW []float32, rowsOff int, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
+// With rows each tile runs through gemm.PointwiseRows instead, over
+// the weight's rows w (see [Pointwise rows]), as convRun does out of
+// place.
+func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []float32, xoff int, pre []*gemm.PrepackedA, w gemm.Mat, rows bool, bd []float32, bo, bs int, rd []float32, roff int, c []float32, cl gemm.Clamp, act gemm.Activation) {
 	plane := g.oh * g.ow
 	tw := plane
 	if g.c*plane > pointwiseTileFloats {
@@ -742,13 +739,13 @@ func convPointwiseInPlace(sc *gemm.Scratch, st *convState, g *convGeom, xd []flo
 			if rd != nil {
 				ep.Res, ep.ResOff, ep.ResLd = rd, roff+coff, plane
 			}
-			if rowsW != nil {
+			if rows {
 				// As convPointwiseRows computes it out of place.
 				var rr []float32
 				if rd != nil {
 					rr = rd[roff:]
 				}
-				gemm.PointwiseRows(sc, g.o, g.c, n, tile, 0, tw, rowsW, rowsOff, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
+				gemm.PointwiseRows(sc, g.o, g.c, n, tile, 0, tw, w.Data, w.Off, bd, bo, bs, rr, coff, c, coff, plane, cl, act)
 				continue
 			}
 			b := gemm.Mat{Data: tile, RS: tw, CS: 1}

@@ -16,10 +16,10 @@ func siluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 //go:noescape
 func geluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
-// useAVX512 selects ops' AVX-512 kernels (bcRow2AVX512: two output
-// blocks of a channel-blocked direct convolution at once; dwcRowS1AVX512:
-// a depthwise row sixteen positions at a time; silu and gelu sixteen
-// lanes at a time) where the CPU
-// has AVX-512 Foundation and the OS saves the ZMM registers. Tests clear
-// it to compare with the AVX2 path.
+// useAVX512 selects ops' AVX-512 kernels where the CPU has AVX-512
+// Foundation and the OS saves the ZMM registers: bcRow2AVX512 (two
+// output blocks of a channel-blocked direct convolution at once),
+// dwcRowS1AVX512 (a depthwise row sixteen positions at a time), silu
+// and gelu sixteen lanes at a time. Tests clear it to compare with the
+// AVX2 path.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F

@@ -11,19 +11,20 @@ import "github.com/gosr/gosr/ops/gemm"
 // efficientnet's 16 to 96 over 112x112 and 56x56 maps) the copy costs
 // as much as the products, and a tile of six rows leaves 16 or 40
 // channels a partial panel. With AVX-512 such a convolution runs
-// without packing (gemm.PointwiseRows, see [Wide rows] in gemm): its kernel takes eight output channels and 32
-// positions at a time, 16 accumulators, each input channel's 32 values
-// loaded from its row in place and its eight weights broadcast, bias
-// first and the residual and clamp as it stores (the last columns
-// under masks), in blocks of positions whose input rows stay in L1 or
-// L2 while every group of eight channels reads them.
+// without packing (gemm.PointwiseRows, see [Wide rows] in gemm): its
+// kernel takes eight output channels and 32 positions at a time, 16
+// accumulators, each input channel's 32 values loaded from its row in
+// place and its eight weights broadcast, bias first and the residual
+// and clamp as it stores (the last columns under masks), in blocks of
+// positions whose input rows stay in L1 or L2 while every group of
+// eight channels reads them.
 
 // convPointwiseRowsFits reports whether convPointwiseRows takes g (a
 // pointwise convolution, see convIsPointwise): AVX-512, one group,
 // whole groups of eight output channels, unit-stride input rows, at
-// least one chunk of 32 positions. BenchmarkPointwiseRows: 155-200 GFLOP/s on
-// mobilenet's, efficientnet's and resnet50's shapes, where gemm's
-// packed path gives 58-183.
+// least one chunk of 32 positions. BenchmarkPointwiseRows: 155-200
+// GFLOP/s on mobilenet's, efficientnet's and resnet50's shapes, where
+// gemm's packed path gives 58-183.
 func convPointwiseRowsFits(g *convGeom) bool {
 	return gemm.HasRows() && g.groups == 1 && g.o%8 == 0 && g.c > 0 && g.sW == 1 &&
 		g.oh*g.ow >= 32
