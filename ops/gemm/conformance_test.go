@@ -50,12 +50,18 @@ func forEachVariant(t *testing.T, f func(t *testing.T)) {
 			if v.z && !cpuHasAVX512 {
 				t.Skip("no AVX-512 on this CPU or build")
 			}
-			savedAsm, savedDirect, savedPairs, saved512 := useAsm, noDirect, pairPanels, use512
-			useAsm, noDirect, pairPanels, use512 = v.asm, !v.direct, v.pairs, v.z
-			t.Cleanup(func() { useAsm, noDirect, pairPanels, use512 = savedAsm, savedDirect, savedPairs, saved512 })
+			t.Cleanup(v.force())
 			f(t)
 		})
 	}
+}
+
+// force sets the package's switches to v and returns what restores
+// them.
+func (v variant) force() (restore func()) {
+	savedAsm, savedDirect, savedPairs, saved512 := useAsm, noDirect, pairPanels, use512
+	useAsm, noDirect, pairPanels, use512 = v.asm, !v.direct, v.pairs, v.z
+	return func() { useAsm, noDirect, pairPanels, use512 = savedAsm, savedDirect, savedPairs, saved512 }
 }
 
 // layout is how a test operand lies in memory.

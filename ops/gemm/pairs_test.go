@@ -28,9 +28,7 @@ func under(v variant, f func()) bool {
 	if (v.asm && !cpuHasAsm) || (v.z && !cpuHasAVX512) {
 		return false
 	}
-	savedAsm, savedDirect, savedPairs, saved512 := useAsm, noDirect, pairPanels, use512
-	useAsm, noDirect, pairPanels, use512 = v.asm, !v.direct, v.pairs, v.z
-	defer func() { useAsm, noDirect, pairPanels, use512 = savedAsm, savedDirect, savedPairs, saved512 }()
+	defer v.force()()
 	f()
 	return true
 }
