@@ -18,13 +18,26 @@ import (
 // Start serves it on GRPCAddr.
 func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	max := int(min(s.opts.MaxRequestBytes, math.MaxInt32))
-	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(math.MaxInt32)}, opts...)...)
+	// Fixed flow-control windows, large enough for a batch of images in
+	// flight, instead of grpc-go's estimate from pings: that sends a ping
+	// (and gets its ack) after every request's data, a third TCP segment
+	// and wake-up per request, and it starts each connection at 64 KB,
+	// which a 600 KB image crosses in ten window updates. resnet18 at
+	// concurrency 8 (docs/serving.md): +2% throughput, p99 -30%.
+	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(math.MaxInt32),
+		grpc.InitialWindowSize(grpcStreamWindow), grpc.InitialConnWindowSize(grpcConnWindow)}, opts...)...)
 	inferpb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
 	// grpc.health.v1 too, for probes and load balancers that speak it:
 	// SERVING until the server drains.
 	healthpb.RegisterHealthServer(g, s.health)
 	return g
 }
+
+// The HTTP/2 flow-control windows of the server's gRPC connections.
+const (
+	grpcStreamWindow = 4 << 20
+	grpcConnWindow   = 16 << 20
+)
 
 type grpcService struct {
 	inferpb.UnimplementedGRPCInferenceServiceServer

@@ -26,6 +26,7 @@ var flagDefaults = map[string]string{
 var loadDefaults = map[string]string{
 	"cpuprofile": "", "model": "", "json": "", "version": "", "concurrency": "1", "protocol": "http", "binary": "false",
 	"input": "", "shape": "", "zero-input": "false", "window": "2s", "stability": "0.1", "max-windows": "10", "timeout": "30s",
+	"procs": "0", "floor": "false",
 }
 
 // The flags each subcommand takes, and their defaults: the shared groups
@@ -40,7 +41,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 		"graph":   slices.Concat(model, rt),
 		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout", "ort", "ort-profile"}),
 		"check":   slices.Concat(model, []string{"json"}),
-		"load":    {"cpuprofile", "model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json"},
+		"load":    {"cpuprofile", "model", "version", "concurrency", "protocol", "binary", "input", "shape", "zero-input", "window", "stability", "max-windows", "timeout", "json", "procs", "floor"},
 		"list":    nil,
 	}
 	require.Len(t, commands, len(want))

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -348,7 +349,13 @@ type fakeServer struct {
 	failEvery int64
 	served    atomic.Int64 // infer requests answered with outputs
 	bad       atomic.Int64 // infer requests whose input was not want
+	live      atomic.Int64 // empty calls: GET /v2/health/live, ServerLive
 	n         atomic.Int64
+}
+
+func (s *fakeServer) ServerLive(context.Context, *inferpb.ServerLiveRequest) (*inferpb.ServerLiveResponse, error) {
+	s.live.Add(1)
+	return &inferpb.ServerLiveResponse{Live: true}, nil
 }
 
 var fakeMeta = serve.ModelMetadata{Name: "double", Versions: []string{"1"}, Platform: "pytorch_libtorch",
@@ -379,6 +386,9 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v2/models/double":
 		json.NewEncoder(w).Encode(fakeMeta)
+		return
+	case r.Method == http.MethodGet && r.URL.Path == "/v2/health/live":
+		s.live.Add(1)
 		return
 	case r.Method != http.MethodPost || r.URL.Path != "/v2/models/double/infer":
 		fail(http.StatusNotFound, "no model at "+r.URL.Path)
@@ -548,6 +558,50 @@ func TestLoadEndToEnd(t *testing.T) {
 			assert.Equal(t, "double", rep.Model)
 			assert.Equal(t, []serve.TensorMetadata{{Name: "OUTPUT__0", Datatype: "FP32", Shape: []int64{2, 4}}}, rep.Outputs)
 		})
+	}
+}
+
+// -floor sends the protocol's empty call instead of infer, and each
+// level runs with as many client processors as workers (at most the
+// CPUs) unless -procs says otherwise.
+func TestLoadFloorAndProcs(t *testing.T) {
+	want := f32s(mustInputs(t, map[string][]int64{"INPUT__0": {1, 4}})[0].raw)
+	for _, proto := range []string{"http", "grpc"} {
+		for _, tc := range []struct {
+			args  []string
+			floor bool
+			procs []int
+		}{
+			{[]string{"-floor"}, true, []int{1, min(3, runtime.NumCPU())}},
+			{[]string{"-procs", "1"}, false, []int{1, 1}},
+		} {
+			s := &fakeServer{want: want}
+			httpAddr, grpcAddr := startFake(t, s)
+			addr := map[string]string{"http": httpAddr, "grpc": grpcAddr}[proto]
+			before := runtime.GOMAXPROCS(0)
+			var f loadFlags
+			require.NoError(t, parse("load", &f, append([]string{addr, "-model", "double", "-protocol", proto, "-shape", "INPUT__0:1,4",
+				"-concurrency", "1,3", "-window", "30ms", "-max-windows", "3", "-stability", "0.9", "-json", "-"}, tc.args...), io.Discard))
+			var stdout strings.Builder
+			require.NoError(t, f.run(&stdout), proto)
+			assert.Equal(t, before, runtime.GOMAXPROCS(0), "%s: GOMAXPROCS put back", proto)
+			var rep loadReport
+			require.NoError(t, json.Unmarshal([]byte(stdout.String()), &rep), proto)
+			assert.Equal(t, tc.floor, rep.Floor, proto)
+			require.Len(t, rep.Results, 2, proto)
+			for i, r := range rep.Results {
+				assert.Positive(t, r.Requests, proto)
+				assert.Zero(t, r.Errors, "%s: %s", proto, r.FirstError)
+				assert.Equal(t, tc.procs[i], r.ClientProcs, "%s %v: concurrency %d", proto, tc.args, r.Concurrency)
+			}
+			if tc.floor {
+				assert.Zero(t, s.served.Load(), "%s: -floor sent infer requests", proto)
+				assert.Greater(t, s.live.Load(), int64(rep.Results[0].Requests), proto)
+			} else {
+				assert.Zero(t, s.live.Load(), proto)
+				assert.Positive(t, s.served.Load(), proto)
+			}
+		}
 	}
 }
 

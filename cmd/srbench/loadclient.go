@@ -393,6 +393,7 @@ type httpClient struct {
 	body            []byte
 	headerLen       int // binary: the JSON header's length
 	inferURL, idURL string
+	floor           bool // senders send GET /v2/health/live (-floor)
 }
 
 func newHTTPClient(addr, model, version string, binary bool, conns int, timeout time.Duration) (*httpClient, error) {
@@ -516,6 +517,17 @@ type httpSender struct {
 }
 
 func (c *httpClient) newSender() (sender, error) {
+	if c.floor {
+		req, err := http.NewRequest(http.MethodGet, c.base+"/v2/health/live", nil)
+		if err != nil {
+			return nil, err
+		}
+		var wire bytes.Buffer
+		if err := req.Write(&wire); err != nil {
+			return nil, err
+		}
+		return &httpSender{c: c, tmpl: req, wire: wire.Bytes()}, nil
+	}
 	req, err := http.NewRequest(http.MethodPost, c.inferURL, bytes.NewReader(c.body))
 	if err != nil {
 		return nil, err
@@ -604,7 +616,7 @@ func (s *httpSender) infer(ctx context.Context, check bool) (metas []serve.Tenso
 		kept = cerr == nil
 		return nil, err
 	}
-	if !check {
+	if !check || s.c.floor {
 		_, err := io.Copy(io.Discard, resp.Body)
 		return nil, err
 	}
@@ -676,6 +688,7 @@ type grpcClient struct {
 	timeout                time.Duration
 	conn                   *grpc.ClientConn // metadata's
 	req                    *inferpb.ModelInferRequest
+	floor                  bool // senders call ServerLive (-floor)
 }
 
 func newGRPCClient(addr, model, version string, timeout time.Duration) (*grpcClient, error) {
@@ -691,8 +704,10 @@ func newGRPCClient(addr, model, version string, timeout time.Duration) (*grpcCli
 }
 
 func (c *grpcClient) dial() (*grpc.ClientConn, error) {
+	// Fixed windows, as gosr serve's: no ping after each answer's data.
 	conn, err := grpc.NewClient(c.target, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
+		grpc.WithInitialWindowSize(4<<20), grpc.WithInitialConnWindowSize(16<<20))
 	if err != nil {
 		return nil, fmt.Errorf("gRPC %s: %w", c.target, err)
 	}
@@ -756,6 +771,12 @@ func (s *grpcSender) infer(ctx context.Context, check bool) ([]serve.TensorMetad
 	// The request is shared by the workers: marshaling only reads it.
 	ctx, cancel := context.WithTimeout(ctx, s.c.timeout)
 	defer cancel()
+	if s.c.floor {
+		if _, err := s.stub.ServerLive(ctx, &inferpb.ServerLiveRequest{}); err != nil {
+			return nil, fmt.Errorf("ServerLive: %w", grpcErr(err))
+		}
+		return nil, nil
+	}
 	r, err := s.stub.ModelInfer(ctx, s.c.req)
 	if err != nil {
 		return nil, fmt.Errorf("ModelInfer: %w", grpcErr(err))
