@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gosr/gosr/ops/gemm"
 	"github.com/stretchr/testify/require"
@@ -117,5 +119,47 @@ func BenchmarkPointwiseRows(b *testing.B) {
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// BenchmarkPointwiseRowsEvicted times resnet50's pointwise convolutions
+// (with the residual where the model has one) after MB megabytes of
+// other memory were written, as a network's other layers do between a
+// tensor's write and its reads: the median of single runs, beside
+// BenchmarkPointwiseRows' figures in cache. See docs/benchmarks.md.
+func BenchmarkPointwiseRowsEvicted(b *testing.B) {
+	if !useAVX512 {
+		b.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(1))
+	other := make([]float32, 64<<20/4)
+	for _, sh := range []struct {
+		c, o, n int
+		res     bool
+	}{{64, 256, 3136, true}, {256, 64, 3136, false}, {256, 1024, 196, true}, {1024, 256, 196, false}} {
+		g := convGeom{n: 1, c: sh.c, h: sh.n, w: 1, sN: sh.c * sh.n, sC: sh.n, sH: 1, sW: 1, o: sh.o, kh: 1, kw: 1,
+			strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: sh.n, ow: 1}
+		x, w, out, bias := normals(r, sh.c*sh.n), normals(r, sh.o*sh.c), make([]float32, sh.o*sh.n), normals(r, sh.o)
+		var res []float32
+		if sh.res {
+			res = normals(r, sh.o*sh.n)
+		}
+		ep := gemm.Clamp{On: true, Lo: 0, Hi: 6}
+		for _, mb := range []int{0, 8, 16, 32, 64} {
+			b.Run(fmt.Sprintf("%dto%d@%d/res=%v/after%dMB", sh.c, sh.o, sh.n, sh.res, mb), func(b *testing.B) {
+				ts := make([]time.Duration, 0, b.N)
+				for range b.N {
+					s := other[:mb<<20/4]
+					for i := 0; i < len(s); i += 16 { // a write per cache line
+						s[i]++
+					}
+					t := time.Now()
+					convPointwiseRows(nil, &g, x, 0, w, 0, bias, 0, 1, res, 0, out, ep, nil)
+					ts = append(ts, time.Since(t))
+				}
+				slices.Sort(ts)
+				b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "median-µs")
+			})
+		}
 	}
 }
