@@ -74,9 +74,8 @@ type convState struct {
 	offsMax int
 	// depthwise and grouped (convDepthwiseBlocked, convGroupedBlocked):
 	// the run's arguments and buffers, and the taps' offsets
-	dwc       dwcRun
-	dwcOffs   []int
-	dwcDirect []float32 // convDirectBlocked's input copy, all blocks
+	dwc     dwcRun
+	dwcOffs []int
 	// In place (output over the input, see OverwriteRule): one depthwise
 	// output plane computed aside, or a copy of the whole input when
 	// neither that nor the pointwise column tiles (in the runtime's
@@ -177,11 +176,17 @@ func convEpilogue(p *ProcessedNode, spec convSpec) (gemm.Clamp, error) {
 }
 
 // convPrepacked is a constant weight packed once per group as the
-// gemm's A operand, shared read-only by all runtimes.
+// gemm's A operand, shared read-only by all runtimes. The packing waits
+// for the first run whose path reads it (packedA): on AVX-512 most
+// convolutions take the rows or the channel-blocked kernels instead, and
+// a second packed copy of every weight (resnet18: 47 MB, as large as the
+// file) would sit unused in every process.
 type convPrepacked struct {
 	w      *ivalue.Tensor
 	groups int
 	a      []*gemm.PrepackedA
+	aOnce  sync.Once
+	aSrc   []float32 // the weight's rows, contiguous, until packedA
 	// The weight for convDirectBlocked (see [Channel-blocked direct
 	// convolution]), for ungrouped 2-d kernels of a multiple of 8 input
 	// and 16 output channels (blkOK; a 1x1 one takes the path only when
@@ -191,6 +196,23 @@ type convPrepacked struct {
 	blkSrc  []float32
 	blkOnce sync.Once
 	blk     []float32
+}
+
+// packedA returns the weight packed per group as gemm's A, packing it
+// on the first call.
+func (p *convPrepacked) packedA() []*gemm.PrepackedA {
+	p.aOnce.Do(func() {
+		if p.aSrc == nil {
+			return // packed when made (transposed weights)
+		}
+		o := p.w.Size(0)
+		og, kdim := o/p.groups, len(p.aSrc)/o
+		for gr := 0; gr < p.groups; gr++ {
+			p.a = append(p.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: p.aSrc, Off: gr * og * kdim, RS: kdim, CS: 1}))
+		}
+		p.aSrc = nil
+	})
+	return p.a
 }
 
 // blocked returns the weight packed for convDirectBlocked.
@@ -233,17 +255,12 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	if groups <= 0 || o%groups != 0 || w.Numel() == 0 {
 		return nil
 	}
-	kdim := w.Numel() / o
 	wd, woff := w.F32(), w.Offset()
 	if !w.IsContiguous() {
 		wd, woff = make([]float32, w.Numel()), 0
 		gemmCopyContig(wd, w)
 	}
-	og := o / groups
-	pre := &convPrepacked{w: w, groups: groups}
-	for gr := 0; gr < groups; gr++ {
-		pre.a = append(pre.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: wd, Off: woff + gr*og*kdim, RS: kdim, CS: 1}))
-	}
+	pre := &convPrepacked{w: w, groups: groups, aSrc: wd[woff : woff+w.Numel()]}
 	if useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0 {
 		pre.blkOK, pre.blkSrc = true, wd[woff:woff+w.Numel()]
 	}
@@ -532,7 +549,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 			// the same bits; it reads the weight's rows.
 			rows := convPointwiseRowsFits(&g)
 			if !rows && pre != nil && pre.w == w && pre.groups == g.groups && plane > 1 && og > 1 {
-				preA = pre.a
+				preA = pre.packedA()
 			} else {
 				wd, woff := convWeightRows(st, w)
 				wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
@@ -573,7 +590,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
 			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
 		for nn := 0; nn < g.n; nn++ {
-			gemm.ConvWide(p.Scratch, &wg, pre.a, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
+			gemm.ConvWide(p.Scratch, &wg, pre.packedA(), x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
 		}
 		return nil
 	}
@@ -587,7 +604,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
 		// The weight was packed at preparation (pointwise gemvs read
 		// it directly instead, as gemm would).
-		convGemm(p.Scratch, &g, x, pre.a, gemm.Mat{}, pointwise, cb, c, ep, act)
+		convGemm(p.Scratch, &g, x, pre.packedA(), gemm.Mat{}, pointwise, cb, c, ep, act)
 		return nil
 	}
 	wd, woff := convWeightRows(st, w)

@@ -155,7 +155,7 @@ func conv3dKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convS
 	var preA []*gemm.PrepackedA
 	var wm gemm.Mat
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (vol > 1 && og > 1)) {
-		preA = pre.a
+		preA = pre.packedA()
 	} else {
 		wd, woff := convWeightRows(st, w)
 		wm = gemm.Mat{Data: wd, Off: woff, RS: kdim, CS: 1}
