@@ -79,12 +79,11 @@ type dwcRun struct {
 	hp, nb, wp    int
 	rowF, size    int
 	offs          []int
-	bufs          []dwcBufs // one per part
+	// bufs are the runtime's, one per part (from its scratch): In the
+	// channel-blocked input copy, W the block's weights, bias and a row
+	// of output, or the direct kernels' sums.
+	bufs []gemm.PartBuf
 }
-
-// dwcBufs is one part's buffers: the channel-blocked input copy, and the
-// block's weights, bias and a row of output.
-type dwcBufs struct{ in, w []float32 }
 
 // dwcRunFor fills the state's dwcRun for one convolution.
 func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, ep gemm.Clamp, act gemm.Activation, grouped bool) *dwcRun {
@@ -114,9 +113,9 @@ func (r *dwcRun) startUnit(sc *gemm.Scratch, total, unit, work int) {
 	if r.ord != planesApart {
 		parts = 1
 	}
-	for len(r.bufs) < max(parts, 1) {
-		r.bufs = append(r.bufs, dwcBufs{})
-	}
+	// One runtime's convolutions share its parts' buffers: they run one
+	// at a time.
+	r.bufs = sc.PartBufs(max(parts, 1))
 	r.reset(total, unit, max(parts, 1))
 	if parts < 2 {
 		r.blocks(0, 0, total)
@@ -162,18 +161,18 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 	g := &r.g
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
-	if cap(buf.in) < r.size {
-		buf.in = make([]float32, r.size)
+	if cap(buf.In) < r.size {
+		buf.In = make([]float32, r.size)
 	}
-	xp := buf.in[:r.size]
+	xp := buf.In[:r.size]
 	clear(xp[r.hp*r.rowF:])
 	nb, offs := r.nb, r.offs
-	if need := kk*cb + cb + nb*cb*cb; cap(buf.w) < need {
-		buf.w = make([]float32, need)
+	if need := kk*cb + cb + nb*cb*cb; cap(buf.W) < need {
+		buf.W = make([]float32, need)
 	}
-	wk := buf.w[:kk*cb]
-	bias := buf.w[kk*cb : kk*cb+cb]
-	out := buf.w[kk*cb+cb : kk*cb+cb+nb*cb*cb]
+	wk := buf.W[:kk*cb]
+	bias := buf.W[kk*cb : kk*cb+cb]
+	out := buf.W[kk*cb+cb : kk*cb+cb+nb*cb*cb]
 	plane := g.oh * g.ow
 	nblk := (g.c + cb - 1) / cb
 	for k := b0; k < b1; k++ {
@@ -328,20 +327,20 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 	kk := g.kh * g.kw
 	size, nb, offs := r.size, r.nb, r.offs
 	buf := &r.bufs[part]
-	if cap(buf.in) < nib*size {
-		buf.in = make([]float32, nib*size)
+	if cap(buf.In) < nib*size {
+		buf.In = make([]float32, nib*size)
 	}
-	xp := buf.in[:nib*size]
+	xp := buf.In[:nib*size]
 	for ib := 0; ib < nib; ib++ {
 		clear(xp[ib*size+r.hp*r.rowF : (ib+1)*size])
 	}
 	nw := nib * kk * cb * cb
-	if need := nw + cb + nb*cb*cb; cap(buf.w) < need {
-		buf.w = make([]float32, need)
+	if need := nw + cb + nb*cb*cb; cap(buf.W) < need {
+		buf.W = make([]float32, need)
 	}
-	wk := buf.w[:nw]
-	bias := buf.w[nw : nw+cb]
-	out := buf.w[nw+cb : nw+cb+nb*cb*cb]
+	wk := buf.W[:nw]
+	bias := buf.W[nw : nw+cb]
+	out := buf.W[nw+cb : nw+cb+nb*cb*cb]
 	plane := g.oh * g.ow
 	for blk := b0; blk < b1; blk++ {
 		nn, gr := blk/g.groups, blk%g.groups
@@ -463,10 +462,10 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	const cb = 8
 	g := &r.g
 	buf := &r.bufs[part]
-	if cap(buf.in) < r.hp*r.rowF+7*cb {
-		buf.in = make([]float32, r.hp*r.rowF+7*cb)
+	if cap(buf.In) < r.hp*r.rowF+7*cb {
+		buf.In = make([]float32, r.hp*r.rowF+7*cb)
 	}
-	tmp := buf.in[:r.hp*r.rowF+7*cb]
+	tmp := buf.In[:r.hp*r.rowF+7*cb]
 	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
 	row := g.ow * cb
 	nph := r.copies / g.kw
@@ -603,10 +602,10 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 	// Two output blocks' rows (two halves of 4096 floats each), then
 	// their biases: see [Paired output blocks].
 	const bufLen = 2*8192 + 32
-	if cap(buf.w) < bufLen {
-		buf.w = make([]float32, bufLen)
+	if cap(buf.W) < bufLen {
+		buf.W = make([]float32, bufLen)
 	}
-	bias := buf.w[2*8192 : 2*8192+32]
+	bias := buf.W[2*8192 : 2*8192+32]
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
 	wblock := nib * kk * 16 * cb
@@ -624,13 +623,13 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*6)*cb-1]
 			if pair {
-				bcRow2AVX512(&buf.w[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
+				bcRow2AVX512(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			} else {
-				bcRowAVX2(&buf.w[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
+				bcRowAVX2(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
 			}
 			for h := range nob {
 				ob0 := ob0 + h*16*plane
-				out := buf.w[h*8192:]
+				out := buf.W[h*8192:]
 				_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
 				unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
 				unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
@@ -675,10 +674,10 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 		// of 8 channels, then its 16 biases.
 		half := nb * 6 * cb
 		per := 2*half + 16
-		if cap(buf.w) < (b1-b0)*per {
-			buf.w = make([]float32, (b1-b0)*per)
+		if cap(buf.W) < (b1-b0)*per {
+			buf.W = make([]float32, (b1-b0)*per)
 		}
-		sums := buf.w[:(b1-b0)*per]
+		sums := buf.W[:(b1-b0)*per]
 		for ob := b0; ob < b1; ob++ {
 			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, 16)
 		}

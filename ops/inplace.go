@@ -113,7 +113,7 @@ func inplaceBuilder(n *graph.Node) Kernel {
 			}
 		}
 		in := &st.inner
-		in.Values, in.In, in.Out = p.Values, p.In, p.Out
+		in.Values, in.In, in.Out, in.Scratch = p.Values, p.In, p.Out, p.Scratch
 		// The functional kernel writes its result into the output slot;
 		// on return the slot holds self again.
 		err := in.Kernel(in)

@@ -6,6 +6,7 @@ import (
 	"github.com/gosr/gosr/graph"
 	"github.com/gosr/gosr/ivalue"
 	"github.com/gosr/gosr/ops"
+	"github.com/gosr/gosr/ops/gemm"
 )
 
 // buildNode makes a graph holding one node of the given kind, selects its
@@ -49,7 +50,9 @@ func buildNode(t testing.TB, kind string, inputs []ivalue.IValue, inputTypes []*
 	}
 	// Slots: one per node input (constants and graph inputs alike), then
 	// one per output.
-	p := &ops.ProcessedNode{Node: n, Kind: kk, Kernel: k}
+	// A scratch as the runtime gives every node: kernels keep their
+	// working memory there between runs.
+	p := &ops.ProcessedNode{Node: n, Kind: kk, Kernel: k, Scratch: &gemm.Scratch{}}
 	p.Values = make([]ivalue.IValue, len(inputs)+len(outTypes))
 	for i, v := range inputs {
 		p.Values[i] = v

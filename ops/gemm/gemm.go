@@ -75,6 +75,26 @@ type Scratch struct {
 	// par, from NewScratch with a team, splits large products across
 	// it (parallel.go); nil: one goroutine.
 	par *split
+	// parts is PartBufs' memory.
+	parts []PartBuf
+}
+
+// PartBuf is one part's working buffers in an op split across a team.
+type PartBuf struct{ In, W []float32 }
+
+// PartBufs returns n parts' buffers, kept by the scratch for its
+// runtime's kernels (each grown by its user, so steady runs allocate
+// nothing): like Floats, memory an op holds only until it returns, and
+// apart from Floats'. Called before the team runs (the list may grow). A
+// nil scratch returns new, empty buffers.
+func (sc *Scratch) PartBufs(n int) []PartBuf {
+	if sc == nil {
+		return make([]PartBuf, n)
+	}
+	for len(sc.parts) < n {
+		sc.parts = append(sc.parts, PartBuf{})
+	}
+	return sc.parts[:n]
 }
 
 // Floats returns n floats the scratch keeps for its runtime's kernels
