@@ -25,7 +25,7 @@ func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	// which a 600 KB image crosses in ten window updates. resnet18 at
 	// concurrency 8 (docs/serving.md): +2% throughput, p99 -30%.
 	g := grpc.NewServer(append([]grpc.ServerOption{grpc.MaxRecvMsgSize(max), grpc.MaxSendMsgSize(math.MaxInt32),
-		grpc.InitialWindowSize(grpcStreamWindow), grpc.InitialConnWindowSize(grpcConnWindow)}, opts...)...)
+		grpc.InitialWindowSize(GRPCStreamWindow), grpc.InitialConnWindowSize(GRPCConnWindow)}, opts...)...)
 	inferpb.RegisterGRPCInferenceServiceServer(g, &grpcService{s: s})
 	// grpc.health.v1 too, for probes and load balancers that speak it:
 	// SERVING until the server drains.
@@ -33,10 +33,11 @@ func (s *Server) GRPCServer(opts ...grpc.ServerOption) *grpc.Server {
 	return g
 }
 
-// The HTTP/2 flow-control windows of the server's gRPC connections.
+// The HTTP/2 flow-control windows of the server's gRPC connections
+// (srbench load's client sets the same).
 const (
-	grpcStreamWindow = 4 << 20
-	grpcConnWindow   = 16 << 20
+	GRPCStreamWindow = 4 << 20
+	GRPCConnWindow   = 16 << 20
 )
 
 type grpcService struct {

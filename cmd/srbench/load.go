@@ -385,17 +385,9 @@ func (f *loadFlags) run(w io.Writer) error {
 	protocol := f.protocol
 	switch f.protocol {
 	case "grpc":
-		var g *grpcClient
-		if g, err = newGRPCClient(f.addr, f.model, f.version, f.timeout); err == nil {
-			g.floor = f.floor
-			client = g
-		}
+		client, err = newGRPCClient(f.addr, f.model, f.version, f.floor, f.timeout)
 	default:
-		var h *httpClient
-		if h, err = newHTTPClient(f.addr, f.model, f.version, f.binary, slices.Max(f.levels), f.timeout); err == nil {
-			h.floor = f.floor
-			client = h
-		}
+		client, err = newHTTPClient(f.addr, f.model, f.version, f.binary, f.floor, slices.Max(f.levels), f.timeout)
 		if f.binary {
 			protocol = "http-binary"
 		}

@@ -751,7 +751,7 @@ func TestHTTPSenderConnections(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 
-	c, err := newHTTPClient(srv.URL, "m", "", false, 1, 200*time.Millisecond)
+	c, err := newHTTPClient(srv.URL, "m", "", false, false, 1, 200*time.Millisecond)
 	require.NoError(t, err)
 	require.NoError(t, c.prepare(mustInputs(t, map[string][]int64{"INPUT__0": {1, 4}})))
 	s, err := c.newSender()

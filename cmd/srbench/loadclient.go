@@ -396,7 +396,7 @@ type httpClient struct {
 	floor           bool // senders send GET /v2/health/live (-floor)
 }
 
-func newHTTPClient(addr, model, version string, binary bool, conns int, timeout time.Duration) (*httpClient, error) {
+func newHTTPClient(addr, model, version string, binary, floor bool, conns int, timeout time.Duration) (*httpClient, error) {
 	base, err := httpBase(addr)
 	if err != nil {
 		return nil, err
@@ -417,7 +417,7 @@ func newHTTPClient(addr, model, version string, binary bool, conns int, timeout 
 	}
 	return &httpClient{
 		client: &http.Client{Transport: tr, Timeout: timeout},
-		base:   base, binary: binary, timeout: timeout,
+		base:   base, binary: binary, floor: floor, timeout: timeout,
 		idURL: base + path, inferURL: base + path + "/infer",
 	}, nil
 }
@@ -517,25 +517,20 @@ type httpSender struct {
 }
 
 func (c *httpClient) newSender() (sender, error) {
+	method, path, body := http.MethodPost, c.inferURL, io.Reader(bytes.NewReader(c.body))
 	if c.floor {
-		req, err := http.NewRequest(http.MethodGet, c.base+"/v2/health/live", nil)
-		if err != nil {
-			return nil, err
-		}
-		var wire bytes.Buffer
-		if err := req.Write(&wire); err != nil {
-			return nil, err
-		}
-		return &httpSender{c: c, tmpl: req, wire: wire.Bytes()}, nil
+		method, path, body = http.MethodGet, c.base+"/v2/health/live", nil
 	}
-	req, err := http.NewRequest(http.MethodPost, c.inferURL, bytes.NewReader(c.body))
+	req, err := http.NewRequest(method, path, body)
 	if err != nil {
 		return nil, err
 	}
-	if c.binary {
+	switch {
+	case c.floor:
+	case c.binary:
 		req.Header.Set("Content-Type", "application/octet-stream")
 		req.Header.Set("Inference-Header-Content-Length", strconv.Itoa(c.headerLen))
-	} else {
+	default:
 		req.Header.Set("Content-Type", "application/json")
 	}
 	var wire bytes.Buffer
@@ -691,12 +686,12 @@ type grpcClient struct {
 	floor                  bool // senders call ServerLive (-floor)
 }
 
-func newGRPCClient(addr, model, version string, timeout time.Duration) (*grpcClient, error) {
+func newGRPCClient(addr, model, version string, floor bool, timeout time.Duration) (*grpcClient, error) {
 	target, err := grpcTarget(addr)
 	if err != nil {
 		return nil, err
 	}
-	c := &grpcClient{target: target, model: model, version: version, timeout: timeout}
+	c := &grpcClient{target: target, model: model, version: version, floor: floor, timeout: timeout}
 	if c.conn, err = c.dial(); err != nil {
 		return nil, err
 	}
@@ -704,10 +699,10 @@ func newGRPCClient(addr, model, version string, timeout time.Duration) (*grpcCli
 }
 
 func (c *grpcClient) dial() (*grpc.ClientConn, error) {
-	// Fixed windows, as gosr serve's: no ping after each answer's data.
+	// Fixed windows, gosr serve's: no ping after each answer's data.
 	conn, err := grpc.NewClient(c.target, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(math.MaxInt32)),
-		grpc.WithInitialWindowSize(4<<20), grpc.WithInitialConnWindowSize(16<<20))
+		grpc.WithInitialWindowSize(serve.GRPCStreamWindow), grpc.WithInitialConnWindowSize(serve.GRPCConnWindow))
 	if err != nil {
 		return nil, fmt.Errorf("gRPC %s: %w", c.target, err)
 	}
