@@ -184,16 +184,18 @@ func convEpilogue(p *ProcessedNode, spec convSpec) (gemm.Clamp, error) {
 type convPrepacked struct {
 	w      *ivalue.Tensor
 	groups int
-	a      []*gemm.PrepackedA
-	aOnce  sync.Once
-	aSrc   []float32 // the weight's rows, contiguous, until packedA
+	// rows is the weight's rows, contiguous (the tensor's memory, or a
+	// copy of a strided one), which both packings read; nil for a
+	// transposed weight, packed when made.
+	rows  []float32
+	a     []*gemm.PrepackedA
+	aOnce sync.Once
 	// The weight for convDirectBlocked (see [Channel-blocked direct
 	// convolution]), for ungrouped 2-d kernels of a multiple of 8 input
 	// and 16 output channels (blkOK; a 1x1 one takes the path only when
 	// strided): packed on the first run that takes that path, once for
-	// all runtimes, from blkSrc.
+	// all runtimes.
 	blkOK   bool
-	blkSrc  []float32
 	blkOnce sync.Once
 	blk     []float32
 }
@@ -202,15 +204,14 @@ type convPrepacked struct {
 // on the first call.
 func (p *convPrepacked) packedA() []*gemm.PrepackedA {
 	p.aOnce.Do(func() {
-		if p.aSrc == nil {
+		if p.rows == nil {
 			return // packed when made (transposed weights)
 		}
 		o := p.w.Size(0)
-		og, kdim := o/p.groups, len(p.aSrc)/o
+		og, kdim := o/p.groups, len(p.rows)/o
 		for gr := 0; gr < p.groups; gr++ {
-			p.a = append(p.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: p.aSrc, Off: gr * og * kdim, RS: kdim, CS: 1}))
+			p.a = append(p.a, gemm.PrepackA(og, kdim, gemm.Mat{Data: p.rows, Off: gr * og * kdim, RS: kdim, CS: 1}))
 		}
-		p.aSrc = nil
 	})
 	return p.a
 }
@@ -219,8 +220,7 @@ func (p *convPrepacked) packedA() []*gemm.PrepackedA {
 func (p *convPrepacked) blocked() []float32 {
 	p.blkOnce.Do(func() {
 		w := p.w
-		p.blk = directBlockedWeights(p.blkSrc, w.Size(0), w.Size(1), w.Size(2)*w.Size(3))
-		p.blkSrc = nil
+		p.blk = directBlockedWeights(p.rows, w.Size(0), w.Size(1), w.Size(2)*w.Size(3))
 	})
 	return p.blk
 }
@@ -260,10 +260,8 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 		wd, woff = make([]float32, w.Numel()), 0
 		gemmCopyContig(wd, w)
 	}
-	pre := &convPrepacked{w: w, groups: groups, aSrc: wd[woff : woff+w.Numel()]}
-	if useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0 {
-		pre.blkOK, pre.blkSrc = true, wd[woff:woff+w.Numel()]
-	}
+	pre := &convPrepacked{w: w, groups: groups, rows: wd[woff : woff+w.Numel()]}
+	pre.blkOK = useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0
 	return pre
 }
 
@@ -602,8 +600,8 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	cb := convBias{bd, bo, bs, rd, roff}
 	if pre != nil && pre.w == w && pre.groups == g.groups && (!pointwise || (plane > 1 && og > 1)) {
-		// The weight was packed at preparation (pointwise gemvs read
-		// it directly instead, as gemm would).
+		// The weight packed once for all runtimes (pointwise gemvs
+		// read it directly instead, as gemm would).
 		convGemm(p.Scratch, &g, x, pre.packedA(), gemm.Mat{}, pointwise, cb, c, ep, act)
 		return nil
 	}
