@@ -92,12 +92,7 @@ func (a *rowsArgs) run(lo, hi int) {
 			n32, tail, m1, m2 := rowsMasks(nb)
 			for o0 := 0; o0 < a.o; o0 += 8 {
 				rowsBias(&b, a.bd, a.bo, a.bs, o0)
-				at := a.coff + o0*a.ldc + j0
-				var rp *float32
-				if a.res != nil {
-					rp = &a.res[a.roff+o0*a.ldc+j0]
-				}
-				rows8x32AVX512(&a.c[at], a.ldc, &a.xd[a.xoff+j0], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+				a.eight(o0, o0*a.ldc+j0, &a.xd[a.xoff+j0], &b, n32, tail, m1, m2)
 			}
 			a.activate(j0, j0+nb)
 		}
@@ -110,16 +105,22 @@ func (a *rowsArgs) run(lo, hi int) {
 		for o0 := 0; o0 < a.o; o0 += 8 {
 			rowsBias(&b, a.bd, a.bo, a.bs, o0)
 			for oh := oh0; oh < oh1; oh++ {
-				at := o0*a.ldc + oh*a.ow
-				var rp *float32
-				if a.res != nil {
-					rp = &a.res[a.roff+at]
-				}
-				rows8x32AVX512(&a.c[a.coff+at], a.ldc, &a.xd[oh*a.ws], &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
+				a.eight(o0, o0*a.ldc+oh*a.ow, &a.xd[oh*a.ws], &b, n32, tail, m1, m2)
 			}
 		}
 		a.activate(oh0*a.ow, oh1*a.ow)
 	}
+}
+
+// eight runs the kernel for output channels o0..o0+7 over the chunks
+// n32, tail (masks m1, m2) of the positions at output offset at (from
+// coff; the residual's from roff), their inputs' rows from x.
+func (a *rowsArgs) eight(o0, at int, x *float32, b *[8]float32, n32, tail, m1, m2 int) {
+	var rp *float32
+	if a.res != nil {
+		rp = &a.res[a.roff+at]
+	}
+	rows8x32AVX512(&a.c[a.coff+at], a.ldc, x, &a.offs[0], a.k, &a.wd[a.woff+o0*a.k], n32, tail, m1, m2, &b[0], rp, a.ldc, a.lo, a.hi)
 }
 
 // activate applies the activation to positions [j0, j1) of every
