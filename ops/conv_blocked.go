@@ -161,15 +161,11 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 	g := &r.g
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
-	if cap(buf.In) < r.size {
-		buf.In = make([]float32, r.size)
-	}
-	xp := buf.In[:r.size]
+	buf.In = growF32(buf.In, r.size)
+	xp := buf.In
 	clear(xp[r.hp*r.rowF:])
 	nb, offs := r.nb, r.offs
-	if need := kk*cb + cb + nb*cb*cb; cap(buf.W) < need {
-		buf.W = make([]float32, need)
-	}
+	buf.W = growF32(buf.W, kk*cb+cb+nb*cb*cb)
 	wk := buf.W[:kk*cb]
 	bias := buf.W[kk*cb : kk*cb+cb]
 	out := buf.W[kk*cb+cb : kk*cb+cb+nb*cb*cb]
@@ -327,17 +323,13 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 	kk := g.kh * g.kw
 	size, nb, offs := r.size, r.nb, r.offs
 	buf := &r.bufs[part]
-	if cap(buf.In) < nib*size {
-		buf.In = make([]float32, nib*size)
-	}
-	xp := buf.In[:nib*size]
+	buf.In = growF32(buf.In, nib*size)
+	xp := buf.In
 	for ib := 0; ib < nib; ib++ {
 		clear(xp[ib*size+r.hp*r.rowF : (ib+1)*size])
 	}
 	nw := nib * kk * cb * cb
-	if need := nw + cb + nb*cb*cb; cap(buf.W) < need {
-		buf.W = make([]float32, need)
-	}
+	buf.W = growF32(buf.W, nw+cb+nb*cb*cb)
 	wk := buf.W[:nw]
 	bias := buf.W[nw : nw+cb]
 	out := buf.W[nw+cb : nw+cb+nb*cb*cb]
@@ -462,10 +454,8 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	const cb = 8
 	g := &r.g
 	buf := &r.bufs[part]
-	if cap(buf.In) < r.hp*r.rowF+7*cb {
-		buf.In = make([]float32, r.hp*r.rowF+7*cb)
-	}
-	tmp := buf.In[:r.hp*r.rowF+7*cb]
+	buf.In = growF32(buf.In, r.hp*r.rowF+7*cb)
+	tmp := buf.In
 	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
 	row := g.ow * cb
 	nph := r.copies / g.kw
@@ -602,9 +592,7 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 	// Two output blocks' rows (two halves of 4096 floats each), then
 	// their biases: see [Paired output blocks].
 	const bufLen = 2*8192 + 32
-	if cap(buf.W) < bufLen {
-		buf.W = make([]float32, bufLen)
-	}
+	buf.W = growF32(buf.W, bufLen)
 	bias := buf.W[2*8192 : 2*8192+32]
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
@@ -674,10 +662,8 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 		// of 8 channels, then its 16 biases.
 		half := nb * 6 * cb
 		per := 2*half + 16
-		if cap(buf.W) < (b1-b0)*per {
-			buf.W = make([]float32, (b1-b0)*per)
-		}
-		sums := buf.W[:(b1-b0)*per]
+		buf.W = growF32(buf.W, (b1-b0)*per)
+		sums := buf.W
 		for ob := b0; ob < b1; ob++ {
 			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, 16)
 		}
