@@ -10,7 +10,7 @@
 // BX walk rows 0-3 and 4-7, R14 = 4k bytes apart, R15 = 12k), the
 // residual rows (nil: none) added, the clamp to [Z18, Z19], the rows
 // stored under the masks.
-#define ROWSCHUNK(QLOOP, NORES, STORE) \
+#define ROWSCHUNK(QLOOP, NORES) \
 	VBROADCASTSS 0(AX), Z0; \
 	VBROADCASTSS 4(AX), Z2; \
 	VBROADCASTSS 8(AX), Z4; \
@@ -198,7 +198,7 @@ TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-112
 rochunk:
 	CMPQ n32+48(FP), $0
 	JEQ  rotail
-	ROWSCHUNK(roq, ronores, rostore)
+	ROWSCHUNK(roq, ronores)
 	ADDQ $128, R11
 	DECQ n32+48(FP)
 	JMP  rochunk
@@ -210,7 +210,7 @@ rotail:
 	KMOVW DX, K1
 	MOVQ mask2+72(FP), DX
 	KMOVW DX, K2
-	ROWSCHUNK(rotq, rotnores, rotstore)
+	ROWSCHUNK(rotq, rotnores)
 
 rodone:
 	VZEROUPPER
