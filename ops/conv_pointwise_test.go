@@ -12,6 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// pointwiseGeom is a 1x1 convolution of n images, c -> o channels, over
+// planes of plane positions (one row), input planes sC floats apart.
+func pointwiseGeom(n, c, o, plane, sC int) convGeom {
+	return convGeom{n: n, c: c, h: plane, w: 1, sN: c * sC, sC: sC, sH: 1, sW: 1, o: o,
+		kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: plane, ow: 1}
+}
+
 // convPointwiseRows against a float64 product: 8 to 64 output channels,
 // 1 to 300 input channels (k blocks smaller than a block of positions),
 // plane sizes that fill 32-position chunks and ones that leave masked
@@ -37,8 +44,7 @@ func TestPointwiseRows(t *testing.T) {
 		}{{false, false, false, gemm.Clamp{}}, {true, false, false, gemm.Clamp{On: true, Lo: 0, Hi: 6}}, {true, true, true, gemm.Clamp{On: true, Lo: -1, Hi: 1}}, {false, true, false, gemm.Clamp{}}} {
 			name := fmt.Sprintf("%+v/bias%v/res%v/act%v/clamp%v", c, v.bias, v.res, v.act, v.ep.On)
 			sC := c.plane + c.gap
-			g := convGeom{n: c.n, c: c.c, h: c.plane, w: 1, sN: c.c * sC, sC: sC, sH: 1, sW: 1, o: c.o,
-				kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: c.plane, ow: 1}
+			g := pointwiseGeom(c.n, c.c, c.o, c.plane, sC)
 			require.True(t, convPointwiseRowsFits(&g), name)
 			x, w := normals(r, 2+c.n*g.sN), normals(r, 1+c.o*c.c)
 			var bias, res []float32
@@ -102,7 +108,7 @@ func BenchmarkPointwiseRows(b *testing.B) {
 	r := rand.New(rand.NewSource(1))
 	for _, sh := range [][3]int{{16, 16, 12544}, {16, 64, 12544}, {64, 24, 3136}, {24, 72, 3136}, {256, 64, 3136}, {512, 128, 784}, {1024, 256, 196}, {960, 160, 49}} {
 		c, o, n := sh[0], sh[1], sh[2]
-		g := convGeom{n: 1, c: c, h: n, w: 1, sN: c * n, sC: n, sH: 1, sW: 1, o: o, kh: 1, kw: 1, strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: n, ow: 1}
+		g := pointwiseGeom(1, c, o, n, n)
 		x, w, out, bias := normals(r, c*n), normals(r, o*c), make([]float32, o*n), normals(r, o)
 		ep := gemm.Clamp{On: true, Lo: 0, Hi: 6}
 		flops := 2 * float64(c*o*n)
@@ -137,8 +143,7 @@ func BenchmarkPointwiseRowsEvicted(b *testing.B) {
 		c, o, n int
 		res     bool
 	}{{64, 256, 3136, true}, {256, 64, 3136, false}, {256, 1024, 196, true}, {1024, 256, 196, false}} {
-		g := convGeom{n: 1, c: sh.c, h: sh.n, w: 1, sN: sh.c * sh.n, sC: sh.n, sH: 1, sW: 1, o: sh.o, kh: 1, kw: 1,
-			strH: 1, strW: 1, dilH: 1, dilW: 1, groups: 1, oh: sh.n, ow: 1}
+		g := pointwiseGeom(1, sh.c, sh.o, sh.n, sh.n)
 		x, w, out, bias := normals(r, sh.c*sh.n), normals(r, sh.o*sh.c), make([]float32, sh.o*sh.n), normals(r, sh.o)
 		var res []float32
 		if sh.res {
