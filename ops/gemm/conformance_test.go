@@ -137,6 +137,9 @@ func gemmCases() []gemmCase {
 	}
 	large := [][3]int{
 		{MR + 1, NR + 1, KC + 1}, {MC + 1, 2*NR + 3, 40}, {5, NC + 1, 9}, {13, 33, 2*KC + 3}, {2, 2, 600},
+		// A last block of fewer than 2*MR rows after whole ones (512 rows:
+		// 8 after seven blocks of MC), over pairs of panels.
+		{2*MC + 8, 4*NR + 5, KC + 9},
 	}
 	layouts := []layout{rowMajor, colMajor, rowPadded, colPadded, bothStrided}
 	scalars := [][2]float32{{1, 0}, {1, 1}, {0.5, 1}, {-2, 0.25}, {0, 0.5}}

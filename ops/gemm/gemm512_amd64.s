@@ -113,9 +113,9 @@ ONE: \
 	VMOVUPS Z_A, (DX); \
 	VMOVUPS Z_B, 64(DX)
 
-// STORE6x32 writes the tile to C at DX, rows R8 bytes apart, and
-// returns.
-#define STORE6x32 \
+// STORE6x32ROWS writes the tile to C at DX, rows R8 bytes apart,
+// leaving DX at its last row.
+#define STORE6x32ROWS \
 	STORE2Z(Z0, Z1); \
 	ADDQ R8, DX; \
 	STORE2Z(Z2, Z3); \
@@ -126,7 +126,12 @@ ONE: \
 	ADDQ R8, DX; \
 	STORE2Z(Z8, Z9); \
 	ADDQ R8, DX; \
-	STORE2Z(Z10, Z11); \
+	STORE2Z(Z10, Z11)
+
+// STORE6x32 writes the tile to C at DX, rows R8 bytes apart, and
+// returns.
+#define STORE6x32 \
+	STORE6x32ROWS; \
 	VZEROUPPER; \
 	RET
 
@@ -139,6 +144,29 @@ TEXT ·kernel6x32AVX512(SB), NOSPLIT, $0-48
 
 zstore:
 	STORE6x32
+
+// func kernel6x32LoopAVX512(k int, a, b, c *float32, ldc int, add int, n int)
+// kernel6x32AVX512 over n tiles down one pair of B panels: tile t's A
+// panel k*24 bytes after tile t-1's (where the product leaves SI), its
+// C six rows further down.
+TEXT ·kernel6x32LoopAVX512(SB), NOSPLIT, $0-56
+	ARGS6xN
+	MOVQ n+48(FP), R13
+	MOVQ CX, AX
+	MOVQ DI, BX
+
+lztile:
+	MOVQ AX, CX
+	MOVQ BX, DI
+	PRODUCT6x32(lzloop, lztail, lzone, lzstore)
+
+lzstore:
+	STORE6x32ROWS
+	ADDQ R8, DX
+	DECQ R13
+	JNE  lztile
+	VZEROUPPER
+	RET
 
 // EPIROWZ finishes one row of the tile for kernel6x32EpiAVX512, as
 // EPIROW does for kernel6x16EpiAVX2: C added when R12 is non-zero, the

@@ -67,6 +67,9 @@ func cpuHas512() bool { return false }
 // here: cpuHas512 is false.
 func kernel32Asm(k int, a, b, c []float32, ldc int, add bool) {}
 
+// kernel32Loop is never called here: cpuHas512 is false.
+func kernel32Loop(k int, a, b, c []float32, ldc int, add bool, n int) {}
+
 func kernelEpi32(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32, res []float32, ldr int, lo, hi float32) {
 }
 

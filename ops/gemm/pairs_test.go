@@ -37,7 +37,7 @@ func under(v variant, f func()) bool {
 // last panel, edge rows, several k and n blocks.
 var pairShapes = [][3]int{
 	{6, 32, 1}, {6, 32, 5}, {12, 48, 17}, {7, 33, 9}, {MC + 5, 5*NR + 3, 40},
-	{13, 64, KC + 3}, {MR * 3, NC + 2*NR, 11}, {64, 96, 300},
+	{13, 64, KC + 3}, {MR * 3, NC + 2*NR, 11}, {64, 96, 300}, {2*MC + 8, 4*NR + 5, KC + 9},
 }
 
 func TestPairsBitForBit(t *testing.T) {
