@@ -34,6 +34,8 @@ func TestPointwiseRows(t *testing.T) {
 	cases := []pwCase{
 		{1, 16, 16, 12544, 0}, {1, 3, 8, 33, 0}, {2, 24, 72, 196, 5}, {1, 1, 8, 32, 0}, {1, 300, 16, 49, 0},
 		{1, 64, 24, 1000, 3}, {2, 7, 40, 47, 0}, {1, 2048, 8, 40, 0},
+		// Split by output channels across a team (see [Pointwise splits]).
+		{1, 256, 64, 196, 3}, {2, 160, 72, 49, 0},
 	}
 	r := rand.New(rand.NewSource(23))
 	team := blockedScratches(t)[len(blockedScratches(t))-1]
