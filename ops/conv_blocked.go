@@ -501,11 +501,49 @@ func directBlockedWeights(w []float32, o, c, kk int) []float32 {
 // convDirectBlockedFits reports whether convDirectBlocked takes g with
 // the weight w packed in pre.
 func convDirectBlockedFits(g *convGeom, pre *convPrepacked, w *ivalue.Tensor) bool {
-	// A 1x1 convolution at stride 1 is a plain product for gemm.
+	// A 1x1 convolution at stride 1 is a plain product for gemm or the
+	// rows kernel, but over small maps with AVX-512 (see [Small
+	// pointwise maps]).
 	strided := g.strH > 1 || g.strW > 1
 	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH <= directMaxStride && g.strW <= directMaxStride &&
-		(g.kh*g.kw > 1 || strided) &&
+		(g.kh*g.kw > 1 || strided || directSmallPointwise(g)) &&
 		g.dilH == 1 && g.dilW == 1 && g.sW == 1 && g.ow >= 1 && g.ow <= directBlockedMaxRow && g.oh > 0
+}
+
+// [Small pointwise maps]
+//
+// Over a small map a pointwise convolution's weight outweighs its
+// input (resnet50's 1024->256 at 14x14: 1 MB of weight against 0.8 MB
+// of input; 512->2048 at 7x7: 4 MB against 0.1 MB), and in a model the
+// weight comes from memory on every run. The rows kernel (see
+// [Pointwise rows]) reads it as eight rows of broadcasts per group of
+// output channels; the channel-blocked direct kernels read it as one
+// sequential stream of 16-channel vectors, and their input copy and
+// unpacking are cheap at these sizes. So from directSmallPlane
+// positions down, with AVX-512, the direct kernels take those whose
+// output channels are at least their positions (weight at least
+// input). resnet50's 1x1s at 14x14, with 16 MB written between runs
+// (medians of single runs): 1024->256 664 -> 585 µs and 256->1024 629
+// -> 577 with one goroutine, 1024->256 552 -> 497 split across two;
+// the model 2-3% faster (srbench ops, alternating rounds). At 28x28
+// and 56x56 the rows kernel stays ahead (512->128 at 28x28: 607
+// against 630).
+
+// directSmallPlane is the most output positions a pointwise
+// convolution the direct kernels take has (see [Small pointwise
+// maps]); directSmallMin the fewest (below, a gemv).
+const (
+	directSmallPlane = 256
+	directSmallMin   = 32
+)
+
+// directSmallPointwise reports whether g is a pointwise convolution
+// over a small map whose weight is at least its input (see [Small
+// pointwise maps]).
+func directSmallPointwise(g *convGeom) bool {
+	plane := g.oh * g.ow
+	return useAVX512 && g.kh == 1 && g.kw == 1 && g.padH == 0 && g.padW == 0 &&
+		plane >= directSmallMin && plane <= directSmallPlane && g.o >= plane
 }
 
 // convDirectBlocked computes a convolution (see [Channel-blocked direct
