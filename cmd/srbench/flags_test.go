@@ -17,7 +17,7 @@ var flagDefaults = map[string]string{
 	"backend": "go", "intra-op-threads": "1", "device": "cpu", "planner": "greedy", "manage-outputs": "false",
 	"no-out-variant": "false", "no-optimize-memory": "false", "no-overwrites": "false", "interop": "1",
 	"iters": "0", "warmup": "100", "threads": "1", "repeats": "7", "cpuprofile": "",
-	"json": "false", "v": "false", "save-outputs": "", "interpreters": "1", "round": "1s",
+	"json": "false", "v": "false", "save-outputs": "", "interpreters": "1", "round": "1s", "intra-op-scaling": "",
 	"python": "", "pt-timeout": "2m0s", "ort": "auto", "ort-profile": "", "per-node": "false",
 }
 
@@ -36,7 +36,7 @@ func TestSubcommandFlagSets(t *testing.T) {
 	rt := []string{"backend", "intra-op-threads", "device", "planner", "manage-outputs", "no-out-variant", "no-optimize-memory", "no-overwrites", "interop"}
 	timing := []string{"iters", "warmup", "threads", "repeats"}
 	want := map[string][]string{
-		"run":     slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "save-outputs", "interpreters", "round"}),
+		"run":     slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "save-outputs", "interpreters", "round", "intra-op-scaling"}),
 		"ops":     slices.Concat(model, rt, []string{"cpuprofile", "iters", "per-node", "warmup", "v"}),
 		"graph":   slices.Concat(model, rt),
 		"compare": slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "python", "pt-timeout", "ort", "ort-profile"}),
@@ -105,6 +105,10 @@ func TestSubcommandParse(t *testing.T) {
 		{"ops", []string{"-backend", "all"}, "-backend all: only compare runs every backend"},
 		{"graph", []string{"-planner", "first-fit"}, `-planner: memplan: unknown planner "first-fit"`},
 		{"run", []string{"-round", "-1s"}, "-round -1s: want a positive duration"},
+		{"run", []string{"resnet50.pt", "-intra-op-scaling", "1,2", "-repeats", "9"}, ""},
+		{"run", []string{"mlp", "-intra-op-scaling", "2"}, "-intra-op-scaling 2: want at least two counts"},
+		{"run", []string{"mlp", "-intra-op-scaling", "1,0"}, "-intra-op-scaling 1,0: want intra-op thread counts of at least 1"},
+		{"run", []string{"mlp", "-intra-op-scaling", "1,2", "-threads", "2"}, "-intra-op-scaling times one runtime per count"},
 		{"load", []string{"-model", "mlp"}, "load needs the server's URL"},
 		{"load", []string{"localhost:8000"}, "load needs -model"},
 		{"load", []string{"localhost:8000", "-model", "m", "-concurrency", "1,0"}, "-concurrency 1,0: want counts of at least 1"},

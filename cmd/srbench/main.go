@@ -1,6 +1,7 @@
 // Command srbench runs models with gosr and compares them with PyTorch.
 //
 //	srbench run     MODEL [-backend go|libtorch|auto] [-inputs IN.pt] [-expected OUT.pt] [-iters N] [-warmup N] [-threads N] [-interop N] [-intra-op-threads N] [-json] [-v]
+//	srbench run     MODEL -intra-op-scaling 1,2 [-repeats R] [-iters N]   the speed-up from intra-op threads, rounds interleaved
 //	srbench run     PACKAGE.pt [-interpreters 1,2] [-threads N] [-repeats R] [-round D] [-inputs IN.pt] [-json]
 //	srbench ops     MODEL [-backend go|libtorch|auto]   per-op times (benchmark_individual_ops)
 //	srbench graph   MODEL [-backend go|libtorch|auto]   the graph gosr runs, after its passes
@@ -33,7 +34,11 @@
 // -threads T, T x N goroutines may run at once), libtorch's intra-op
 // thread count (libtorch.Options.Threads) and, in compare, PyTorch's
 // (torch.set_num_threads), so that each side has as many. Outputs, -json included
-// ("backend", "intra_op_threads", "auto"), name the backend.
+// ("backend", "intra_op_threads", "auto"), name the backend. run
+// -intra-op-scaling 1,2 times the model at each count, one runtime per
+// count, the counts interleaved within each of -repeats rounds, and
+// prints each count's speed-up over the first as the median of the
+// rounds' ratios (see [Intra-op scaling] in scaling.go).
 //
 // -threads N drives N goroutines through one staticruntime.Pool of N
 // runtimes over the shared StaticModule (take, run, give back) and

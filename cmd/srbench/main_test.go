@@ -539,3 +539,42 @@ func TestPyTorchScriptDisagree(t *testing.T) {
 		assert.Contains(t, cr.Note, "PyTorch's interpreter and Static Runtime disagree; outputs checked against the interpreter")
 	}
 }
+
+// run -intra-op-scaling: one row per count, every count timed in every
+// round, the first count's speed-up 1 by definition, the outputs
+// checked, a table and JSON; libtorch's kernels refused.
+func TestMeasureScaling(t *testing.T) {
+	m, err := loadModel("mlp", modelFlags{})
+	require.NoError(t, err)
+	f := benchFlags{timingFlags: timingFlags{iters: 5, warmup: 1, threads: 1, repeats: 3}}
+	res, err := measureScaling(m, f, []int{1, 2})
+	require.NoError(t, err)
+	require.Len(t, res.Rows, 2)
+	assert.Equal(t, 3, res.Rounds)
+	assert.Equal(t, 5, res.ItersRound)
+	assert.Less(t, res.MaxAbsDiff, 1e-5)
+	assert.Equal(t, 1.0, res.Rows[0].Speedup)
+	for i, row := range res.Rows {
+		assert.Equal(t, []int{1, 2}[i], row.IntraOpThreads)
+		require.Len(t, row.RoundUs, 3)
+		assert.Greater(t, row.UsPerRun, 0.0)
+		assert.Contains(t, row.RoundUs, row.UsPerRun, "the median is one of the rounds")
+		assert.Greater(t, row.Speedup, 0.0)
+	}
+
+	var out strings.Builder
+	require.NoError(t, res.print(&out, false))
+	assert.Contains(t, out.String(), "intra-op scaling, 3 rounds of 5 runs per count")
+	assert.Contains(t, out.String(), "max abs diff from PyTorch's outputs")
+	out.Reset()
+	require.NoError(t, res.print(&out, true))
+	var keys map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out.String()), &keys))
+	for _, k := range []string{"model", "rounds", "iters_per_round", "rows", "max_abs_diff"} {
+		assert.Contains(t, keys, k)
+	}
+
+	f.backend = backendLibtorch
+	_, err = measureScaling(m, f, []int{1, 2})
+	require.ErrorContains(t, err, "Go kernels only")
+}

@@ -33,6 +33,10 @@ type runFlags struct {
 	// round is how long each configuration runs per round of a package
 	// run (when -iters is 0).
 	round time.Duration
+	// scaling is -intra-op-scaling as given; scalingList its counts
+	// (nil: off). See [Intra-op scaling].
+	scaling     string
+	scalingList []int
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -43,6 +47,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "print the memory plan in full (storage groups, or each tensor's offset, size and lifetime) and, with -backend auto, each node's choice")
 	fs.StringVar(&f.save, "save-outputs", "", "write gosr's outputs here with torch.save's format")
 	fs.StringVar(&f.interps, "interpreters", "1", "torch.package with Python fallbacks: private interpreters per configuration, comma separated (1,2: one row each, rounds interleaved)")
+	fs.StringVar(&f.scaling, "intra-op-scaling", "", "intra-op thread counts to compare, comma separated (as 1,2): the model on one runtime per count, -repeats rounds of -iters runs each with the counts interleaved in every round; prints each count's median and its speed-up over the first (the median of the rounds' ratios); gosr's Go kernels, one goroutine")
 	fs.DurationVar(&f.round, "round", time.Second, "torch.package with Python fallbacks: how long each configuration runs per round (-repeats rounds; -iters N: N runs per goroutine instead)")
 }
 
@@ -53,6 +58,14 @@ func (f *runFlags) validate() error {
 	var err error
 	if f.interpList, err = parseInterpreters(f.interps); err != nil {
 		return err
+	}
+	if f.scaling != "" {
+		if f.scalingList, err = parseScaling(f.scaling); err != nil {
+			return err
+		}
+		if f.threads > 1 {
+			return fmt.Errorf("-intra-op-scaling times one runtime per count: -threads %d is not for it", f.threads)
+		}
 	}
 	if f.round <= 0 {
 		return fmt.Errorf("-round %v: want a positive duration (as 1s)", f.round)
@@ -73,6 +86,13 @@ func (f *runFlags) run(w io.Writer) error {
 	m, err := loadModel(f.model, f.modelFlags)
 	if err != nil {
 		return err
+	}
+	if f.scalingList != nil {
+		sr, err := measureScaling(m, f.benchFlags, f.scalingList)
+		if err != nil {
+			return err
+		}
+		return sr.print(w, f.json)
 	}
 	res, err := measure(m, f.benchFlags, f.save)
 	if err != nil {
