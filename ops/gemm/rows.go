@@ -164,11 +164,20 @@ func (a *rowsArgs) activateChannels(j0, j1, olo, ohi int) {
 // there it took resnet50's pointwise convolutions at 28x28 and below
 // 8-37% faster with 2 (srbench ops -per-node, alternating rounds),
 // while at 56x56 (0.8 to 3.2 MB of input) splitting by output channels
-// was 7-80% slower. Each output element's sum is the same either way.
+// was 7-80% slower. A convolution with an activation (applied over
+// each block once its channels are stored) also splits by output
+// channels where its input fits: split by positions, the activation
+// passes of the two goroutines ran slower than one goroutine's
+// (mobilenet_v3's 40->240 at 28x28 with hardswish, 113 µs alone, 116
+// split by positions, 72 by output channels; without the activation
+// 80 and 45 either way), as if each core's prefetches into the other's
+// rows took their lines away. Each output element's sum is the same
+// either way.
 
 // byOutMinK and byOutMaxInput bound the pointwise convolutions a team
 // splits by output channels (see [Pointwise splits]): at least this
-// many input channels, at most this many input floats (1 MB).
+// many input channels (or an activation), at most this many input
+// floats (1 MB).
 const (
 	byOutMinK     = 128
 	byOutMaxInput = 256 << 10
@@ -218,7 +227,7 @@ func (sc *Scratch) runRows(a *rowsArgs, unit, work int) {
 	}
 	j := &sc.par.rows
 	j.args, j.unit, j.chunks = *a, unit, min(2*parts, (a.n+unit-1)/unit)
-	j.byOut = !a.wide && a.k >= byOutMinK && a.k*a.n <= byOutMaxInput && a.o/8 >= 4*parts
+	j.byOut = !a.wide && (a.k >= byOutMinK || a.act != nil) && a.k*a.n <= byOutMaxInput && a.o/8 >= 4*parts
 	if j.byOut {
 		j.chunks = 2 * parts
 	}
