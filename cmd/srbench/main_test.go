@@ -554,6 +554,10 @@ func TestMeasureScaling(t *testing.T) {
 	assert.Equal(t, 5, res.ItersRound)
 	assert.Less(t, res.MaxAbsDiff, 1e-5)
 	assert.Equal(t, 1.0, res.Rows[0].Speedup)
+	if runtime.GOMAXPROCS(0) > 1 {
+		assert.Positive(t, res.CoreRoundTripNs[0], "the round trip before the rounds")
+		assert.Positive(t, res.CoreRoundTripNs[1], "and after")
+	}
 	for i, row := range res.Rows {
 		assert.Equal(t, []int{1, 2}[i], row.IntraOpThreads)
 		require.Len(t, row.RoundUs, 3)
@@ -570,7 +574,7 @@ func TestMeasureScaling(t *testing.T) {
 	require.NoError(t, res.print(&out, true))
 	var keys map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out.String()), &keys))
-	for _, k := range []string{"model", "rounds", "iters_per_round", "rows", "max_abs_diff"} {
+	for _, k := range []string{"model", "rounds", "iters_per_round", "rows", "max_abs_diff", "core_round_trip_ns"} {
 		assert.Contains(t, keys, k)
 	}
 

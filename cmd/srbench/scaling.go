@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gosr/gosr/internal/reference"
@@ -26,6 +28,14 @@ import (
 // count, the median of its rounds and its speed-up over the first count
 // as the median of the rounds' ratios: each ratio compares the counts
 // within one round, a second or two of the machine.
+//
+// What the speed-up is on a VM also depends on where the hypervisor
+// put its vCPUs: on the development VM a cache line's round trip
+// between two goroutines on two processors was 490 ns at some times
+// and 130 at others (two cores on different dies, then near), and
+// resnet50's speed-up with 2 threads 1.51x and 1.80x with them. So the
+// run times that round trip too (coreRoundTrip), before and after the
+// rounds, and prints it beside the speed-ups.
 
 // scalingRow is one intra-op thread count of a scaling run.
 type scalingRow struct {
@@ -45,6 +55,38 @@ type scalingResult struct {
 	ItersRound int          `json:"iters_per_round"`
 	Rows       []scalingRow `json:"rows"`
 	MaxAbsDiff float64      `json:"max_abs_diff"`
+	// CoreRoundTripNs is a cache line's round trip between two
+	// processors before and after the rounds (coreRoundTrip; 0 with
+	// GOMAXPROCS 1).
+	CoreRoundTripNs [2]float64 `json:"core_round_trip_ns"`
+}
+
+// coreRoundTrip is the mean time for a value to go from one goroutine
+// to another on a second processor and back through one cache line
+// (see [Intra-op scaling]), 0 where there is one processor.
+func coreRoundTrip() time.Duration {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return 0
+	}
+	const n = 200_000
+	var x atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		for i := int64(1); i < n; i += 2 {
+			for x.Load() != i {
+			}
+			x.Store(i + 1)
+		}
+		close(done)
+	}()
+	t := time.Now()
+	for i := int64(0); i < n; i += 2 {
+		for x.Load() != i {
+		}
+		x.Store(i + 1)
+	}
+	<-done
+	return time.Since(t) / (n / 2)
 }
 
 // parseScaling reads -intra-op-scaling: thread counts of at least 1,
@@ -113,6 +155,8 @@ func measureScaling(m *model, f benchFlags, counts []int) (*scalingResult, error
 		iters = max(1, int(200*time.Millisecond/max(d, time.Microsecond)))
 	}
 	res.ItersRound = iters
+	res.CoreRoundTripNs[0] = float64(coreRoundTrip().Nanoseconds())
+	defer func() { res.CoreRoundTripNs[1] = float64(coreRoundTrip().Nanoseconds()) }()
 	res.Rows = make([]scalingRow, len(counts))
 	for i, n := range counts {
 		res.Rows[i].IntraOpThreads = n
@@ -163,6 +207,9 @@ func (res *scalingResult) print(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(w, "%16d %14.1f %8.2fx  %s\n", row.IntraOpThreads, row.UsPerRun, row.Speedup, strings.Join(rounds, " "))
 	}
 	fmt.Fprintf(w, "(us per run: the median of the rounds; speedup: the median over rounds of the first count's time over this one's, each ratio within one round)\n")
+	if rt := res.CoreRoundTripNs; rt[0] > 0 {
+		fmt.Fprintf(w, "core-to-core round trip: %.0f ns before the rounds, %.0f after (a cache line between two processors; on a VM it moves with where the vCPUs sit, and the speed-up with it)\n", rt[0], rt[1])
+	}
 	if res.MaxAbsDiff >= 0 {
 		fmt.Fprintf(w, "max abs diff from PyTorch's outputs: %.3g\n", res.MaxAbsDiff)
 	}

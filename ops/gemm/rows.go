@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/gosr/gosr/ops/parallel"
 )
@@ -184,21 +183,22 @@ const (
 )
 
 // rowsJob is a rows-kernel convolution split across a team: ranges of
-// positions or output rows (whole 32-position chunks) taken in turn,
-// or (byOut) of output channels, eight at a time.
+// positions or output rows (whole 32-position chunks), or (byOut) of
+// output channels, eight at a time, each part taking its own share
+// first (see [Chunk affinity] in ops/parallel).
 type rowsJob struct {
 	args   rowsArgs
 	unit   int
 	chunks int
 	byOut  bool
-	next   atomic.Int64
+	deal   parallel.Chunks
 }
 
 // RunPart implements parallel.Task.
-func (j *rowsJob) RunPart(_, _ int) {
+func (j *rowsJob) RunPart(i, _ int) {
 	for {
-		ch := int(j.next.Add(1) - 1)
-		if ch >= j.chunks {
+		ch, ok := j.deal.Take(i)
+		if !ok {
 			return
 		}
 		if j.byOut {
@@ -231,7 +231,7 @@ func (sc *Scratch) runRows(a *rowsArgs, unit, work int) {
 	if j.byOut {
 		j.chunks = 2 * parts
 	}
-	j.next.Store(0)
+	j.deal.Reset(j.chunks, parts)
 	sc.par.opSplits++
 	sc.par.team.Run(j, parts)
 	j.args = rowsArgs{}
