@@ -37,15 +37,7 @@ func isFallbackPackage(path string) bool {
 // parseInterpreters reads -interpreters: interpreter counts, comma
 // separated ("1,2").
 func parseInterpreters(s string) ([]int, error) {
-	var ns []int
-	for _, part := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-interpreters %s: want counts of at least 1 interpreter, comma separated (as 1,2)", s)
-		}
-		ns = append(ns, n)
-	}
-	return ns, nil
+	return parseCounts("-interpreters", s)
 }
 
 // fallbackRow is one configuration of a package run: N interpreters

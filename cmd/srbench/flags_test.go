@@ -107,7 +107,7 @@ func TestSubcommandParse(t *testing.T) {
 		{"run", []string{"-round", "-1s"}, "-round -1s: want a positive duration"},
 		{"run", []string{"resnet50.pt", "-intra-op-scaling", "1,2", "-repeats", "9"}, ""},
 		{"run", []string{"mlp", "-intra-op-scaling", "2"}, "-intra-op-scaling 2: want at least two counts"},
-		{"run", []string{"mlp", "-intra-op-scaling", "1,0"}, "-intra-op-scaling 1,0: want intra-op thread counts of at least 1"},
+		{"run", []string{"mlp", "-intra-op-scaling", "1,0"}, "-intra-op-scaling 1,0: want counts of at least 1"},
 		{"run", []string{"mlp", "-intra-op-scaling", "1,2", "-threads", "2"}, "-intra-op-scaling times one runtime per count"},
 		{"load", []string{"-model", "mlp"}, "load needs the server's URL"},
 		{"load", []string{"localhost:8000"}, "load needs -model"},

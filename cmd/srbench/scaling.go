@@ -6,7 +6,6 @@ import (
 	"io"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -92,18 +91,11 @@ func coreRoundTrip() time.Duration {
 // parseScaling reads -intra-op-scaling: thread counts of at least 1,
 // comma separated, at least two.
 func parseScaling(s string) ([]int, error) {
-	var ns []int
-	for _, part := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(part))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("-intra-op-scaling %s: want intra-op thread counts of at least 1, comma separated (as 1,2)", s)
-		}
-		ns = append(ns, n)
+	ns, err := parseCounts("-intra-op-scaling", s)
+	if err == nil && len(ns) < 2 {
+		err = fmt.Errorf("-intra-op-scaling %s: want at least two counts to compare (as 1,2)", s)
 	}
-	if len(ns) < 2 {
-		return nil, fmt.Errorf("-intra-op-scaling %s: want at least two counts to compare (as 1,2)", s)
-	}
-	return ns, nil
+	return ns, err
 }
 
 // measureScaling times m at each intra-op thread count, rounds
