@@ -433,7 +433,7 @@ func macro(pk *packBufs, apack, bpack []float32, mc, nc, kc int, c []float32, co
 		if pairPanels && jr+2*NR <= nc {
 			bp2 := bpack[jr*kc : jr*kc+2*kc*NR]
 			ir0 := 0
-			if te == nil && cpuHas512() && mc >= MR {
+			if te == nil && cpuHas512() && mc >= MR && kc > 0 {
 				// The full tiles in one call.
 				ir0 = mc / MR * MR
 				kernel32Loop(kc, apack[:ir0*kc], bp2, c[coff+jr:], ldc, add, ir0/MR)
@@ -773,8 +773,8 @@ func packB(dst []float32, b Mat, pc, kc, jc, nc int) {
 		// packBGroup panels at a time (large row strides defeat the
 		// prefetcher and the TLB when walked panel by panel), dealing
 		// 16-float pieces to the group's panels: a few write streams,
-		// not one per panel of the row (BenchmarkPackB: 512x512 in 34
-		// µs against 89 dealing whole rows to 32 panels).
+		// not one per panel of the row (BenchmarkPackB: 512x512 in
+		// 31-34 µs against 89 dealing whole rows to 32 panels).
 		full := nc / NR * NR
 		for c0 := 0; c0 < full; c0 += packBGroup * NR {
 			w := min(packBGroup*NR, full-c0)
