@@ -511,9 +511,15 @@ func edgeTile(pk *packBufs, ap, bp []float32, mr, nr, kc int, c []float32, o, ld
 	} else {
 		kernel(kc, ap, bp, t, NR, false)
 	}
+	tileOut(t, NR, mr, nr, c, o, ldc, add)
+}
+
+// tileOut adds (add false: copies) the first mr rows and nr columns of
+// the scratch tile t, rows tld apart, to C at c[o:], rows ldc apart.
+func tileOut(t []float32, tld, mr, nr int, c []float32, o, ldc int, add bool) {
 	for i := 0; i < mr; i++ {
 		row := c[o+i*ldc : o+i*ldc+nr]
-		tr := t[i*NR : i*NR+nr]
+		tr := t[i*tld : i*tld+nr]
 		if !add {
 			copy(row, tr)
 			continue
@@ -530,17 +536,7 @@ func edgeTile(pk *packBufs, ap, bp []float32, mr, nr, kc int, c []float32, o, ld
 func edgeTile32(pk *packBufs, ap, bp2 []float32, mr, kc int, c []float32, o, ldc int, add bool) {
 	t := pk.c32[:]
 	kernel32Asm(kc, ap, bp2, t, 2*NR, false)
-	for i := 0; i < mr; i++ {
-		row := c[o+i*ldc : o+i*ldc+2*NR]
-		tr := t[i*2*NR : i*2*NR+2*NR]
-		if !add {
-			copy(row, tr)
-			continue
-		}
-		for j := range row {
-			row[j] += tr[j]
-		}
-	}
+	tileOut(t, 2*NR, mr, 2*NR, c, o, ldc, add)
 }
 
 // tileEpi has the micro-kernel apply an Epilogue's bias, residual and
