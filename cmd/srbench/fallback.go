@@ -473,11 +473,7 @@ func measureFallback(path string, f runFlags) (*fallbackResult, error) {
 		}
 		first := configs[0].tputs
 		if len(first) == len(c.tputs) && len(first) > 0 {
-			rs := make([]float64, len(first))
-			for k := range first {
-				rs[k] = c.tputs[k] / first[k]
-			}
-			row.PairedRatio = stats.Median(rs)
+			row.PairedRatio = stats.MedianRatio(c.tputs, first)
 		}
 	}
 	return res, nil

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/gosr/gosr/internal/reference"
+	"github.com/gosr/gosr/internal/stats"
 	"github.com/gosr/gosr/staticruntime"
 )
 
@@ -164,21 +164,9 @@ func measureScaling(m *model, f benchFlags, counts []int) (*scalingResult, error
 	}
 	for i := range res.Rows {
 		row := &res.Rows[i]
-		ratios := make([]float64, res.Rounds)
-		for k := range ratios {
-			ratios[k] = res.Rows[0].RoundUs[k] / row.RoundUs[k]
-		}
-		row.UsPerRun, row.Speedup = medianOf(row.RoundUs), medianOf(ratios)
+		row.UsPerRun, row.Speedup = stats.Median(row.RoundUs), stats.MedianRatio(res.Rows[0].RoundUs, row.RoundUs)
 	}
 	return res, nil
-}
-
-// medianOf is the median of xs (the upper one of an even count), xs
-// left unsorted.
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // print writes the scaling table, or JSON.

@@ -20,3 +20,14 @@ func Median(xs []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// MedianRatio is the median of num[k]/den[k] over k: the paired ratio
+// of two series timed in alternating rounds, each ratio within one
+// round. num and den have the same length; 0 for none.
+func MedianRatio(num, den []float64) float64 {
+	rs := make([]float64, len(num))
+	for k := range num {
+		rs[k] = num[k] / den[k]
+	}
+	return Median(rs)
+}

@@ -32,3 +32,10 @@ func TestMedianLeavesInputAlone(t *testing.T) {
 	Median(xs)
 	assert.Equal(t, []float64{3, 1, 2}, xs)
 }
+
+func TestMedianRatio(t *testing.T) {
+	assert.Equal(t, 0.0, MedianRatio(nil, nil))
+	// Round by round 2, 0.5, 3: the median ratio, not the ratio of medians.
+	assert.Equal(t, 2.0, MedianRatio([]float64{4, 1, 9}, []float64{2, 2, 3}))
+	assert.Equal(t, 1.0, MedianRatio([]float64{1, 3}, []float64{2, 2}), "even: the mean of 0.5 and 1.5")
+}

@@ -5,9 +5,10 @@ package gemm
 import (
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/gosr/gosr/internal/stats"
 )
 
 // measurePeak is the core's float32 FMA throughput in GFLOP/s at the
@@ -31,12 +32,6 @@ func peakOnce(v variant, rounds int) float64 {
 		fmaPeak(rounds)
 	}
 	return float64(rounds) * peakFlops(v) / time.Since(start).Seconds() / 1e9
-}
-
-// median is the middle of xs (sorted in place).
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	return xs[len(xs)/2]
 }
 
 func peakFlops(v variant) float64 {
@@ -112,8 +107,8 @@ func BenchmarkGemmPeak(b *testing.B) {
 					}
 					got := 2 * float64(m*n*k) * float64(b.N) / b.Elapsed().Seconds() / 1e9
 					b.ReportMetric(got, "GFLOP/s")
-					b.ReportMetric(median(peaks), "peak-GFLOP/s")
-					b.ReportMetric(100*median(ratios), "%peak")
+					b.ReportMetric(stats.Median(peaks), "peak-GFLOP/s")
+					b.ReportMetric(100*stats.Median(ratios), "%peak")
 				})
 			})
 		}
