@@ -92,6 +92,9 @@ type convState struct {
 	resConv *ivalue.Tensor
 	resBin  *binState
 	resCopy []float32
+	// pooled is gosr::conv_clamp_max_pool2d's pooling (nil for the
+	// other convolutions): see [Pooled convolution].
+	pooled *convPool
 }
 
 func init() {
@@ -198,6 +201,10 @@ type convPrepacked struct {
 	blkOK   bool
 	blkOnce sync.Once
 	blk     []float32
+	// dw is a depthwise weight (one input channel a group, as many
+	// groups as output channels) laid out for convDepthwiseBlocked, made
+	// with the rest; nil for other weights.
+	dw []float32
 }
 
 // packedA returns the weight packed per group as gemm's A, packing it
@@ -247,8 +254,11 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 		}
 	}
 	if w == nil || !ok || gv.Kind() != ivalue.KindInt || w.DType() != ivalue.Float32 || w.Dim() < 3 || w.Dim() > 5 ||
-		(spec.dims != 0 && w.Dim() != spec.dims+2) || w.Size(1) <= 1 {
+		(spec.dims != 0 && w.Dim() != spec.dims+2) || w.Numel() == 0 {
 		return nil
+	}
+	if w.Size(1) <= 1 {
+		return convPrepackDepthwise(w, gv.Int())
 	}
 	groups := int(gv.Int())
 	o := w.Size(0)
@@ -263,6 +273,23 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	pre := &convPrepacked{w: w, groups: groups, rows: wd[woff : woff+w.Numel()]}
 	pre.blkOK = useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0
 	return pre
+}
+
+// convPrepackDepthwise lays out a 2-d depthwise weight with groups
+// groups for convDepthwiseBlocked, or returns nil: other weights of one
+// input channel a group run from the weight's rows.
+func convPrepackDepthwise(w *ivalue.Tensor, groups int64) *convPrepacked {
+	o := w.Size(0)
+	if !useAVX2 || w.Dim() != 4 || w.Size(1) != 1 || groups != int64(o) || o < 2 {
+		return nil
+	}
+	wd, woff := w.F32(), w.Offset()
+	if !w.IsContiguous() {
+		wd, woff = make([]float32, w.Numel()), 0
+		gemmCopyContig(wd, w)
+	}
+	rows := wd[woff : woff+w.Numel()]
+	return &convPrepacked{w: w, groups: o, rows: rows, dw: depthwiseBlockedWeights(rows, o, w.Size(2)*w.Size(3))}
 }
 
 // convGeom is one convolution's geometry, 1-d as 2-d with height 1.
@@ -299,13 +326,13 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 		p.State = st
 	}
 	if spec.res == 0 {
-		return convRun(p, spec, pre, st, nil)
+		return convRun(p, spec, pre, st, nil, p.OutTensor(0))
 	}
 	other := p.Tensor(spec.res)
 	if other == nil {
 		return Errorf("conv_add_clamp: expected a tensor as other, got %s", p.Input(spec.res).Kind())
 	}
-	if err := convRun(p, spec, pre, st, other); err != nil || !st.resLate {
+	if err := convRun(p, spec, pre, st, other, p.OutTensor(0)); err != nil || !st.resLate {
 		return err
 	}
 	// other is not laid out as the output (a broadcast, another dtype,
@@ -345,7 +372,10 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 // in the epilogue where the output's path has one and other is a
 // contiguous float32 tensor of the output's shape; else st.resLate is
 // set and the convolution runs without its epilogue.
-func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState, other *ivalue.Tensor) error {
+// convRun runs the node's convolution into out (the node's output, or
+// for gosr::conv_clamp_max_pool2d a tensor aside), or with st.pooled
+// set, where it fits, the pooled convolution into the node's output.
+func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState, other *ivalue.Tensor, out *ivalue.Tensor) error {
 	st.resLate = false
 	x, err := gemmInput(p, 0, "conv input")
 	if err != nil {
@@ -473,6 +503,17 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 			return Errorf("conv: input %v (padded) is smaller than the dilated kernel %v", x.Sizes(), w.Sizes())
 		}
 	}
+	if st.pooled != nil && other == nil && act == nil && dims == 2 {
+		ok, err := st.pooled.fits(p, &g, x)
+		if err != nil {
+			return err
+		}
+		if ok {
+			wd, woff := convWeightRows(st, w)
+			st.pooled.run(p.Scratch, &g, x, wd, woff, bias, ep)
+			return nil
+		}
+	}
 	st.shape = st.shape[:0]
 	if g.batched {
 		st.shape = append(st.shape, g.n)
@@ -482,7 +523,6 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		st.shape = append(st.shape, g.oh)
 	}
 	st.shape = append(st.shape, g.ow)
-	out := p.OutTensor(0)
 	out.Resize(ivalue.Float32, st.shape)
 	c := out.F32Contig()
 	if out.Numel() == 0 {
@@ -562,7 +602,11 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	if depthwise {
 		wd, woff := convWeightRows(st, w)
-		convDepthwise(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, c, ord, xlo, st, inner, act)
+		var wblk []float32
+		if pre != nil && pre.w == w && g.o == g.c {
+			wblk = pre.dw
+		}
+		convDepthwise(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, wblk, bd, bo, bs, c, ord, xlo, st, inner, act)
 		addRes()
 		return nil
 	}
@@ -833,9 +877,9 @@ func convGemm(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, pre []*gemm.Prepa
 // directly, plane by plane (each output plane starts as its bias or 0),
 // in order ord over input planes at xlo (see planesRun) when the output
 // overlaps the input.
-func convDepthwise(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
+func convDepthwise(sc *gemm.Scratch, g *convGeom, xd []float32, xoff int, wd []float32, woff int, wblk []float32, bd []float32, bo, bs int, c []float32, ord planeOrder, xlo uintptr, st *convState, ep gemm.Clamp, act gemm.Activation) {
 	if convDepthwiseBlockedFits(g) {
-		convDepthwiseBlocked(sc, g, xd, xoff, wd, woff, bd, bo, bs, c, ord, st, ep, act)
+		convDepthwiseBlocked(sc, g, xd, xoff, wd, woff, wblk, bd, bo, bs, c, ord, st, ep, act)
 		return
 	}
 	mult := g.o / g.groups

@@ -8,7 +8,7 @@ import "golang.org/x/sys/cpu"
 func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 
 //go:noescape
-func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 
 //go:noescape
 func siluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
@@ -19,7 +19,7 @@ func geluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 // useAVX512 selects ops' AVX-512 kernels where the CPU has AVX-512
 // Foundation and the OS saves the ZMM registers: bcRow2AVX512 (two
 // output blocks of a channel-blocked direct convolution at once),
-// dwcRowS1AVX512 (a depthwise row sixteen positions at a time), silu
+// dwcPairsAVX512 (depthwise positions sixteen at a time), silu
 // and gelu sixteen lanes at a time. Tests clear it to compare with the
 // AVX2 path.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F

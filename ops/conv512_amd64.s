@@ -149,27 +149,30 @@ bz2done:
 	VZEROUPPER
 	RET
 
-// func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
-// dwcRowS1AVX2 sixteen positions at a time: nb blocks of 16 positions,
-// each register two adjacent positions' eight channels (their input is
-// contiguous at stride 1), the tap's eight weights and the bias
-// broadcast to both halves. Each element's sum is dwcRowS1AVX2's, in
-// the same order, bit for bit.
-TEXT ·dwcRowS1AVX512(SB), NOSPLIT, $0-64
+// func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
+// dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
+// block reads at in and goes to out, its second at in2 and to out2, each
+// 512*j bytes on (a row's consecutive blocks: in2 = in + 64 floats, out2
+// = out + 64; or the odd last blocks of two rows, one pair). Each
+// register holds two adjacent positions' eight channels, the tap's eight
+// weights and the bias broadcast to both halves: eight accumulators.
+// Each element's sum is dwcRowS1AVX2's, in the same order, bit for bit.
+TEXT ·dwcPairsAVX512(SB), NOSPLIT, $0-80
 	MOVQ out+0(FP), DI
-	MOVQ in+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVQ offs+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ taps+40(FP), R10
-	MOVQ bias+48(FP), AX
+	MOVQ out2+8(FP), BX
+	MOVQ in+16(FP), SI
+	MOVQ in2+24(FP), DX
+	MOVQ np+32(FP), CX
+	MOVQ offs+40(FP), R8
+	MOVQ taps+56(FP), R10
+	MOVQ bias+64(FP), AX
 	VBROADCASTF64X4 (AX), Z9
-	VBROADCASTSS lo+56(FP), Z13
-	VBROADCASTSS hi+60(FP), Z14
+	VBROADCASTSS lo+72(FP), Z13
+	VBROADCASTSS hi+76(FP), Z14
 
-dz1block:
+dppair:
 	TESTQ CX, CX
-	JEQ   dz1done
+	JEQ   dpdone
 	VMOVAPS Z9, Z0
 	VMOVAPS Z9, Z1
 	VMOVAPS Z9, Z2
@@ -179,24 +182,25 @@ dz1block:
 	VMOVAPS Z9, Z6
 	VMOVAPS Z9, Z7
 	XORQ R11, R11
-	MOVQ R9, R12
+	MOVQ w+48(FP), R9
 
-dz1tap:
+dptap:
 	MOVQ (R8)(R11*8), R13
+	LEAQ (DX)(R13*1), R12
 	ADDQ SI, R13
-	VBROADCASTF64X4 (R12), Z8
+	VBROADCASTF64X4 (R9), Z8
 	VFMADD231PS (R13), Z8, Z0
 	VFMADD231PS 64(R13), Z8, Z1
 	VFMADD231PS 128(R13), Z8, Z2
 	VFMADD231PS 192(R13), Z8, Z3
-	VFMADD231PS 256(R13), Z8, Z4
-	VFMADD231PS 320(R13), Z8, Z5
-	VFMADD231PS 384(R13), Z8, Z6
-	VFMADD231PS 448(R13), Z8, Z7
-	ADDQ $32, R12
+	VFMADD231PS (R12), Z8, Z4
+	VFMADD231PS 64(R12), Z8, Z5
+	VFMADD231PS 128(R12), Z8, Z6
+	VFMADD231PS 192(R12), Z8, Z7
+	ADDQ $32, R9
 	INCQ R11
 	CMPQ R11, R10
-	JLT  dz1tap
+	JLT  dptap
 	VMAXPS Z0, Z13, Z0
 	VMINPS Z0, Z14, Z0
 	VMOVUPS Z0, (DI)
@@ -211,21 +215,23 @@ dz1tap:
 	VMOVUPS Z3, 192(DI)
 	VMAXPS Z4, Z13, Z4
 	VMINPS Z4, Z14, Z4
-	VMOVUPS Z4, 256(DI)
+	VMOVUPS Z4, (BX)
 	VMAXPS Z5, Z13, Z5
 	VMINPS Z5, Z14, Z5
-	VMOVUPS Z5, 320(DI)
+	VMOVUPS Z5, 64(BX)
 	VMAXPS Z6, Z13, Z6
 	VMINPS Z6, Z14, Z6
-	VMOVUPS Z6, 384(DI)
+	VMOVUPS Z6, 128(BX)
 	VMAXPS Z7, Z13, Z7
 	VMINPS Z7, Z14, Z7
-	VMOVUPS Z7, 448(DI)
+	VMOVUPS Z7, 192(BX)
 	ADDQ $512, SI
+	ADDQ $512, DX
 	ADDQ $512, DI
+	ADDQ $512, BX
 	DECQ CX
-	JMP  dz1block
+	JMP  dppair
 
-dz1done:
+dpdone:
 	VZEROUPPER
 	RET

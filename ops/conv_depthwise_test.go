@@ -103,6 +103,10 @@ func TestDepthwiseBlocked(t *testing.T) {
 		{1, 16, 56, 56, 3, 1, 1, 1, 1, 0}, {2, 13, 9, 11, 3, 1, 1, 1, 1, 0}, {1, 3, 5, 30, 3, 0, 1, 2, 1, 0},
 		{1, 32, 28, 28, 7, 3, 1, 1, 1, 0}, {1, 8, 16, 16, 3, 2, 1, 1, 2, 0}, {1, 17, 1, 30, 3, 1, 1, 1, 1, 0},
 		{2, 16, 15, 17, 3, 1, 3, 2, 1, 5}, {1, 8, 20, 9, 1, 0, 1, 1, 1, 0}, {1, 40, 4, 4, 3, 1, 2, 2, 1, 3},
+		// Rows of one or three 8-position blocks, odd and even in
+		// number, with AVX-512 the odd blocks two rows at a time (at
+		// row stride 2 too).
+		{1, 24, 11, 7, 3, 1, 2, 1, 1, 0}, {2, 16, 6, 20, 3, 1, 1, 1, 1, 0},
 	}
 	r := rand.New(rand.NewSource(9))
 	for _, sc := range blockedScratches(t) {
@@ -128,8 +132,12 @@ func TestDepthwiseBlocked(t *testing.T) {
 				got := make([]float32, c.n*c.c*op+1)
 				got[len(got)-1] = 9
 				st := &convState{}
-				convDepthwise(sc, &g, x, 3, w, 0, bias, 1, 2, got[:len(got)-1], planesApart, 0, st, v.ep, act)
+				convDepthwise(sc, &g, x, 3, w, 0, nil, bias, 1, 2, got[:len(got)-1], planesApart, 0, st, v.ep, act)
 				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
+				// The weight laid out once for the module gives the same bits.
+				pre := make([]float32, len(got))
+				convDepthwise(sc, &g, x, 3, w, 0, depthwiseBlockedWeights(w, c.c, c.k*c.k), bias, 1, 2, pre[:len(pre)-1], planesApart, 0, st, v.ep, act)
+				require.Equal(t, got[:len(got)-1], pre[:len(pre)-1], "%s: prepacked weight", name)
 				want := make([]float32, op)
 				for nn := 0; nn < c.n; nn++ {
 					for ch := 0; ch < c.c; ch++ {
@@ -219,14 +227,14 @@ func TestDepthwiseBlockedInPlace(t *testing.T) {
 		in, op := c.n*c.c*c.h*c.h, g.oh*g.ow
 		x, w, bias := normals(r, in), normals(r, c.c*c.k*c.k), normals(r, c.c)
 		want := make([]float32, c.n*c.c*op)
-		convDepthwise(nil, &g, x, 0, w, 0, bias, 0, 1, want, planesApart, 0, &convState{}, gemm.Clamp{}, nil)
+		convDepthwise(nil, &g, x, 0, w, 0, nil, bias, 0, 1, want, planesApart, 0, &convState{}, gemm.Clamp{}, nil)
 		buf := make([]float32, max(in, len(want)))
 		copy(buf, x)
 		out := buf[:len(want)]
 		xlo := f32Addr(buf)
 		ord := planePlan(out, op, xlo, xlo+uintptr(in)*4, c.n*c.c, c.h*c.h, true)
 		require.Equal(t, c.ord, ord, name)
-		convDepthwise(team2, &g, buf, 0, w, 0, bias, 0, 1, out, ord, xlo, &convState{}, gemm.Clamp{}, nil)
+		convDepthwise(team2, &g, buf, 0, w, 0, depthwiseBlockedWeights(w, c.c, c.k*c.k), bias, 0, 1, out, ord, xlo, &convState{}, gemm.Clamp{}, nil)
 		require.Equal(t, want, out, name)
 	}
 }

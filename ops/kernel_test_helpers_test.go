@@ -1,6 +1,7 @@
 package ops_test
 
 import (
+	"math/rand"
 	"testing"
 
 	"github.com/gosr/gosr/graph"
@@ -139,4 +140,13 @@ func ivInts(vs ...int64) ivalue.IValue {
 		items[i] = ivalue.FromInt(v)
 	}
 	return ivalue.NewList(items...)
+}
+
+// randTensor is a float32 tensor of sizes holding r's normal draws.
+func randTensor(r *rand.Rand, sizes ...int) *ivalue.Tensor {
+	t := ivalue.NewTensor(ivalue.Float32, sizes...)
+	for i := range t.F32() {
+		t.F32()[i] = float32(r.NormFloat64())
+	}
+	return t
 }

@@ -683,16 +683,9 @@ func BenchmarkInPlacePool(b *testing.B) {
 func BenchmarkInPlacePointwise(b *testing.B) {
 	r := rand.New(rand.NewSource(6))
 	ints := graph.ListOf(graph.Int)
-	randT := func(sizes ...int) *ivalue.Tensor {
-		t := ivalue.NewTensor(ivalue.Float32, sizes...)
-		for i := range t.F32() {
-			t.F32()[i] = float32(r.NormFloat64())
-		}
-		return t
-	}
 	for _, s := range []struct{ c, o, hw int }{{112, 672, 14}, {672, 112, 14}, {128, 16, 55}, {40, 240, 28}} {
-		x0 := randT(1, s.c, s.hw, s.hw)
-		w, bias := randT(s.o, s.c, 1, 1), randT(s.o)
+		x0 := randTensor(r, 1, s.c, s.hw, s.hw)
+		w, bias := randTensor(r, s.o, s.c, 1, 1), randTensor(r, s.o)
 		mk := func(x *ivalue.Tensor) *ops.ProcessedNode {
 			p, err := buildNode(b, "gosr::conv_clamp", []ivalue.IValue{iv(x), iv(w), iv(bias), ivInts(1, 1), ivInts(0, 0), ivInts(1, 1), ivI(1), ivF(0), ivF(6)},
 				[]*graph.Type{tT, tT, tT, ints, ints, ints, tI, tF, tF}, []*graph.Type{tT}, []bool{false, true, true, true, true, true, true, true, true})

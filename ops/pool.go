@@ -68,6 +68,11 @@ func poolRead(p *ProcessedNode, what string) (poolInput, error) {
 	if err != nil {
 		return poolInput{}, err
 	}
+	return poolInputOf(x, what)
+}
+
+// poolInputOf is a pooling's input x, 3-d or 4-d float32.
+func poolInputOf(x *ivalue.Tensor, what string) (poolInput, error) {
 	if x.Dim() != 3 && x.Dim() != 4 {
 		return poolInput{}, Errorf("%s: expected a 3-d or 4-d tensor, got sizes %v", what, x.Sizes())
 	}
@@ -147,25 +152,28 @@ type poolParams struct {
 	oh, ow                         int
 }
 
-func poolParamsRead(p *ProcessedNode, in *poolInput, st *poolState, op string, hasDil bool) (poolParams, error) {
+// poolParamsRead reads a pooling's kernel_size, stride, padding,
+// dilation (hasDil) and ceil_mode, inputs first on, and its output
+// size over in.
+func poolParamsRead(p *ProcessedNode, first int, in *poolInput, st *poolState, op string, hasDil bool) (poolParams, error) {
 	var q poolParams
 	var err error
-	if q.kh, q.kw, err = poolPair(p, 1, st, op, "kernel_size", 0, 0, false); err != nil {
+	if q.kh, q.kw, err = poolPair(p, first, st, op, "kernel_size", 0, 0, false); err != nil {
 		return q, err
 	}
-	if q.sh, q.sw, err = poolPair(p, 2, st, op, "stride", q.kh, q.kw, true); err != nil {
+	if q.sh, q.sw, err = poolPair(p, first+1, st, op, "stride", q.kh, q.kw, true); err != nil {
 		return q, err
 	}
-	if q.ph, q.pw, err = poolPair(p, 3, st, op, "padding", 0, 0, false); err != nil {
+	if q.ph, q.pw, err = poolPair(p, first+2, st, op, "padding", 0, 0, false); err != nil {
 		return q, err
 	}
 	q.dh, q.dw = 1, 1
-	ceilIdx := 4
+	ceilIdx := first + 3
 	if hasDil {
-		if q.dh, q.dw, err = poolPair(p, 4, st, op, "dilation", 1, 1, false); err != nil {
+		if q.dh, q.dw, err = poolPair(p, first+3, st, op, "dilation", 1, 1, false); err != nil {
 			return q, err
 		}
-		ceilIdx = 5
+		ceilIdx = first + 4
 	}
 	if q.kh <= 0 || q.kw <= 0 || q.sh <= 0 || q.sw <= 0 || q.dh <= 0 || q.dw <= 0 || q.ph < 0 || q.pw < 0 {
 		return q, Errorf("%s: expected positive kernel_size, stride and dilation and non-negative padding", op)
@@ -188,14 +196,22 @@ func maxPool2dKernel(p *ProcessedNode) error {
 		return err
 	}
 	st := poolStateOf(p)
-	q, err := poolParamsRead(p, &in, st, "max_pool2d", true)
+	q, err := poolParamsRead(p, 1, &in, st, "max_pool2d", true)
 	if err != nil {
 		return err
 	}
 	o := poolOutput(p, 0, &in, q.oh, q.ow, ivalue.Float32, st).F32Contig()
+	maxPoolRun(p.Scratch, st, &in, &q, o)
+	return nil
+}
+
+// maxPoolRun max-pools in into o (laid out [n,] c, q.oh, q.ow), which may
+// overlap it, across sc's team where the planes are apart.
+func maxPoolRun(sc *gemm.Scratch, st *poolState, inp *poolInput, qp *poolParams, o []float32) {
+	in, q := *inp, *qp
 	ord := poolPlan(st, &in, o, q.oh*q.ow)
 	op := q.oh * q.ow
-	if p.Scratch.Team() != nil && ord == planesApart && op > 0 {
+	if sc.Team() != nil && ord == planesApart && op > 0 {
 		sp := &st.split
 		if sp.fn == nil {
 			sp.fn = func(lo, hi int) {
@@ -205,14 +221,13 @@ func maxPool2dKernel(p *ProcessedNode) error {
 			}
 		}
 		sp.in, sp.q, sp.o, sp.op = in, q, o, op
-		sp.run(p.Scratch, len(o)/op, 1, len(o)*q.kh*q.kw, sp.fn)
+		sp.run(sc, len(o)/op, 1, len(o)*q.kh*q.kw, sp.fn)
 		sp.in.data, sp.o = nil, nil
-		return nil
+		return
 	}
 	planesRun(o, op, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
 		maxPoolPlane(&in, &q, in.planeBase(i), dst)
 	})
-	return nil
 }
 
 // maxPoolPlane computes one output plane from the input plane at base.
@@ -448,16 +463,24 @@ func maxPoolPlaneS2(in *poolInput, q *poolParams, base int, dst []float32) {
 				end-oh, n, full, vin, q.kw-2)
 		}
 		if lo > 0 || hi < q.ow {
+			// The clipped windows, each whole at once: per row and
+			// window only its one or two columns.
 			for o := oh; o < end; o++ {
-				out := dst[o*q.ow : (o+1)*q.ow]
-				for _, e := range [2][]float32{out[:lo], out[hi:]} {
-					for i := range e {
-						e[i] = negInf
+				rb := base + (r0+(o-oh)*q.sh)*in.sH
+				for ow := 0; ow < q.ow; ow++ {
+					if ow == lo {
+						if ow = hi; ow >= q.ow {
+							break
+						}
 					}
-				}
-				for i := 0; i < nr; i++ {
-					r := base + (r0+(o-oh)*q.sh+i)*in.sH
-					maxPoolEdges(out, in.data[r:r+in.w], lo, hi, q.kw, 2, q.pw)
+					a, b := max(ow*2-q.pw, 0), min(ow*2-q.pw+q.kw, in.w)
+					m := negInf
+					for i := 0; i < nr; i++ {
+						for _, v := range in.data[rb+i*in.sH+a : rb+i*in.sH+max(a, b)] {
+							m = max(m, v)
+						}
+					}
+					dst[o*q.ow+ow] = m
 				}
 			}
 		}
@@ -504,7 +527,7 @@ func avgPool2dKernel(p *ProcessedNode) error {
 		return err
 	}
 	st := poolStateOf(p)
-	q, err := poolParamsRead(p, &in, st, "avg_pool2d", false)
+	q, err := poolParamsRead(p, 1, &in, st, "avg_pool2d", false)
 	if err != nil {
 		return err
 	}

@@ -752,6 +752,64 @@ DATA dwcMask<>+56(SB)/4, $0
 DATA dwcMask<>+60(SB)/4, $0
 GLOBL dwcMask<>(SB), RODATA|NOPTR, $64
 
+// PACKROWS8 is the loop of packRows8AVX2 and packRows8PhasedAVX2: eight
+// rows of CX floats at SI (R9 bytes apart, R10 = 3*R9) transposed eight
+// columns at a time, the last columns (CX%8) loaded masked, each block's
+// eight columns (Y8-Y15) stored by STORES, which also advances the
+// destination.
+#define PACKROWS8(LOOP, TAIL, STORE, DONE, STORES) \
+LOOP: \
+	CMPQ CX, $8; \
+	JLT  TAIL; \
+	MOVQ SI, R11; \
+	LOADROWS8(VMOVUPS); \
+	JMP  STORE; \
+TAIL: \
+	TESTQ CX, CX; \
+	JEQ   DONE; \
+	LEAQ  dwcMask<>(SB), R11; \
+	MOVQ  $8, R12; \
+	SUBQ  CX, R12; \
+	VMOVUPS (R11)(R12*4), Y15; \
+	MOVQ  SI, R11; \
+	MASKLOADROWS8; \
+	MOVQ $8, CX; \
+STORE: \
+	TRANSPOSE8; \
+	STORES; \
+	ADDQ $32, SI; \
+	SUBQ $8, CX; \
+	JMP  LOOP; \
+DONE: \
+	VZEROUPPER; \
+	RET
+
+// STORECOLS8 stores the eight columns one after the other at DI.
+#define STORECOLS8 \
+	VMOVUPS Y8, (DI); \
+	VMOVUPS Y9, 32(DI); \
+	VMOVUPS Y10, 64(DI); \
+	VMOVUPS Y11, 96(DI); \
+	VMOVUPS Y12, 128(DI); \
+	VMOVUPS Y13, 160(DI); \
+	VMOVUPS Y14, 192(DI); \
+	VMOVUPS Y15, 224(DI); \
+	ADDQ $256, DI
+
+// STOREPHASES8 stores the even columns one after the other at DI, the
+// odd ones at DX.
+#define STOREPHASES8 \
+	VMOVUPS Y8, (DI); \
+	VMOVUPS Y9, (DX); \
+	VMOVUPS Y10, 32(DI); \
+	VMOVUPS Y11, 32(DX); \
+	VMOVUPS Y12, 64(DI); \
+	VMOVUPS Y13, 64(DX); \
+	VMOVUPS Y14, 96(DI); \
+	VMOVUPS Y15, 96(DX); \
+	ADDQ $128, DI; \
+	ADDQ $128, DX
+
 // func packRows8AVX2(dst, src *float32, lds, n int)
 // dst[8i+j] = src[j*lds+i] for i < n, j < 8: eight rows of n floats
 // (lds apart) into n rows of 8, eight columns at a time; the last
@@ -765,43 +823,23 @@ TEXT ·packRows8AVX2(SB), NOSPLIT, $0-32
 	MOVQ n+24(FP), CX
 	SHLQ $2, R9
 	LEAQ (R9)(R9*2), R10
+	PACKROWS8(pr8, prtail, prstore, prdone, STORECOLS8)
 
-pr8:
-	CMPQ CX, $8
-	JLT  prtail
-	MOVQ SI, R11
-	LOADROWS8(VMOVUPS)
-	JMP  prstore
-
-prtail:
-	TESTQ CX, CX
-	JEQ   prdone
-	LEAQ  dwcMask<>(SB), R11
-	MOVQ  $8, R12
-	SUBQ  CX, R12
-	VMOVUPS (R11)(R12*4), Y15
-	MOVQ  SI, R11
-	MASKLOADROWS8
-	MOVQ $8, CX
-
-prstore:
-	TRANSPOSE8
-	VMOVUPS Y8, (DI)
-	VMOVUPS Y9, 32(DI)
-	VMOVUPS Y10, 64(DI)
-	VMOVUPS Y11, 96(DI)
-	VMOVUPS Y12, 128(DI)
-	VMOVUPS Y13, 160(DI)
-	VMOVUPS Y14, 192(DI)
-	VMOVUPS Y15, 224(DI)
-	ADDQ $32, SI
-	ADDQ $256, DI
-	SUBQ $8, CX
-	JMP  pr8
-
-prdone:
-	VZEROUPPER
-	RET
+// func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int)
+// packRows8AVX2 with the columns dealt by parity: column i's eight
+// floats go to dst0 + 8*(i/2) for even i, dst1 + 8*(i/2) for odd i (the
+// two phases of [Phased stride-2 depthwise]). As packRows8AVX2, the
+// last block's columns past n come out zero and are stored: each phase
+// holds 4*ceil(n/8) columns.
+TEXT ·packRows8PhasedAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst0+0(FP), DI
+	MOVQ dst1+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ lds+24(FP), R9
+	MOVQ n+32(FP), CX
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	PACKROWS8(pp8, pptail, ppstore, ppdone, STOREPHASES8)
 
 // func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int)
 // dst[j*ldd+i] = src[8i+j] for j < 8, i < n: n rows of 8 into eight

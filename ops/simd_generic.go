@@ -38,6 +38,9 @@ func dwcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 // packRows8AVX2 is never called here: useAVX2 is false.
 func packRows8AVX2(dst, src *float32, lds, n int) {}
 
+// packRows8PhasedAVX2 is never called here: useAVX2 is false.
+func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int) {}
+
 // unpackRows8AVX2 is never called here: useAVX2 is false.
 func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int) {}
 
@@ -63,6 +66,6 @@ var useAVX512 = false
 func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
 }
 
-// dwcRowS1AVX512 is never called here: useAVX512 is false.
-func dwcRowS1AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
+// dwcPairsAVX512 is never called here: useAVX512 is false.
+func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
 }

@@ -371,8 +371,8 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	pc := passContext()
 	pc.EnableOutVariant, pc.Verify = o.EnableOutVariant, o.VerifyPasses
 	// The fusions make gosr's own ops (gosr::conv_clamp, conv_add_clamp,
-	// conv_act, linear_act, batch_norm_clamp).
-	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp"}
+	// conv_act, linear_act, batch_norm_clamp, conv_clamp_max_pool2d).
+	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp", "FuseConvMaxPool"}
 	if !dev.IsHost() {
 		// These passes and the fusions bring in gosr's own ops
 		// (prim::VarCat, static_runtime::*_copy and the fused ones),

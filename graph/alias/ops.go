@@ -110,6 +110,7 @@ var gosrFresh = map[string]bool{
 	"gosr::conv_clamp":                 true,
 	"gosr::conv_add_clamp":             true,
 	"gosr::conv_act":                   true,
+	"gosr::conv_clamp_max_pool2d":      true,
 	"gosr::linear_act":                 true,
 	"gosr::batch_norm_clamp":           true,
 }

@@ -78,6 +78,7 @@ var pipeline = []Pass{
 	{Name: "FuseConvAct", Fn: FuseConvAct},
 	{Name: "FuseLinearAct", Fn: FuseLinearAct},
 	{Name: "FuseBatchNormClamp", Fn: FuseBatchNormClamp},
+	{Name: "FuseConvMaxPool", Fn: FuseConvMaxPool},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -132,6 +133,10 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseConvAct"},
 	{"FoldConvBatchNorm", "FuseConvAct"},
 	{"FuseConvAct", "UseInplaceActivations"},
+	// A convolution's clamp is fused first, and its pooling the one
+	// reader of the clamped output (dead readers gone).
+	{"FuseConvClamp", "FuseConvMaxPool"},
+	{"LateDeadCodeElimination", "FuseConvMaxPool"},
 	// And for a linear layer and its activation.
 	{"LateDeadCodeElimination", "FuseLinearAct"},
 	{"RemoveMutation", "FuseLinearAct"},

@@ -300,3 +300,49 @@ func ConvWideRows(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []fl
 	p.pad = nil
 	sc.done(pk)
 }
+
+// BandSink takes a convolution's output from ConvWideRowsBands a band of
+// output channels at a time, while the band is in cache (see [Pooled
+// convolution] in ops).
+type BandSink interface {
+	// BandChannels gives band i's output channels [o0, o1), o0 a
+	// multiple of 8, or ok false after the last band.
+	BandChannels(i int) (o0, o1 int, ok bool)
+	// Band takes band i: output channel oc's plane (o0 <= oc < o1) is
+	// band[(oc-o0)*OH*OW : ...+OH*OW].
+	Band(i int, band []float32, o0, o1 int)
+}
+
+// ConvWideRowsBands is ConvWideRows (no residual, no activation) with
+// the output computed into band a band of output channels at a time,
+// as sink asks for them, each handed to sink before the next is
+// computed: the phase-split copy is made once, and each channel's plane
+// is computed as ConvWideRows computes it, the same bits. Needs HasRows.
+func ConvWideRowsBands(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, ep Clamp, band []float32, sink BandSink) {
+	pk := sc.bufs()
+	p := &pk.wide.plan
+	*p = widePlan{g: *g}
+	p.layout(pk)
+	g, k, xp := &p.g, p.k, p.pad
+	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
+	_ = w[woff+o*k-1]
+	plane := g.OH * g.OW
+	a := rowsArgs{wide: true, k: k, n: g.OH, xd: xp, offs: p.offs, ws: p.ws, ow: g.OW, wd: w, bd: bias, bs: bs, c: band, ldc: plane}
+	a.lo, a.hi = clampBounds(ep)
+	for i := 0; ; i++ {
+		o0, o1, ok := sink.BandChannels(i)
+		if !ok {
+			break
+		}
+		if o0%8 != 0 || o1 <= o0 || o1 > o || (o1-o0)%8 != 0 && o1 != o {
+			panic("gemm: ConvWideRowsBands: band channels not whole groups of 8")
+		}
+		_ = band[(o1-o0)*plane-1]
+		a.o, a.woff, a.bo = o1-o0, woff+o0*k, bo+o0*bs
+		sc.runRows(&a, 1, (o1-o0)*k*plane)
+		sink.Band(i, band, o0, o1)
+	}
+	a.xd, a.c, a.wd, a.bd = nil, nil, nil, nil
+	p.pad = nil
+	sc.done(pk)
+}
