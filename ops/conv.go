@@ -371,10 +371,10 @@ func convKernel(p *ProcessedNode, spec convSpec, pre *convPrepacked) error {
 // convRun is convKernel with other, the residual (nil: none): added
 // in the epilogue where the output's path has one and other is a
 // contiguous float32 tensor of the output's shape; else st.resLate is
-// set and the convolution runs without its epilogue.
-// convRun runs the node's convolution into out (the node's output, or
-// for gosr::conv_clamp_max_pool2d a tensor aside), or with st.pooled
-// set, where it fits, the pooled convolution into the node's output.
+// set and the convolution runs without its epilogue. The convolution
+// goes into out: the node's output, or gosr::conv_clamp_max_pool2d's
+// tensor aside, whose st.pooled takes the convolution instead where its
+// bands fit (see [Pooled convolution]).
 func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState, other *ivalue.Tensor, out *ivalue.Tensor) error {
 	st.resLate = false
 	x, err := gemmInput(p, 0, "conv input")

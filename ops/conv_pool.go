@@ -55,8 +55,6 @@ type convPool struct {
 	ran        bool      // the bands took this run
 	// aside is the convolution's output where the bands do not apply.
 	aside *ivalue.Tensor
-	// noBands turns the bands off (tests compare the two ways).
-	noBands bool
 }
 
 func init() {
@@ -104,7 +102,7 @@ func convPoolKernel(p *ProcessedNode, pre *convPrepacked) error {
 // kernels take the convolution, and the node's output (sized here)
 // does not overlap x (the bands write it while x is still read).
 func (cp *convPool) fits(p *ProcessedNode, g *convGeom, x *ivalue.Tensor) (bool, error) {
-	if cp.noBands || !convWideRowsFits(g) || g.n == 0 {
+	if !convWideRowsFits(g) || g.n == 0 {
 		return false, nil
 	}
 	in := poolInput{n: g.n, c: g.o, h: g.oh, w: g.ow, batched: g.batched}
