@@ -100,7 +100,7 @@ func TestConvClampMaxPool(t *testing.T) {
 func TestConvClampMaxPoolBadInput(t *testing.T) {
 	r := rand.New(rand.NewSource(22))
 	ints := graph.ListOf(graph.Int)
-	for _, k := range []int{3, 5} { // with one group, 36 taps (the bands) and 100 (whole); with two, whole
+	for _, k := range []int{3, 5} { // one group: the bands (36 and 100 taps); two: the whole convolution
 		for _, groups := range []int64{1, 2} {
 			x := randTensor(r, 1, 4, 12, 12)
 			w, bias := randTensor(r, 8, 4/int(groups), k, k), randTensor(r, 8)
