@@ -66,11 +66,28 @@ func randTensor(r *rand.Rand, sizes ...int) *ivalue.Tensor {
 	return ivalue.F32Tensor(d, sizes...)
 }
 
-// convNet prepares convNetIR with random weights and intra-op threads.
+// convNet prepares convNetIR with random weights and intra-op threads,
+// every node split where the kernels may split it (no calibration).
 func convNet(t testing.TB, threads int) *staticruntime.StaticModule {
-	r := rand.New(rand.NewSource(1))
 	opts := staticruntime.DefaultOptions()
 	opts.IntraOpThreads = threads
+	opts.IntraOpCalibrationRuns = -1
+	return convNetOpts(t, opts)
+}
+
+// convNetOneThread is convNet's input and its output with one thread.
+func convNetOneThread(t testing.TB) (ivalue.IValue, []float32) {
+	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(2)), 2, 16, 32, 32))
+	one := convNet(t, 1)
+	defer one.Close()
+	outs, err := one.NewRuntime().Run(x)
+	require.NoError(t, err)
+	return x, f32(t, outs[0])
+}
+
+// convNetOpts is convNet with options of the caller's.
+func convNetOpts(t testing.TB, opts staticruntime.Options) *staticruntime.StaticModule {
+	r := rand.New(rand.NewSource(1))
 	return prepare(t, convNetIR, &opts,
 		randTensor(r, 64, 16, 3, 3), randTensor(r, 64),
 		randTensor(r, 128, 64, 3, 3), randTensor(r, 256, 128, 1, 1),
@@ -87,12 +104,7 @@ func withProcs(t *testing.T, n int) {
 // across 2 or 3 goroutines changes no bit of the outputs, run after run.
 func TestIntraOpThreadsSameResult(t *testing.T) {
 	withProcs(t, 3)
-	x := ivalue.FromTensor(randTensor(rand.New(rand.NewSource(2)), 2, 16, 32, 32))
-	one := convNet(t, 1)
-	defer one.Close()
-	outs, err := one.NewRuntime().Run(x)
-	require.NoError(t, err)
-	want := f32(t, outs[0])
+	x, want := convNetOneThread(t)
 	require.Len(t, want, 2*320*100)
 	// The pointwise convolution, per image, is a gemm product, or with
 	// AVX-512 a split op of the rows kernel (gemm.PointwiseRows).
@@ -262,6 +274,8 @@ func TestIntraOpThreadsOps(t *testing.T) {
 	for _, threads := range []int{2, 3} {
 		opts := staticruntime.DefaultOptions()
 		opts.IntraOpThreads = threads
+		// The kernels' own splits: every node splits where it may.
+		opts.IntraOpCalibrationRuns = -1
 		m := prepare(t, actNetIR, &opts)
 		rt := m.NewRuntime()
 		for run := range 3 {
@@ -330,6 +344,8 @@ func TestIntraOpThreadsBlockedConvs(t *testing.T) {
 		r := rand.New(rand.NewSource(6))
 		opts := staticruntime.DefaultOptions()
 		opts.IntraOpThreads = threads
+		// The kernels' own splits: every node splits where it may.
+		opts.IntraOpCalibrationRuns = -1
 		m := prepare(t, blockedNetIR, &opts, randTensor(r, 64, 1, 3, 3), randTensor(r, 64),
 			randTensor(r, 64, 1, 3, 3), randTensor(r, 64, 8, 3, 3))
 		rt := m.NewRuntime()

@@ -64,6 +64,13 @@ type Options struct {
 	// Forked subgraphs (prim::fork) run each op on one goroutine: their
 	// parallelism is the inter-op pool's.
 	IntraOpThreads int
+	// IntraOpCalibrationRuns is, with IntraOpThreads above 1, the runs
+	// each way over which a runtime times every node of its top block
+	// split across the team and alone, after its first run; from then
+	// on the nodes that were no slower alone run alone (see [Split per
+	// node] in split.go). 0 means 4; negative, no calibration: every
+	// node splits where the kernels' thresholds allow.
+	IntraOpCalibrationRuns int
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).
 	CheckPlan bool

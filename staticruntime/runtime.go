@@ -91,6 +91,12 @@ type BlockRunner struct {
 	// at is the node running, -1 when the block is not running: where a
 	// kernel's panic struck (see runTop).
 	at int
+	// cal is the top block's calibration of its nodes' splits while it
+	// lasts; then, with aloneOn, alone[i] says node i runs without the
+	// intra-op team (see [Split per node]).
+	cal     *splitCal
+	alone   []bool
+	aloneOn bool
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.
@@ -106,15 +112,28 @@ func (b *BlockRunner) Run() error {
 	if b.check != nil || b.rt.checked {
 		return b.runChecked()
 	}
+	if b.cal != nil {
+		return b.runCalibrating()
+	}
 	nodes, pre := b.nodes, b.pre
+	var alone []bool
+	if b.aloneOn {
+		alone = b.alone
+	}
 	for i := range nodes {
 		b.at = i
 		if pre != nil && pre[i] != nil {
 			pre[i](&nodes[i])
 		}
+		if alone != nil {
+			b.rt.scratch.SetAlone(alone[i])
+		}
 		if err := nodes[i].Kernel(&nodes[i]); err != nil {
 			return b.fail(i, err)
 		}
+	}
+	if alone != nil {
+		b.rt.scratch.SetAlone(false)
 	}
 	b.at = -1
 	return nil
@@ -138,6 +157,9 @@ func (b *BlockRunner) runChecked() error {
 		}
 		if pre != nil && pre[i] != nil {
 			pre[i](&nodes[i])
+		}
+		if b.aloneOn {
+			b.rt.scratch.SetAlone(b.alone[i])
 		}
 		var err error
 		if prof != nil {
@@ -180,6 +202,9 @@ func (b *BlockRunner) runTop() (err error) {
 		if p := recover(); p != nil {
 			err = b.panicError(p)
 		}
+		// A run that ended at a node left alone leaves the team free
+		// for what follows.
+		b.rt.scratch.SetAlone(false)
 	}()
 	return b.Run()
 }
@@ -258,6 +283,12 @@ func (m *StaticModule) NewRuntime() *StaticRuntime {
 	}
 	r.planner.init(m)
 	r.setHooks()
+	if n := m.opts.IntraOpCalibrationRuns; r.scratch.Team() != nil && n >= 0 {
+		if n == 0 {
+			n = splitCalibrationRuns
+		}
+		r.top.startSplitCal(n)
+	}
 	if m.opts.CheckPlan {
 		r.top.check = func(step int) error { return r.planner.checkStep(r, step) }
 	}

@@ -76,6 +76,9 @@ type Scratch struct {
 	// par, from NewScratch with a team, splits large products across
 	// it (parallel.go); nil: one goroutine.
 	par *split
+	// alone keeps everything on the caller's goroutine while set
+	// (SetAlone).
+	alone bool
 	// parts is PartBufs' memory.
 	parts []PartBuf
 }

@@ -77,12 +77,22 @@ func NewScratch(team *parallel.Team) *Scratch {
 	return sc
 }
 
-// Team is the scratch's team (nil: none).
+// Team is the scratch's team (nil: none, or SetAlone on).
 func (sc *Scratch) Team() *parallel.Team {
-	if sc == nil || sc.par == nil {
+	if sc == nil || sc.par == nil || sc.alone {
 		return nil
 	}
 	return sc.par.team
+}
+
+// SetAlone keeps the scratch's products and ops on the caller's
+// goroutine (on), its team idle, until turned off: a runtime sets it for
+// the nodes that ran faster alone (see [Split per node] in
+// staticruntime). No-op on a nil scratch.
+func (sc *Scratch) SetAlone(on bool) {
+	if sc != nil {
+		sc.alone = on
+	}
 }
 
 // Splits is the number of products the scratch has split across its
@@ -113,7 +123,7 @@ func (sc *Scratch) NoteOpSplit() {
 // split runs the product on the scratch's team if it has one and the
 // product is large enough, and reports whether it did.
 func (sc *Scratch) split(m, n, k int, alpha float32, a, b Mat, conv *ConvSrc, pre *PrepackedB, preA *PrepackedA, c []float32, coff, ldc int, ep *Epilogue) bool {
-	if sc == nil || sc.par == nil {
+	if sc.Team() == nil {
 		return false
 	}
 	parts := min(sc.par.team.Size(), m*n*k/parMinPart)

@@ -218,7 +218,7 @@ func (j *rowsJob) RunPart(i, _ int) {
 // is the same either way.
 func (sc *Scratch) runRows(a *rowsArgs, unit, work int) {
 	parts := 1
-	if sc != nil && sc.par != nil {
+	if sc.Team() != nil {
 		parts = min(sc.par.team.Size(), work/parMinPart, (a.n+unit-1)/unit)
 	}
 	if parts < 2 {

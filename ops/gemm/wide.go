@@ -428,7 +428,7 @@ type wideJob struct {
 // wideSplit runs the plan on the scratch's team if it has one and the
 // convolution is large enough, and reports whether it did.
 func (sc *Scratch) wideSplit(p *widePlan, x []float32, xoff, sC, sH, sW int) bool {
-	if sc == nil || sc.par == nil {
+	if sc.Team() == nil {
 		return false
 	}
 	work := p.g.Groups * p.og * p.k * p.npad
