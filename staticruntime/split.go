@@ -16,7 +16,9 @@ import "time"
 // (gemm.Scratch.SetAlone), keeps each node's fastest run each way, and
 // from then on runs alone every node that was no slower alone. The
 // first run (first-run allocations, packing on first use) is not
-// timed. A node with sub-blocks (If, Loop) is timed and chosen whole;
+// timed, nor are the runs that go through runChecked (a context that
+// can end, per-node profiling, CheckPlan): they run every node split
+// where it may until the calibration is over. A node with sub-blocks (If, Loop) is timed and chosen whole;
 // its nodes follow it. Every choice gives the same bits: a split op
 // computes what one goroutine computes.
 
