@@ -262,15 +262,10 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 	}
 	groups := int(gv.Int())
 	o := w.Size(0)
-	if groups <= 0 || o%groups != 0 || w.Numel() == 0 {
+	if groups <= 0 || o%groups != 0 {
 		return nil
 	}
-	wd, woff := w.F32(), w.Offset()
-	if !w.IsContiguous() {
-		wd, woff = make([]float32, w.Numel()), 0
-		gemmCopyContig(wd, w)
-	}
-	pre := &convPrepacked{w: w, groups: groups, rows: wd[woff : woff+w.Numel()]}
+	pre := &convPrepacked{w: w, groups: groups, rows: prepackRows(w)}
 	pre.blkOK = useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0
 	return pre
 }
@@ -283,13 +278,19 @@ func convPrepackDepthwise(w *ivalue.Tensor, groups int64) *convPrepacked {
 	if !useAVX2 || w.Dim() != 4 || w.Size(1) != 1 || groups != int64(o) || o < 2 {
 		return nil
 	}
-	wd, woff := w.F32(), w.Offset()
-	if !w.IsContiguous() {
-		wd, woff = make([]float32, w.Numel()), 0
-		gemmCopyContig(wd, w)
-	}
-	rows := wd[woff : woff+w.Numel()]
+	rows := prepackRows(w)
 	return &convPrepacked{w: w, groups: o, rows: rows, dw: depthwiseBlockedWeights(rows, o, w.Size(2)*w.Size(3))}
+}
+
+// prepackRows is a constant weight's elements in order: its own memory
+// where contiguous, else a copy (convPrepacked.rows).
+func prepackRows(w *ivalue.Tensor) []float32 {
+	if !w.IsContiguous() {
+		wd := make([]float32, w.Numel())
+		gemmCopyContig(wd, w)
+		return wd
+	}
+	return w.F32()[w.Offset() : w.Offset()+w.Numel()]
 }
 
 // convGeom is one convolution's geometry, 1-d as 2-d with height 1.
@@ -303,6 +304,12 @@ type convGeom struct {
 	groups         int
 	oh, ow         int
 	batched        bool
+}
+
+// wideConv is g's geometry for gemm's wide paths, with groups groups.
+func (g *convGeom) wideConv(groups int) gemm.WideConv {
+	return gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
+		PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: groups}
 }
 
 // convPair reads an int list argument of d (1 or 2) values; a single
@@ -503,14 +510,20 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 			return Errorf("conv: input %v (padded) is smaller than the dilated kernel %v", x.Sizes(), w.Sizes())
 		}
 	}
+	var bd []float32
+	bo, bs := 0, 0
+	if bias != nil {
+		bd, bo, bs = bias.F32(), bias.Offset(), bias.Strides()[0]
+	}
 	if st.pooled != nil && other == nil && act == nil && dims == 2 {
+		st.pooled.convNumel = int64(g.n * g.o * g.oh * g.ow)
 		ok, err := st.pooled.fits(p, &g, x)
 		if err != nil {
 			return err
 		}
 		if ok {
 			wd, woff := convWeightRows(st, w)
-			st.pooled.run(p.Scratch, &g, x, wd, woff, bias, ep)
+			st.pooled.run(p.Scratch, &g, x, wd, woff, bd, bo, bs, ep)
 			return nil
 		}
 	}
@@ -560,11 +573,6 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		}
 	}
 	plane := g.oh * g.ow
-	var bd []float32
-	bo, bs := 0, 0
-	if bias != nil {
-		bd, bo, bs = bias.F32(), bias.Offset(), bias.Strides()[0]
-	}
 	kdim := w.Size(1) * g.kh * g.kw
 	og := g.o / g.groups
 	depthwise := w.Size(1) == 1 && g.groups == g.c
@@ -620,8 +628,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		return nil
 	}
 	if convWideRowsFits(&g) {
-		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
-			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: 1}
+		wg := g.wideConv(1)
 		wd, woff := convWeightRows(st, w)
 		for nn := 0; nn < g.n; nn++ {
 			gemm.ConvWideRows(p.Scratch, &wg, g.o, wd, woff, x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
@@ -629,8 +636,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		return nil
 	}
 	if pre != nil && pre.w == w && pre.groups == g.groups && convUseWide(&g) {
-		wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
-			PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: g.groups}
+		wg := g.wideConv(g.groups)
 		for nn := 0; nn < g.n; nn++ {
 			gemm.ConvWide(p.Scratch, &wg, pre.packedA(), x.F32(), x.Offset()+nn*g.sN, g.sC, g.sH, g.sW, bd, bo, bs, rd, roff+nn*g.o*plane, c, nn*g.o*plane, ep, act)
 		}

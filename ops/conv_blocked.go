@@ -66,13 +66,23 @@ func depthwiseBlockedWeights(w []float32, c, kk int) []float32 {
 	const cb = 8
 	nblk := (c + cb - 1) / cb
 	blk := make([]float32, nblk*kk*cb)
-	for ch := 0; ch < c; ch++ {
-		b, j := ch/cb, ch%cb
-		for q := 0; q < kk; q++ {
-			blk[(b*kk+q)*cb+j] = w[ch*kk+q]
-		}
+	for b := range nblk {
+		depthwiseBlockWeights(blk[b*kk*cb:(b+1)*kk*cb], w[b*cb*kk:], min(cb, c-b*cb), kk)
 	}
 	return blk
+}
+
+// depthwiseBlockWeights lays out one block of eight channels, nch of
+// them in w (kk taps each, from w[0]), into dst as [tap][8], zero past
+// nch.
+func depthwiseBlockWeights(dst, w []float32, nch, kk int) {
+	const cb = 8
+	clear(dst[:kk*cb])
+	for j := 0; j < nch; j++ {
+		for q := 0; q < kk; q++ {
+			dst[q*cb+j] = w[j*kk+q]
+		}
+	}
 }
 
 // dwcRun is one channel-blocked convolution's arguments and layout,
@@ -299,12 +309,7 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 			wk = r.wblk[c0*kk : (c0+cb)*kk]
 		} else {
 			wk = buf.W[:kk*cb]
-			clear(wk)
-			for j := 0; j < nch; j++ {
-				for q := 0; q < kk; q++ {
-					wk[q*cb+j] = r.wd[r.woff+(c0+j)*kk+q]
-				}
-			}
+			depthwiseBlockWeights(wk, r.wd[r.woff+c0*kk:], nch, kk)
 		}
 		r.blockBias(bias, c0, nch)
 		ob := (nn*g.o + c0) * plane

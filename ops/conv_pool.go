@@ -53,6 +53,9 @@ type convPool struct {
 	out        []float32 // the node's output (all images)
 	img        []float32 // the image whose bands run
 	ran        bool      // the bands took this run
+	// convNumel is the latest run's convolution output's elements (for
+	// FLOPs: the node's output is the pooled one).
+	convNumel int64
 	// aside is the convolution's output where the bands do not apply.
 	aside *ivalue.Tensor
 }
@@ -120,22 +123,16 @@ func (cp *convPool) fits(p *ProcessedNode, g *convGeom, x *ivalue.Tensor) (bool,
 }
 
 // run computes the pooled convolution of x (geometry g, weight rows wd
-// at woff) into cp.out, which fits sized, image by image, band by
+// at woff, bias bd[bo+o*bs], nil: none) into cp.out, which fits sized, image by image, band by
 // band.
-func (cp *convPool) run(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, wd []float32, woff int, bias *ivalue.Tensor, ep gemm.Clamp) {
+func (cp *convPool) run(sc *gemm.Scratch, g *convGeom, x *ivalue.Tensor, wd []float32, woff int, bd []float32, bo, bs int, ep gemm.Clamp) {
 	// Channels a band: whole groups of 8 whose planes fit
 	// convPoolBandFloats, at least 8.
 	plane := g.oh * g.ow
 	cp.group = max(8, convPoolBandFloats/plane/8*8)
 	cp.oh, cp.ow, cp.ch = g.oh, g.ow, g.o
 	band := sc.Floats(min(cp.group, g.o) * plane)
-	wg := gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
-		PadH: g.padH, PadW: g.padW, DilH: g.dilH, DilW: g.dilW, OH: g.oh, OW: g.ow, Groups: 1}
-	var bd []float32
-	bo, bs := 0, 0
-	if bias != nil {
-		bd, bo, bs = bias.F32(), bias.Offset(), bias.Strides()[0]
-	}
+	wg := g.wideConv(1)
 	img := g.o * cp.q.oh * cp.q.ow
 	for nn := 0; nn < g.n; nn++ {
 		cp.img = cp.out[nn*img : (nn+1)*img]

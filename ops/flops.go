@@ -52,8 +52,12 @@ func FLOPs(p *ProcessedNode) int64 {
 	case "aten::conv1d", "aten::conv2d", "aten::conv3d", "gosr::conv_clamp", "gosr::conv_add_clamp", "gosr::conv_act":
 		return 2 * numel * window(in(1))
 	case "gosr::conv_clamp_max_pool2d":
-		// The convolution's output, not the pooled one.
-		return 2 * convPoolConvNumel(p, in(0), in(1)) * window(in(1))
+		// The convolution's output, not the pooled one: the run noted
+		// its size.
+		if st, ok := p.State.(*convState); ok && st.pooled != nil {
+			return 2 * st.pooled.convNumel * window(in(1))
+		}
+		return 0
 	case "aten::_convolution":
 		if len(p.In) > 6 && p.Values[p.In[6]].Kind() == ivalue.KindBool && p.Values[p.In[6]].Bool() {
 			// Transposed: each input element meets out-channels per
@@ -93,40 +97,4 @@ func FLOPs(p *ProcessedNode) int64 {
 		return 2 * batch * (2*l*e*e + 2*s*e*e + 2*l*s*e)
 	}
 	return 0
-}
-
-// convPoolConvNumel is the elements of gosr::conv_clamp_max_pool2d's
-// convolution output (before the pooling), from its input x, weight w
-// and the stride, padding and dilation inputs.
-func convPoolConvNumel(p *ProcessedNode, x, w *ivalue.Tensor) int64 {
-	if x == nil || w == nil || w.Dim() != 4 || x.Dim() < 3 {
-		return 0
-	}
-	var buf [2]int
-	pair := func(i int) (int, int) {
-		if i >= len(p.In) {
-			return 0, 0
-		}
-		switch v := p.IntsInto(i, buf[:0]); len(v) {
-		case 1:
-			return v[0], v[0]
-		case 2:
-			return v[0], v[1]
-		}
-		return 0, 0
-	}
-	sh, sw := pair(3)
-	ph, pw := pair(4)
-	dh, dw := pair(5)
-	if sh <= 0 || sw <= 0 {
-		return 0
-	}
-	d := x.Dim()
-	oh := (x.Size(d-2)+2*ph-dh*(w.Size(2)-1)-1)/sh + 1
-	ow := (x.Size(d-1)+2*pw-dw*(w.Size(3)-1)-1)/sw + 1
-	n := int64(1)
-	if d == 4 {
-		n = int64(x.Size(0))
-	}
-	return n * int64(w.Size(0)) * int64(max(oh, 0)) * int64(max(ow, 0))
 }

@@ -33,8 +33,8 @@ type splitCal struct {
 	best [2][]time.Duration
 }
 
-// newSplitCal starts the calibration of n nodes over pairs runs each
-// way, and sizes b.alone, set when it ends.
+// startSplitCal starts the calibration of b's nodes over pairs runs
+// each way, and sizes b.alone, set when it ends.
 func (b *BlockRunner) startSplitCal(pairs int) {
 	n := len(b.nodes)
 	b.cal = &splitCal{pairs: pairs, best: [2][]time.Duration{make([]time.Duration, n), make([]time.Duration, n)}}

@@ -278,26 +278,39 @@ const rowsBlockFloats = 64 << 10
 // kernels (see [Wide rows]). Needs HasRows. The output may not overlap
 // the input.
 func ConvWideRows(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, res []float32, roff int, out []float32, ooff int, ep Clamp, act Activation) {
-	pk := sc.bufs()
-	p := &pk.wide.plan
-	*p = widePlan{g: *g}
-	// Row oh reads up to maxOff + oh*ws + OW - 1, inside the copy (OW <=
-	// ws, npad >= OH*ws: see [Wide convolution]).
-	p.layout(pk)
-	g, k, xp := &p.g, p.k, p.pad
-	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
-
-	plane := g.OH * g.OW
-	_ = w[woff+o*k-1]
+	pk, a := sc.wideRows(g, o, w, woff, x, xoff, sC, sH, sW, bias, bo, bs, ep)
+	plane := a.n * a.ow
 	_ = out[ooff+o*plane-1]
 	if res != nil {
 		_ = res[roff+o*plane-1]
 	}
-	a := rowsArgs{wide: true, o: o, k: k, n: g.OH, xd: xp, offs: p.offs, ws: p.ws, ow: g.OW, wd: w, woff: woff,
-		bd: bias, bo: bo, bs: bs, res: res, roff: roff, c: out, coff: ooff, ldc: plane, act: act}
+	a.res, a.roff, a.c, a.coff, a.ldc, a.act = res, roff, out, ooff, plane, act
+	sc.runRows(&a, 1, o*a.k*plane)
+	sc.wideRowsDone(pk)
+}
+
+// wideRows makes g's phase-split copy (see [Wide convolution]) in sc's
+// buffers and returns them and the rows kernel's arguments over it for
+// o output channels of the weight rows at w[woff:], bias and clamp
+// set, the output left to the caller, who ends with wideRowsDone. Row
+// oh reads up to maxOff + oh*ws + OW - 1, inside the copy (OW <= ws,
+// npad >= OH*ws).
+func (sc *Scratch) wideRows(g *WideConv, o int, w []float32, woff int, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, ep Clamp) (*packBufs, rowsArgs) {
+	pk := sc.bufs()
+	p := &pk.wide.plan
+	*p = widePlan{g: *g}
+	p.layout(pk)
+	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, p.g.C)
+	_ = w[woff+o*p.k-1]
+	a := rowsArgs{wide: true, o: o, k: p.k, n: p.g.OH, xd: p.pad, offs: p.offs, ws: p.ws, ow: p.g.OW, wd: w, woff: woff,
+		bd: bias, bo: bo, bs: bs}
 	a.lo, a.hi = clampBounds(ep)
-	sc.runRows(&a, 1, o*k*plane)
-	p.pad = nil
+	return pk, a
+}
+
+// wideRowsDone gives back what wideRows took.
+func (sc *Scratch) wideRowsDone(pk *packBufs) {
+	pk.wide.plan.pad = nil
 	sc.done(pk)
 }
 
@@ -319,16 +332,9 @@ type BandSink interface {
 // computed: the phase-split copy is made once, and each channel's plane
 // is computed as ConvWideRows computes it, the same bits. Needs HasRows.
 func ConvWideRowsBands(sc *Scratch, g *WideConv, o int, w []float32, woff int, x []float32, xoff, sC, sH, sW int, bias []float32, bo, bs int, ep Clamp, band []float32, sink BandSink) {
-	pk := sc.bufs()
-	p := &pk.wide.plan
-	*p = widePlan{g: *g}
-	p.layout(pk)
-	g, k, xp := &p.g, p.k, p.pad
-	widePhaseCopy(p, x, xoff, sC, sH, sW, 0, g.C)
-	_ = w[woff+o*k-1]
-	plane := g.OH * g.OW
-	a := rowsArgs{wide: true, k: k, n: g.OH, xd: xp, offs: p.offs, ws: p.ws, ow: g.OW, wd: w, bd: bias, bs: bs, c: band, ldc: plane}
-	a.lo, a.hi = clampBounds(ep)
+	pk, a := sc.wideRows(g, o, w, woff, x, xoff, sC, sH, sW, bias, bo, bs, ep)
+	plane := a.n * a.ow
+	a.c, a.ldc = band, plane
 	for i := 0; ; i++ {
 		o0, o1, ok := sink.BandChannels(i)
 		if !ok {
@@ -338,11 +344,9 @@ func ConvWideRowsBands(sc *Scratch, g *WideConv, o int, w []float32, woff int, x
 			panic("gemm: ConvWideRowsBands: band channels not whole groups of 8")
 		}
 		_ = band[(o1-o0)*plane-1]
-		a.o, a.woff, a.bo = o1-o0, woff+o0*k, bo+o0*bs
-		sc.runRows(&a, 1, (o1-o0)*k*plane)
+		a.o, a.woff, a.bo = o1-o0, woff+o0*a.k, bo+o0*bs
+		sc.runRows(&a, 1, (o1-o0)*a.k*plane)
 		sink.Band(i, band, o0, o1)
 	}
-	a.xd, a.c, a.wd, a.bd = nil, nil, nil, nil
-	p.pad = nil
-	sc.done(pk)
+	sc.wideRowsDone(pk)
 }
