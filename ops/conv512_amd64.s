@@ -149,6 +149,198 @@ bz2done:
 	VZEROUPPER
 	RET
 
+// BC4CI adds input channel CI's products at one tap to the four output
+// blocks' tile: blocks A and B's 16 weights at R12 and R10 bytes
+// further, C and D's at AX and R10 bytes further (Z24-Z27), the channel
+// at each of six positions 32 bytes apart (R13 + 4*CI + 32*i, broadcast
+// into Z28 and Z29 by turns), 24 FMAs; position i's block b sums in
+// Z(4i+b).
+#define BC4CI(CI) \
+	VMOVUPS (CI*64)(R12), Z24; \
+	VMOVUPS (CI*64)(R12)(R10*1), Z25; \
+	VMOVUPS (CI*64)(AX), Z26; \
+	VMOVUPS (CI*64)(AX)(R10*1), Z27; \
+	VBROADCASTSS (CI*4+0)(R13), Z28; \
+	VFMADD231PS Z24, Z28, Z0; \
+	VFMADD231PS Z25, Z28, Z1; \
+	VFMADD231PS Z26, Z28, Z2; \
+	VFMADD231PS Z27, Z28, Z3; \
+	VBROADCASTSS (CI*4+32)(R13), Z29; \
+	VFMADD231PS Z24, Z29, Z4; \
+	VFMADD231PS Z25, Z29, Z5; \
+	VFMADD231PS Z26, Z29, Z6; \
+	VFMADD231PS Z27, Z29, Z7; \
+	VBROADCASTSS (CI*4+64)(R13), Z28; \
+	VFMADD231PS Z24, Z28, Z8; \
+	VFMADD231PS Z25, Z28, Z9; \
+	VFMADD231PS Z26, Z28, Z10; \
+	VFMADD231PS Z27, Z28, Z11; \
+	VBROADCASTSS (CI*4+96)(R13), Z29; \
+	VFMADD231PS Z24, Z29, Z12; \
+	VFMADD231PS Z25, Z29, Z13; \
+	VFMADD231PS Z26, Z29, Z14; \
+	VFMADD231PS Z27, Z29, Z15; \
+	VBROADCASTSS (CI*4+128)(R13), Z28; \
+	VFMADD231PS Z24, Z28, Z16; \
+	VFMADD231PS Z25, Z28, Z17; \
+	VFMADD231PS Z26, Z28, Z18; \
+	VFMADD231PS Z27, Z28, Z19; \
+	VBROADCASTSS (CI*4+160)(R13), Z29; \
+	VFMADD231PS Z24, Z29, Z20; \
+	VFMADD231PS Z25, Z29, Z21; \
+	VFMADD231PS Z26, Z29, Z22; \
+	VFMADD231PS Z27, Z29, Z23
+
+// BC4LOAD sets position P's four accumulators from the 8+8 channel
+// halves at OFF of DI / R14 (block A), R11 bytes on (B), 2*R11 bytes on
+// (C) and R13 bytes on (D).
+#define BC4LOAD(Z0, Y0, Z1, Y1, Z2, Y2, Z3, Y3, OFF) \
+	VMOVUPS OFF(DI), Y0; \
+	VINSERTF64X4 $1, OFF(R14), Z0, Z0; \
+	VMOVUPS OFF(DI)(R11*1), Y1; \
+	VINSERTF64X4 $1, OFF(R14)(R11*1), Z1, Z1; \
+	VMOVUPS OFF(DI)(R11*2), Y2; \
+	VINSERTF64X4 $1, OFF(R14)(R11*2), Z2, Z2; \
+	VMOVUPS OFF(DI)(R13*1), Y3; \
+	VINSERTF64X4 $1, OFF(R14)(R13*1), Z3, Z3
+
+// BC4STORE clamps one accumulator to [Z28, Z29] (NaN passing through)
+// and stores its halves at OFF of B1 and B2 as BC4LOAD reads them.
+#define BC4STORE(Z, Y, B1, B2) \
+	VMAXPS Z, Z28, Z; \
+	VMINPS Z, Z29, Z; \
+	VMOVUPS Y, B1; \
+	VEXTRACTF64X4 $1, Z, B2
+
+// func bcRow4AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRow2AVX512 for four output blocks of 16 channels at once, each
+// block where bcRow2AVX512's block B is from block A's: block k's
+// weights k*wpair bytes after A's, its output k*opair bytes after A's,
+// its bias k*bpair bytes after A's. Six positions of four blocks are 24
+// accumulators: four weight vectors and six broadcasts a channel and
+// tap for 24 FMAs, where bcRow2AVX512 loads two and six for twelve
+// (see [Paired output blocks]). Each element's sum is bcRowAVX2's, in
+// the same order, bit for bit.
+TEXT ·bcRow4AVX512(SB), NOSPLIT, $0-120
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ offs+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wpair+96(FP), R10
+	MOVQ half+88(FP), R14
+	ADDQ DI, R14
+
+b4block:
+	TESTQ CX, CX
+	JEQ   b4done
+	MOVQ opair+104(FP), R11
+	LEAQ (R11)(R11*2), R13
+	CMPQ acc+80(FP), $0
+	JNE  b4acc
+	MOVQ bias+48(FP), AX
+	MOVQ bpair+112(FP), BX
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(BX*1), Z1
+	VMOVUPS (AX)(BX*2), Z2
+	LEAQ (BX)(BX*2), BX
+	VMOVUPS (AX)(BX*1), Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z2, Z6
+	VMOVAPS Z3, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z2, Z10
+	VMOVAPS Z3, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	VMOVAPS Z2, Z14
+	VMOVAPS Z3, Z15
+	VMOVAPS Z0, Z16
+	VMOVAPS Z1, Z17
+	VMOVAPS Z2, Z18
+	VMOVAPS Z3, Z19
+	VMOVAPS Z0, Z20
+	VMOVAPS Z1, Z21
+	VMOVAPS Z2, Z22
+	VMOVAPS Z3, Z23
+	JMP  b4start
+
+b4acc:
+	BC4LOAD(Z0, Y0, Z1, Y1, Z2, Y2, Z3, Y3, 0)
+	BC4LOAD(Z4, Y4, Z5, Y5, Z6, Y6, Z7, Y7, 32)
+	BC4LOAD(Z8, Y8, Z9, Y9, Z10, Y10, Z11, Y11, 64)
+	BC4LOAD(Z12, Y12, Z13, Y13, Z14, Y14, Z15, Y15, 96)
+	BC4LOAD(Z16, Y16, Z17, Y17, Z18, Y18, Z19, Y19, 128)
+	BC4LOAD(Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23, 160)
+
+b4start:
+	MOVQ SI, R11
+	MOVQ R9, R12
+	LEAQ (R9)(R10*2), AX
+	MOVQ nib+64(FP), DX
+
+b4ib:
+	XORQ BX, BX
+
+b4tap:
+	MOVQ (R8)(BX*8), R13
+	ADDQ R11, R13
+	BC4CI(0)
+	BC4CI(1)
+	BC4CI(2)
+	BC4CI(3)
+	BC4CI(4)
+	BC4CI(5)
+	BC4CI(6)
+	BC4CI(7)
+	ADDQ $512, R12
+	ADDQ $512, AX
+	INCQ BX
+	CMPQ BX, taps+40(FP)
+	JLT  b4tap
+	ADDQ bstride+72(FP), R11
+	DECQ DX
+	JNZ  b4ib
+	MOVQ opair+104(FP), R11
+	LEAQ (R11)(R11*2), R13
+	VBROADCASTSS lo+56(FP), Z28
+	VBROADCASTSS hi+60(FP), Z29
+	BC4STORE(Z0, Y0, 0(DI), 0(R14))
+	BC4STORE(Z1, Y1, 0(DI)(R11*1), 0(R14)(R11*1))
+	BC4STORE(Z2, Y2, 0(DI)(R11*2), 0(R14)(R11*2))
+	BC4STORE(Z3, Y3, 0(DI)(R13*1), 0(R14)(R13*1))
+	BC4STORE(Z4, Y4, 32(DI), 32(R14))
+	BC4STORE(Z5, Y5, 32(DI)(R11*1), 32(R14)(R11*1))
+	BC4STORE(Z6, Y6, 32(DI)(R11*2), 32(R14)(R11*2))
+	BC4STORE(Z7, Y7, 32(DI)(R13*1), 32(R14)(R13*1))
+	BC4STORE(Z8, Y8, 64(DI), 64(R14))
+	BC4STORE(Z9, Y9, 64(DI)(R11*1), 64(R14)(R11*1))
+	BC4STORE(Z10, Y10, 64(DI)(R11*2), 64(R14)(R11*2))
+	BC4STORE(Z11, Y11, 64(DI)(R13*1), 64(R14)(R13*1))
+	BC4STORE(Z12, Y12, 96(DI), 96(R14))
+	BC4STORE(Z13, Y13, 96(DI)(R11*1), 96(R14)(R11*1))
+	BC4STORE(Z14, Y14, 96(DI)(R11*2), 96(R14)(R11*2))
+	BC4STORE(Z15, Y15, 96(DI)(R13*1), 96(R14)(R13*1))
+	BC4STORE(Z16, Y16, 128(DI), 128(R14))
+	BC4STORE(Z17, Y17, 128(DI)(R11*1), 128(R14)(R11*1))
+	BC4STORE(Z18, Y18, 128(DI)(R11*2), 128(R14)(R11*2))
+	BC4STORE(Z19, Y19, 128(DI)(R13*1), 128(R14)(R13*1))
+	BC4STORE(Z20, Y20, 160(DI), 160(R14))
+	BC4STORE(Z21, Y21, 160(DI)(R11*1), 160(R14)(R11*1))
+	BC4STORE(Z22, Y22, 160(DI)(R11*2), 160(R14)(R11*2))
+	BC4STORE(Z23, Y23, 160(DI)(R13*1), 160(R14)(R13*1))
+	ADDQ $192, SI
+	ADDQ $192, DI
+	ADDQ $192, R14
+	DECQ CX
+	JMP  b4block
+
+b4done:
+	VZEROUPPER
+	RET
+
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
 // block reads at in and goes to out, its second at in2 and to out2, each

@@ -341,8 +341,9 @@ func TestDirectBlocked(t *testing.T) {
 		{1, 32, 32, 14, 14, 3, 1, 0, 2}, {2, 16, 16, 15, 13, 3, 1, 2, 2}, {1, 8, 16, 11, 12, 5, 2, 0, 2}, {1, 8, 32, 56, 56, 3, 1, 0, 2},
 		// 1x1 at stride 2 (resnet's downsampling), odd and even sizes.
 		{1, 32, 64, 14, 14, 1, 0, 0, 2}, {2, 16, 32, 15, 13, 1, 0, 3, 2},
-		// Three output blocks: a pair and one alone, by rows and flat.
-		{1, 16, 48, 9, 24, 3, 1, 0, 1}, {1, 16, 48, 7, 7, 3, 1, 0, 1},
+		// Three output blocks: a pair and one alone, by rows and flat;
+		// seven: four, a pair and one.
+		{1, 16, 48, 9, 24, 3, 1, 0, 1}, {1, 16, 48, 7, 7, 3, 1, 0, 1}, {1, 16, 112, 9, 24, 3, 1, 0, 1}, {1, 16, 112, 7, 7, 3, 1, 0, 1},
 		// 1x1 at stride 1 over small maps (see [Small pointwise maps]):
 		// flat (7x7, a batch of 6x8) and by rows (10x24).
 		{1, 32, 64, 7, 7, 1, 0, 0, 1}, {2, 16, 48, 6, 8, 1, 0, 3, 1}, {1, 16, 240, 10, 24, 1, 0, 0, 1},

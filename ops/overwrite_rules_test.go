@@ -683,7 +683,7 @@ func BenchmarkInPlacePool(b *testing.B) {
 func BenchmarkInPlacePointwise(b *testing.B) {
 	r := rand.New(rand.NewSource(6))
 	ints := graph.ListOf(graph.Int)
-	for _, s := range []struct{ c, o, hw int }{{112, 672, 14}, {672, 112, 14}, {128, 16, 55}, {40, 240, 28}} {
+	for _, s := range []struct{ c, o, hw int }{{112, 672, 14}, {672, 112, 14}, {128, 16, 55}, {40, 240, 28}, {512, 1000, 13}, {256, 1024, 14}, {160, 960, 7}} {
 		x0 := randTensor(r, 1, s.c, s.hw, s.hw)
 		w, bias := randTensor(r, s.o, s.c, 1, 1), randTensor(r, s.o)
 		mk := func(x *ivalue.Tensor) *ops.ProcessedNode {

@@ -32,7 +32,7 @@ func kernel6x32WideAVX512(k int, a, b *float32, offs *int, c *float32, ldc int, 
 func fmaPeak512(n int)
 
 //go:noescape
-func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32)
+func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32, pf int)
 
 //go:noescape
 func gemv4AVX512(a *float32, lda int, x *float32, k int, y *float32, m int, alpha float32)

@@ -76,5 +76,5 @@ func kernelEpi32(k int, a, b, c []float32, ldc int, add bool, bias *[MR]float32,
 func kernel6x32WideAVX512(k int, a, b *float32, offs *int, c *float32, ldc int, add int) {}
 
 // rows8x32AVX512 is never called here: HasRows is false.
-func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32) {
+func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32, pf int) {
 }

@@ -9,8 +9,10 @@
 // R9 walks offs; K1 and K2 mask each half) times the eight weights w[r*k + q] (R12 and
 // BX walk rows 0-3 and 4-7, R14 = 4k bytes apart, R15 = 12k), the
 // residual rows (nil: none) added, the clamp to [Z18, Z19], the rows
-// stored under the masks.
-#define ROWSCHUNK(QLOOP, NORES) \
+// stored under the masks. PF follows each input row's load, RPF each
+// residual row's, OPF each output row's store (the prefetches of
+// [Prefetched rows] in rows.go, or NOPREFETCH).
+#define ROWSCHUNK(QLOOP, NORES, PF, RPF, OPF) \
 	VBROADCASTSS 0(AX), Z0; \
 	VBROADCASTSS 4(AX), Z2; \
 	VBROADCASTSS 8(AX), Z4; \
@@ -36,6 +38,7 @@ QLOOP: \
 	MOVQ (R9), DX; \
 	VMOVUPS.Z (CX)(DX*4), K1, Z16; \
 	VMOVUPS.Z 64(CX)(DX*4), K2, Z17; \
+	PF; \
 	VBROADCASTSS (R12), Z20; \
 	VBROADCASTSS (R12)(R14*1), Z21; \
 	VBROADCASTSS (R12)(R14*2), Z22; \
@@ -72,41 +75,49 @@ QLOOP: \
 	MOVQ ldr+96(FP), R10; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z0, Z0; \
 	VADDPS Z21, Z1, Z1; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z2, Z2; \
 	VADDPS Z21, Z3, Z3; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z4, Z4; \
 	VADDPS Z21, Z5, Z5; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z6, Z6; \
 	VADDPS Z21, Z7, Z7; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z8, Z8; \
 	VADDPS Z21, Z9, Z9; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z10, Z10; \
 	VADDPS Z21, Z11, Z11; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z12, Z12; \
 	VADDPS Z21, Z13, Z13; \
 	ADDQ R10, R13; \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
 	VADDPS Z20, Z14, Z14; \
 	VADDPS Z21, Z15, Z15; \
 	ADDQ R10, R13; \
@@ -118,6 +129,7 @@ NORES: \
 	VMINPS Z1, Z19, Z1; \
 	VMOVUPS Z0, K1, (DX); \
 	VMOVUPS Z1, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z2, Z18, Z2; \
 	VMAXPS Z3, Z18, Z3; \
@@ -125,6 +137,7 @@ NORES: \
 	VMINPS Z3, Z19, Z3; \
 	VMOVUPS Z2, K1, (DX); \
 	VMOVUPS Z3, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z4, Z18, Z4; \
 	VMAXPS Z5, Z18, Z5; \
@@ -132,6 +145,7 @@ NORES: \
 	VMINPS Z5, Z19, Z5; \
 	VMOVUPS Z4, K1, (DX); \
 	VMOVUPS Z5, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z6, Z18, Z6; \
 	VMAXPS Z7, Z18, Z7; \
@@ -139,6 +153,7 @@ NORES: \
 	VMINPS Z7, Z19, Z7; \
 	VMOVUPS Z6, K1, (DX); \
 	VMOVUPS Z7, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z8, Z18, Z8; \
 	VMAXPS Z9, Z18, Z9; \
@@ -146,6 +161,7 @@ NORES: \
 	VMINPS Z9, Z19, Z9; \
 	VMOVUPS Z8, K1, (DX); \
 	VMOVUPS Z9, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z10, Z18, Z10; \
 	VMAXPS Z11, Z18, Z11; \
@@ -153,6 +169,7 @@ NORES: \
 	VMINPS Z11, Z19, Z11; \
 	VMOVUPS Z10, K1, (DX); \
 	VMOVUPS Z11, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z12, Z18, Z12; \
 	VMAXPS Z13, Z18, Z13; \
@@ -160,6 +177,7 @@ NORES: \
 	VMINPS Z13, Z19, Z13; \
 	VMOVUPS Z12, K1, (DX); \
 	VMOVUPS Z13, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX; \
 	VMAXPS Z14, Z18, Z14; \
 	VMAXPS Z15, Z18, Z15; \
@@ -167,16 +185,27 @@ NORES: \
 	VMINPS Z15, Z19, Z15; \
 	VMOVUPS Z14, K1, (DX); \
 	VMOVUPS Z15, K2, 64(DX); \
+	OPF; \
 	ADDQ R8, DX
 
-// func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32)
+// PREFETCHNEXT asks for the current input row's next chunk (its two
+// lines 128 bytes on), PREFETCHRES for the residual row's, PREFETCHOUT
+// for the output row's (see [Prefetched rows] in rows.go); NOPREFETCH
+// for none.
+#define PREFETCHNEXT PREFETCHT0 128(CX)(DX*4); PREFETCHT0 192(CX)(DX*4)
+#define NOPREFETCH
+#define PREFETCHRES PREFETCHT0 128(R13); PREFETCHT0 192(R13)
+#define PREFETCHOUT PREFETCHT0 128(DX); PREFETCHT0 192(DX)
+
+// func rows8x32AVX512(out *float32, ldo int, x *float32, offs *int, k int, w *float32, n32, tail, mask1, mask2 int, bias, res *float32, ldr int, lo, hi float32, pf int)
 // Eight output channels straight from input rows (see [Wide rows]):
 // out[r*ldo + j] = clamp(bias[r] + sum over q < k of w[r*k+q] *
 // x[offs[q] + j] (+ res[r*ldr + j]), lo, hi) for r < 8 and j <
 // 32*n32, and with tail non-zero a last chunk of 32 columns under the
 // masks mask1 and mask2 (each half's valid lanes). Strides and offsets
-// in floats; k > 0.
-TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-112
+// in floats; k > 0. With pf non-zero the full chunks prefetch the
+// input rows' next chunk (see [Prefetched rows] in rows.go).
+TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-120
 	MOVQ out+0(FP), DI
 	MOVQ ldo+8(FP), R8
 	SHLQ $2, R8
@@ -195,10 +224,21 @@ TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-112
 	KMOVW DX, K2
 	XORQ R11, R11
 
+	CMPQ pf+112(FP), $0
+	JEQ  rochunk
+
+ropfchunk:
+	CMPQ n32+48(FP), $0
+	JEQ  rotail
+	ROWSCHUNK(ropfq, ropfnores, PREFETCHNEXT, PREFETCHRES, PREFETCHOUT)
+	ADDQ $128, R11
+	DECQ n32+48(FP)
+	JMP  ropfchunk
+
 rochunk:
 	CMPQ n32+48(FP), $0
 	JEQ  rotail
-	ROWSCHUNK(roq, ronores)
+	ROWSCHUNK(roq, ronores, NOPREFETCH, PREFETCHRES, PREFETCHOUT)
 	ADDQ $128, R11
 	DECQ n32+48(FP)
 	JMP  rochunk
@@ -210,7 +250,7 @@ rotail:
 	KMOVW DX, K1
 	MOVQ mask2+72(FP), DX
 	KMOVW DX, K2
-	ROWSCHUNK(rotq, rotnores)
+	ROWSCHUNK(rotq, rotnores, NOPREFETCH, NOPREFETCH, NOPREFETCH)
 
 rodone:
 	VZEROUPPER
