@@ -11,6 +11,9 @@ func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 func bcRow4AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 
 //go:noescape
+func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+
+//go:noescape
 func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 
 //go:noescape

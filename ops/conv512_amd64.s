@@ -341,6 +341,146 @@ b4done:
 	VZEROUPPER
 	RET
 
+// BC7CI adds input channel CI's products at one tap to the two output
+// blocks' seven-position tile: block A's 16 weights (R12 + 64*CI, Z14),
+// block B's R10 bytes further (Z15), the channel at each of seven
+// positions 32 bytes apart (R13 + 4*CI + 32*i, broadcast into Z16-Z22),
+// fourteen FMAs; position i's block A sums in Z(2i), block B in Z(2i+1).
+#define BC7CI(CI) \
+	VMOVUPS (CI*64)(R12), Z14; \
+	VMOVUPS (CI*64)(R12)(R10*1), Z15; \
+	VBROADCASTSS (CI*4+0)(R13), Z16; \
+	VBROADCASTSS (CI*4+32)(R13), Z17; \
+	VBROADCASTSS (CI*4+64)(R13), Z18; \
+	VBROADCASTSS (CI*4+96)(R13), Z19; \
+	VBROADCASTSS (CI*4+128)(R13), Z20; \
+	VBROADCASTSS (CI*4+160)(R13), Z21; \
+	VBROADCASTSS (CI*4+192)(R13), Z22; \
+	VFMADD231PS Z14, Z16, Z0; \
+	VFMADD231PS Z15, Z16, Z1; \
+	VFMADD231PS Z14, Z17, Z2; \
+	VFMADD231PS Z15, Z17, Z3; \
+	VFMADD231PS Z14, Z18, Z4; \
+	VFMADD231PS Z15, Z18, Z5; \
+	VFMADD231PS Z14, Z19, Z6; \
+	VFMADD231PS Z15, Z19, Z7; \
+	VFMADD231PS Z14, Z20, Z8; \
+	VFMADD231PS Z15, Z20, Z9; \
+	VFMADD231PS Z14, Z21, Z10; \
+	VFMADD231PS Z15, Z21, Z11; \
+	VFMADD231PS Z14, Z22, Z12; \
+	VFMADD231PS Z15, Z22, Z13
+
+// BC7STORE is BC2STORE with the clamp's bounds in Z23 and Z24.
+#define BC7STORE(ZA, YA, ZB, YB, OFF) \
+	VMAXPS ZA, Z23, ZA; \
+	VMINPS ZA, Z24, ZA; \
+	VMAXPS ZB, Z23, ZB; \
+	VMINPS ZB, Z24, ZB; \
+	VMOVUPS YA, OFF(DI); \
+	VEXTRACTF64X4 $1, ZA, OFF(R14); \
+	VMOVUPS YB, OFF(R11); \
+	VEXTRACTF64X4 $1, ZB, OFF(R13)
+
+// func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRow2AVX512 in blocks of seven positions (224 bytes of input and of
+// each output half a block) instead of six: fourteen accumulators, two
+// weight vectors and seven broadcasts a channel and tap (see [Seven-
+// position blocks] in conv_blocked.go). Each element's sum is
+// bcRowAVX2's, in the same order, bit for bit.
+TEXT ·bcRow2x7AVX512(SB), NOSPLIT, $0-120
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ nb+16(FP), CX
+	MOVQ offs+24(FP), R8
+	MOVQ w+32(FP), R9
+	MOVQ wpair+96(FP), R10
+	MOVQ bias+48(FP), AX
+	MOVQ half+88(FP), R14
+	ADDQ DI, R14
+	VBROADCASTSS lo+56(FP), Z23
+	VBROADCASTSS hi+60(FP), Z24
+
+b7block:
+	TESTQ CX, CX
+	JEQ   b7done
+	MOVQ opair+104(FP), R11
+	LEAQ (R14)(R11*1), R13
+	ADDQ DI, R11
+	CMPQ acc+80(FP), $0
+	JNE  b7acc
+	MOVQ bpair+112(FP), BX
+	VMOVUPS (AX), Z0
+	VMOVUPS (AX)(BX*1), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+	VMOVAPS Z0, Z12
+	VMOVAPS Z1, Z13
+	JMP  b7start
+
+b7acc:
+	BC2LOAD(Z0, Y0, Z1, Y1, 0)
+	BC2LOAD(Z2, Y2, Z3, Y3, 32)
+	BC2LOAD(Z4, Y4, Z5, Y5, 64)
+	BC2LOAD(Z6, Y6, Z7, Y7, 96)
+	BC2LOAD(Z8, Y8, Z9, Y9, 128)
+	BC2LOAD(Z10, Y10, Z11, Y11, 160)
+	BC2LOAD(Z12, Y12, Z13, Y13, 192)
+
+b7start:
+	MOVQ SI, R11
+	MOVQ R9, R12
+	MOVQ nib+64(FP), DX
+
+b7ib:
+	XORQ BX, BX
+
+b7tap:
+	MOVQ (R8)(BX*8), R13
+	ADDQ R11, R13
+	BC7CI(0)
+	BC7CI(1)
+	BC7CI(2)
+	BC7CI(3)
+	BC7CI(4)
+	BC7CI(5)
+	BC7CI(6)
+	BC7CI(7)
+	ADDQ $512, R12
+	INCQ BX
+	CMPQ BX, taps+40(FP)
+	JLT  b7tap
+	ADDQ bstride+72(FP), R11
+	DECQ DX
+	JNZ  b7ib
+	MOVQ opair+104(FP), R11
+	LEAQ (R14)(R11*1), R13
+	ADDQ DI, R11
+	BC7STORE(Z0, Y0, Z1, Y1, 0)
+	BC7STORE(Z2, Y2, Z3, Y3, 32)
+	BC7STORE(Z4, Y4, Z5, Y5, 64)
+	BC7STORE(Z6, Y6, Z7, Y7, 96)
+	BC7STORE(Z8, Y8, Z9, Y9, 128)
+	BC7STORE(Z10, Y10, Z11, Y11, 160)
+	BC7STORE(Z12, Y12, Z13, Y13, 192)
+	ADDQ $224, SI
+	ADDQ $224, DI
+	ADDQ $224, R14
+	DECQ CX
+	JMP  b7block
+
+b7done:
+	VZEROUPPER
+	RET
+
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
 // block reads at in and goes to out, its second at in2 and to out2, each

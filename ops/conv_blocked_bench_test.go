@@ -23,6 +23,8 @@ func BenchmarkDirectBlocked(b *testing.B) {
 		{256, 512, 56, 1, 2}, {512, 1024, 28, 1, 2}, {1024, 2048, 14, 1, 2},
 		// squeezenet's expanding 3x3s: few input channels, a short sum.
 		{16, 64, 55, 3, 1}, {32, 128, 27, 3, 1}, {64, 256, 13, 3, 1},
+		// densenet121's growth convolutions: 128 channels to 32.
+		{128, 32, 56, 3, 1}, {128, 32, 28, 3, 1}, {128, 32, 14, 3, 1}, {128, 32, 7, 3, 1},
 	} {
 		p := c.k / 2
 		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,

@@ -344,6 +344,10 @@ func TestDirectBlocked(t *testing.T) {
 		// Three output blocks: a pair and one alone, by rows and flat;
 		// seven: four, a pair and one.
 		{1, 16, 48, 9, 24, 3, 1, 0, 1}, {1, 16, 48, 7, 7, 3, 1, 0, 1}, {1, 16, 112, 9, 24, 3, 1, 0, 1}, {1, 16, 112, 7, 7, 3, 1, 0, 1},
+		// Seven-position blocks (see [Seven-position blocks]): rows of
+		// 56 and 27 (28 with one dropped), a 7x7 map flat; and 30 wide,
+		// where six fit.
+		{1, 16, 64, 6, 56, 3, 1, 0, 1}, {2, 16, 32, 5, 27, 3, 1, 2, 1}, {1, 16, 64, 7, 7, 3, 1, 0, 1}, {1, 16, 32, 4, 30, 3, 1, 0, 1},
 		// 1x1 at stride 1 over small maps (see [Small pointwise maps]):
 		// flat (7x7, a batch of 6x8) and by rows (10x24).
 		{1, 32, 64, 7, 7, 1, 0, 0, 1}, {2, 16, 48, 6, 8, 1, 0, 3, 1}, {1, 16, 240, 10, 24, 1, 0, 0, 1},
@@ -370,6 +374,9 @@ func TestDirectBlocked(t *testing.T) {
 				pre := &convPrepacked{blkOK: true, blk: directBlockedWeights(w, c.o, c.c, kk)}
 				if c.k > 1 || c.s > 1 || useAVX512 {
 					require.True(t, convDirectBlockedFits(&g, pre, nil), name)
+				}
+				if want, ok := map[int]int{56: 7, 27: 7, 7: 7, 30: 6}[g.ow]; ok && useAVX512 && c.o%32 == 0 {
+					require.Equal(t, want, directBlockPositions(&g, g.ow < directBlockedMinRow), name)
 				}
 				var bias, res []float32
 				if v.bias {
