@@ -12,7 +12,10 @@ import (
 // 32 positions at a time straight from input rows, the weights read as
 // rows [o, k] and broadcast: no packing of either operand, 16
 // accumulators, bias first and the residual and clamp as each chunk is
-// stored (the last chunk of a row under masks). PointwiseRows feeds
+// stored (the last chunk of a row under masks; one of at most 16
+// columns with one register a row, eight accumulators, so a 112-column
+// stem row or a 14x14 map's last four positions do not multiply a
+// half of zeros). PointwiseRows feeds
 // them a pointwise convolution's input rows (see [Pointwise rows] in
 // ops). ConvWideRows feeds them the phase-split copy of [Wide
 // convolution]: for output row oh, tap q's inputs for the OW positions

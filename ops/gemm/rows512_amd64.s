@@ -188,6 +188,111 @@ NORES: \
 	OPF; \
 	ADDQ R8, DX
 
+// ROWSHALF is ROWSCHUNK for a last chunk of at most 16 columns: one
+// register a row (Z(2r), under K1), eight FMAs an input channel where
+// ROWSCHUNK's sixteen would multiply a half of zeros.
+#define ROWSHALF(QLOOP, NORES) \
+	VBROADCASTSS 0(AX), Z0; \
+	VBROADCASTSS 4(AX), Z2; \
+	VBROADCASTSS 8(AX), Z4; \
+	VBROADCASTSS 12(AX), Z6; \
+	VBROADCASTSS 16(AX), Z8; \
+	VBROADCASTSS 20(AX), Z10; \
+	VBROADCASTSS 24(AX), Z12; \
+	VBROADCASTSS 28(AX), Z14; \
+	MOVQ offs+24(FP), R9; \
+	LEAQ (SI)(R11*1), CX; \
+	MOVQ w+40(FP), R12; \
+	LEAQ (R12)(R14*4), BX; \
+	MOVQ k+32(FP), R10; \
+QLOOP:; \
+	MOVQ (R9), DX; \
+	VMOVUPS.Z (CX)(DX*4), K1, Z16; \
+	VBROADCASTSS (R12), Z20; \
+	VBROADCASTSS (R12)(R14*1), Z21; \
+	VBROADCASTSS (R12)(R14*2), Z22; \
+	VBROADCASTSS (R12)(R15*1), Z23; \
+	VBROADCASTSS (BX), Z24; \
+	VBROADCASTSS (BX)(R14*1), Z25; \
+	VBROADCASTSS (BX)(R14*2), Z26; \
+	VBROADCASTSS (BX)(R15*1), Z27; \
+	VFMADD231PS Z20, Z16, Z0; \
+	VFMADD231PS Z21, Z16, Z2; \
+	VFMADD231PS Z22, Z16, Z4; \
+	VFMADD231PS Z23, Z16, Z6; \
+	VFMADD231PS Z24, Z16, Z8; \
+	VFMADD231PS Z25, Z16, Z10; \
+	VFMADD231PS Z26, Z16, Z12; \
+	VFMADD231PS Z27, Z16, Z14; \
+	ADDQ $8, R9; \
+	ADDQ $4, R12; \
+	ADDQ $4, BX; \
+	DECQ R10; \
+	JNE  QLOOP; \
+	MOVQ res+88(FP), R13; \
+	TESTQ R13, R13; \
+	JEQ  NORES; \
+	ADDQ R11, R13; \
+	MOVQ ldr+96(FP), R10; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z0, Z0; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z2, Z2; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z4, Z4; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z6, Z6; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z8, Z8; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z10, Z10; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z12, Z12; \
+	ADDQ R10, R13; \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, Z14, Z14; \
+	ADDQ R10, R13; \
+NORES:; \
+	LEAQ (DI)(R11*1), DX; \
+	VMAXPS Z0, Z18, Z0; \
+	VMINPS Z0, Z19, Z0; \
+	VMOVUPS Z0, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z2, Z18, Z2; \
+	VMINPS Z2, Z19, Z2; \
+	VMOVUPS Z2, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z4, Z18, Z4; \
+	VMINPS Z4, Z19, Z4; \
+	VMOVUPS Z4, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z6, Z18, Z6; \
+	VMINPS Z6, Z19, Z6; \
+	VMOVUPS Z6, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z8, Z18, Z8; \
+	VMINPS Z8, Z19, Z8; \
+	VMOVUPS Z8, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z10, Z18, Z10; \
+	VMINPS Z10, Z19, Z10; \
+	VMOVUPS Z10, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z12, Z18, Z12; \
+	VMINPS Z12, Z19, Z12; \
+	VMOVUPS Z12, K1, (DX); \
+	ADDQ R8, DX; \
+	VMAXPS Z14, Z18, Z14; \
+	VMINPS Z14, Z19, Z14; \
+	VMOVUPS Z14, K1, (DX); \
+	ADDQ R8, DX
+
 // PREFETCHNEXT asks for the current input row's next chunk (its two
 // lines 128 bytes on), PREFETCHRES for the residual row's, PREFETCHOUT
 // for the output row's (see [Prefetched rows] in rows.go); NOPREFETCH
@@ -202,7 +307,8 @@ NORES: \
 // out[r*ldo + j] = clamp(bias[r] + sum over q < k of w[r*k+q] *
 // x[offs[q] + j] (+ res[r*ldr + j]), lo, hi) for r < 8 and j <
 // 32*n32, and with tail non-zero a last chunk of 32 columns under the
-// masks mask1 and mask2 (each half's valid lanes). Strides and offsets
+// masks mask1 and mask2 (each half's valid lanes; mask2 zero: one
+// half, ROWSHALF). Strides and offsets
 // in floats; k > 0. With pf non-zero the full chunks prefetch the
 // input rows' next chunk (see [Prefetched rows] in rows.go).
 TEXT ·rows8x32AVX512(SB), NOSPLIT, $0-120
@@ -250,7 +356,13 @@ rotail:
 	KMOVW DX, K1
 	MOVQ mask2+72(FP), DX
 	KMOVW DX, K2
+	TESTQ DX, DX
+	JEQ  rohalf
 	ROWSCHUNK(rotq, rotnores, NOPREFETCH, NOPREFETCH, NOPREFETCH)
+	JMP  rodone
+
+rohalf:
+	ROWSHALF(rohq, rohnores)
 
 rodone:
 	VZEROUPPER
