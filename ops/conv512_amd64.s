@@ -51,6 +51,142 @@
 	VMOVUPS YB, OFF(R11); \
 	VEXTRACTF64X4 $1, ZB, OFF(R13)
 
+// BCROWPAIR is the body of bcRow2AVX512 and bcRow2x7AVX512 (labels
+// from BLOCK to DONE): per block of positions, the two output blocks'
+// accumulators set from the biases (Z0, Z1, then INITS) or loaded
+// (LOADS), every input block's taps and channels added (CIS), the
+// accumulators clamped to [LO, HI] and stored (STORES), STEP bytes on.
+#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, DONE, INITS, LOADS, CIS, STORES, STEP, LO, HI) \
+	MOVQ out+0(FP), DI; \
+	MOVQ in+8(FP), SI; \
+	MOVQ nb+16(FP), CX; \
+	MOVQ offs+24(FP), R8; \
+	MOVQ w+32(FP), R9; \
+	MOVQ wpair+96(FP), R10; \
+	MOVQ bias+48(FP), AX; \
+	MOVQ half+88(FP), R14; \
+	ADDQ DI, R14; \
+	VBROADCASTSS lo+56(FP), LO; \
+	VBROADCASTSS hi+60(FP), HI; \
+BLOCK: \
+	TESTQ CX, CX; \
+	JEQ   DONE; \
+	MOVQ opair+104(FP), R11; \
+	LEAQ (R14)(R11*1), R13; \
+	ADDQ DI, R11; \
+	CMPQ acc+80(FP), $0; \
+	JNE  ACC; \
+	MOVQ bpair+112(FP), BX; \
+	VMOVUPS (AX), Z0; \
+	VMOVUPS (AX)(BX*1), Z1; \
+	INITS; \
+	JMP  START; \
+ACC: \
+	LOADS; \
+START: \
+	MOVQ SI, R11; \
+	MOVQ R9, R12; \
+	MOVQ nib+64(FP), DX; \
+IB: \
+	XORQ BX, BX; \
+TAP: \
+	MOVQ (R8)(BX*8), R13; \
+	ADDQ R11, R13; \
+	CIS; \
+	ADDQ $512, R12; \
+	INCQ BX; \
+	CMPQ BX, taps+40(FP); \
+	JLT  TAP; \
+	ADDQ bstride+72(FP), R11; \
+	DECQ DX; \
+	JNZ  IB; \
+	MOVQ opair+104(FP), R11; \
+	LEAQ (R14)(R11*1), R13; \
+	ADDQ DI, R11; \
+	STORES; \
+	ADDQ $STEP, SI; \
+	ADDQ $STEP, DI; \
+	ADDQ $STEP, R14; \
+	DECQ CX; \
+	JMP  BLOCK; \
+DONE: \
+	VZEROUPPER; \
+	RET
+
+// The six- and seven-position blocks' accumulator lists for BCROWPAIR.
+#define BC2INITS \
+	VMOVAPS Z0, Z2; \
+	VMOVAPS Z1, Z3; \
+	VMOVAPS Z0, Z4; \
+	VMOVAPS Z1, Z5; \
+	VMOVAPS Z0, Z6; \
+	VMOVAPS Z1, Z7; \
+	VMOVAPS Z0, Z8; \
+	VMOVAPS Z1, Z9; \
+	VMOVAPS Z0, Z10; \
+	VMOVAPS Z1, Z11
+#define BC2LOADS \
+	BC2LOAD(Z0, Y0, Z1, Y1, 0); \
+	BC2LOAD(Z2, Y2, Z3, Y3, 32); \
+	BC2LOAD(Z4, Y4, Z5, Y5, 64); \
+	BC2LOAD(Z6, Y6, Z7, Y7, 96); \
+	BC2LOAD(Z8, Y8, Z9, Y9, 128); \
+	BC2LOAD(Z10, Y10, Z11, Y11, 160)
+#define BC2CIS \
+	BC2CI(0); \
+	BC2CI(1); \
+	BC2CI(2); \
+	BC2CI(3); \
+	BC2CI(4); \
+	BC2CI(5); \
+	BC2CI(6); \
+	BC2CI(7)
+#define BC2STORES \
+	BC2STORE(Z0, Y0, Z1, Y1, 0); \
+	BC2STORE(Z2, Y2, Z3, Y3, 32); \
+	BC2STORE(Z4, Y4, Z5, Y5, 64); \
+	BC2STORE(Z6, Y6, Z7, Y7, 96); \
+	BC2STORE(Z8, Y8, Z9, Y9, 128); \
+	BC2STORE(Z10, Y10, Z11, Y11, 160)
+#define BC7INITS \
+	VMOVAPS Z0, Z2; \
+	VMOVAPS Z1, Z3; \
+	VMOVAPS Z0, Z4; \
+	VMOVAPS Z1, Z5; \
+	VMOVAPS Z0, Z6; \
+	VMOVAPS Z1, Z7; \
+	VMOVAPS Z0, Z8; \
+	VMOVAPS Z1, Z9; \
+	VMOVAPS Z0, Z10; \
+	VMOVAPS Z1, Z11; \
+	VMOVAPS Z0, Z12; \
+	VMOVAPS Z1, Z13
+#define BC7LOADS \
+	BC2LOAD(Z0, Y0, Z1, Y1, 0); \
+	BC2LOAD(Z2, Y2, Z3, Y3, 32); \
+	BC2LOAD(Z4, Y4, Z5, Y5, 64); \
+	BC2LOAD(Z6, Y6, Z7, Y7, 96); \
+	BC2LOAD(Z8, Y8, Z9, Y9, 128); \
+	BC2LOAD(Z10, Y10, Z11, Y11, 160); \
+	BC2LOAD(Z12, Y12, Z13, Y13, 192)
+#define BC7CIS \
+	BC7CI(0); \
+	BC7CI(1); \
+	BC7CI(2); \
+	BC7CI(3); \
+	BC7CI(4); \
+	BC7CI(5); \
+	BC7CI(6); \
+	BC7CI(7)
+#define BC7STORES \
+	BC7STORE(Z0, Y0, Z1, Y1, 0); \
+	BC7STORE(Z2, Y2, Z3, Y3, 32); \
+	BC7STORE(Z4, Y4, Z5, Y5, 64); \
+	BC7STORE(Z6, Y6, Z7, Y7, 96); \
+	BC7STORE(Z8, Y8, Z9, Y9, 128); \
+	BC7STORE(Z10, Y10, Z11, Y11, 160); \
+	BC7STORE(Z12, Y12, Z13, Y13, 192)
+
 // func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 // bcRowAVX2 for two output blocks of 16 channels at once (see
 // [Channel-blocked direct convolution]): block A as bcRowAVX2 takes it
@@ -60,94 +196,7 @@
 // positions of both blocks are twelve accumulators; each element's sum
 // is the one bcRowAVX2 computes, in the same order, bit for bit.
 TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
-	MOVQ out+0(FP), DI
-	MOVQ in+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVQ offs+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ wpair+96(FP), R10
-	MOVQ bias+48(FP), AX
-	MOVQ half+88(FP), R14
-	ADDQ DI, R14
-	VBROADCASTSS lo+56(FP), Z20
-	VBROADCASTSS hi+60(FP), Z21
-
-bz2block:
-	TESTQ CX, CX
-	JEQ   bz2done
-	// Block B's output halves at R11 and R13.
-	MOVQ opair+104(FP), R11
-	LEAQ (R14)(R11*1), R13
-	ADDQ DI, R11
-	CMPQ acc+80(FP), $0
-	JNE  bz2acc
-	MOVQ bpair+112(FP), BX
-	VMOVUPS (AX), Z0
-	VMOVUPS (AX)(BX*1), Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z1, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z1, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z1, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z1, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z1, Z11
-	JMP  bz2start
-
-bz2acc:
-	BC2LOAD(Z0, Y0, Z1, Y1, 0)
-	BC2LOAD(Z2, Y2, Z3, Y3, 32)
-	BC2LOAD(Z4, Y4, Z5, Y5, 64)
-	BC2LOAD(Z6, Y6, Z7, Y7, 96)
-	BC2LOAD(Z8, Y8, Z9, Y9, 128)
-	BC2LOAD(Z10, Y10, Z11, Y11, 160)
-
-bz2start:
-	MOVQ SI, R11
-	MOVQ R9, R12
-	MOVQ nib+64(FP), DX
-
-bz2ib:
-	XORQ BX, BX
-
-bz2tap:
-	MOVQ (R8)(BX*8), R13
-	ADDQ R11, R13
-	BC2CI(0)
-	BC2CI(1)
-	BC2CI(2)
-	BC2CI(3)
-	BC2CI(4)
-	BC2CI(5)
-	BC2CI(6)
-	BC2CI(7)
-	ADDQ $512, R12
-	INCQ BX
-	CMPQ BX, taps+40(FP)
-	JLT  bz2tap
-	ADDQ bstride+72(FP), R11
-	DECQ DX
-	JNZ  bz2ib
-	MOVQ opair+104(FP), R11
-	LEAQ (R14)(R11*1), R13
-	ADDQ DI, R11
-	BC2STORE(Z0, Y0, Z1, Y1, 0)
-	BC2STORE(Z2, Y2, Z3, Y3, 32)
-	BC2STORE(Z4, Y4, Z5, Y5, 64)
-	BC2STORE(Z6, Y6, Z7, Y7, 96)
-	BC2STORE(Z8, Y8, Z9, Y9, 128)
-	BC2STORE(Z10, Y10, Z11, Y11, 160)
-	ADDQ $192, SI
-	ADDQ $192, DI
-	ADDQ $192, R14
-	DECQ CX
-	JMP  bz2block
-
-bz2done:
-	VZEROUPPER
-	RET
+	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192, Z20, Z21)
 
 // BC4CI adds input channel CI's products at one tap to the four output
 // blocks' tile: blocks A and B's 16 weights at R12 and R10 bytes
@@ -389,97 +438,7 @@ b4done:
 // position blocks] in conv_blocked.go). Each element's sum is
 // bcRowAVX2's, in the same order, bit for bit.
 TEXT ·bcRow2x7AVX512(SB), NOSPLIT, $0-120
-	MOVQ out+0(FP), DI
-	MOVQ in+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVQ offs+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ wpair+96(FP), R10
-	MOVQ bias+48(FP), AX
-	MOVQ half+88(FP), R14
-	ADDQ DI, R14
-	VBROADCASTSS lo+56(FP), Z23
-	VBROADCASTSS hi+60(FP), Z24
-
-b7block:
-	TESTQ CX, CX
-	JEQ   b7done
-	MOVQ opair+104(FP), R11
-	LEAQ (R14)(R11*1), R13
-	ADDQ DI, R11
-	CMPQ acc+80(FP), $0
-	JNE  b7acc
-	MOVQ bpair+112(FP), BX
-	VMOVUPS (AX), Z0
-	VMOVUPS (AX)(BX*1), Z1
-	VMOVAPS Z0, Z2
-	VMOVAPS Z1, Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z1, Z5
-	VMOVAPS Z0, Z6
-	VMOVAPS Z1, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z1, Z9
-	VMOVAPS Z0, Z10
-	VMOVAPS Z1, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z1, Z13
-	JMP  b7start
-
-b7acc:
-	BC2LOAD(Z0, Y0, Z1, Y1, 0)
-	BC2LOAD(Z2, Y2, Z3, Y3, 32)
-	BC2LOAD(Z4, Y4, Z5, Y5, 64)
-	BC2LOAD(Z6, Y6, Z7, Y7, 96)
-	BC2LOAD(Z8, Y8, Z9, Y9, 128)
-	BC2LOAD(Z10, Y10, Z11, Y11, 160)
-	BC2LOAD(Z12, Y12, Z13, Y13, 192)
-
-b7start:
-	MOVQ SI, R11
-	MOVQ R9, R12
-	MOVQ nib+64(FP), DX
-
-b7ib:
-	XORQ BX, BX
-
-b7tap:
-	MOVQ (R8)(BX*8), R13
-	ADDQ R11, R13
-	BC7CI(0)
-	BC7CI(1)
-	BC7CI(2)
-	BC7CI(3)
-	BC7CI(4)
-	BC7CI(5)
-	BC7CI(6)
-	BC7CI(7)
-	ADDQ $512, R12
-	INCQ BX
-	CMPQ BX, taps+40(FP)
-	JLT  b7tap
-	ADDQ bstride+72(FP), R11
-	DECQ DX
-	JNZ  b7ib
-	MOVQ opair+104(FP), R11
-	LEAQ (R14)(R11*1), R13
-	ADDQ DI, R11
-	BC7STORE(Z0, Y0, Z1, Y1, 0)
-	BC7STORE(Z2, Y2, Z3, Y3, 32)
-	BC7STORE(Z4, Y4, Z5, Y5, 64)
-	BC7STORE(Z6, Y6, Z7, Y7, 96)
-	BC7STORE(Z8, Y8, Z9, Y9, 128)
-	BC7STORE(Z10, Y10, Z11, Y11, 160)
-	BC7STORE(Z12, Y12, Z13, Y13, 192)
-	ADDQ $224, SI
-	ADDQ $224, DI
-	ADDQ $224, R14
-	DECQ CX
-	JMP  b7block
-
-b7done:
-	VZEROUPPER
-	RET
+	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224, Z23, Z24)
 
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
