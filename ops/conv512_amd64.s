@@ -39,13 +39,13 @@
 	VMOVUPS OFF(R11), YB; \
 	VINSERTF64X4 $1, OFF(R13), ZB, ZB
 
-// BC2STORE clamps one position's accumulators to [Z20, Z21] (NaN
+// BC2STORE clamps one position's accumulators to [Z23, Z24] (NaN
 // passing through) and stores their halves as BC2LOAD reads them.
 #define BC2STORE(ZA, YA, ZB, YB, OFF) \
-	VMAXPS ZA, Z20, ZA; \
-	VMINPS ZA, Z21, ZA; \
-	VMAXPS ZB, Z20, ZB; \
-	VMINPS ZB, Z21, ZB; \
+	VMAXPS ZA, Z23, ZA; \
+	VMINPS ZA, Z24, ZA; \
+	VMAXPS ZB, Z23, ZB; \
+	VMINPS ZB, Z24, ZB; \
 	VMOVUPS YA, OFF(DI); \
 	VEXTRACTF64X4 $1, ZA, OFF(R14); \
 	VMOVUPS YB, OFF(R11); \
@@ -55,8 +55,9 @@
 // from BLOCK to DONE): per block of positions, the two output blocks'
 // accumulators set from the biases (Z0, Z1, then INITS) or loaded
 // (LOADS), every input block's taps and channels added (CIS), the
-// accumulators clamped to [LO, HI] and stored (STORES), STEP bytes on.
-#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, DONE, INITS, LOADS, CIS, STORES, STEP, LO, HI) \
+// accumulators clamped to [Z23, Z24] and stored (STORES), STEP bytes
+// on.
+#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, DONE, INITS, LOADS, CIS, STORES, STEP) \
 	MOVQ out+0(FP), DI; \
 	MOVQ in+8(FP), SI; \
 	MOVQ nb+16(FP), CX; \
@@ -66,8 +67,8 @@
 	MOVQ bias+48(FP), AX; \
 	MOVQ half+88(FP), R14; \
 	ADDQ DI, R14; \
-	VBROADCASTSS lo+56(FP), LO; \
-	VBROADCASTSS hi+60(FP), HI; \
+	VBROADCASTSS lo+56(FP), Z23; \
+	VBROADCASTSS hi+60(FP), Z24; \
 BLOCK: \
 	TESTQ CX, CX; \
 	JEQ   DONE; \
@@ -149,25 +150,11 @@ DONE: \
 	BC2STORE(Z8, Y8, Z9, Y9, 128); \
 	BC2STORE(Z10, Y10, Z11, Y11, 160)
 #define BC7INITS \
-	VMOVAPS Z0, Z2; \
-	VMOVAPS Z1, Z3; \
-	VMOVAPS Z0, Z4; \
-	VMOVAPS Z1, Z5; \
-	VMOVAPS Z0, Z6; \
-	VMOVAPS Z1, Z7; \
-	VMOVAPS Z0, Z8; \
-	VMOVAPS Z1, Z9; \
-	VMOVAPS Z0, Z10; \
-	VMOVAPS Z1, Z11; \
+	BC2INITS; \
 	VMOVAPS Z0, Z12; \
 	VMOVAPS Z1, Z13
 #define BC7LOADS \
-	BC2LOAD(Z0, Y0, Z1, Y1, 0); \
-	BC2LOAD(Z2, Y2, Z3, Y3, 32); \
-	BC2LOAD(Z4, Y4, Z5, Y5, 64); \
-	BC2LOAD(Z6, Y6, Z7, Y7, 96); \
-	BC2LOAD(Z8, Y8, Z9, Y9, 128); \
-	BC2LOAD(Z10, Y10, Z11, Y11, 160); \
+	BC2LOADS; \
 	BC2LOAD(Z12, Y12, Z13, Y13, 192)
 #define BC7CIS \
 	BC7CI(0); \
@@ -179,13 +166,8 @@ DONE: \
 	BC7CI(6); \
 	BC7CI(7)
 #define BC7STORES \
-	BC7STORE(Z0, Y0, Z1, Y1, 0); \
-	BC7STORE(Z2, Y2, Z3, Y3, 32); \
-	BC7STORE(Z4, Y4, Z5, Y5, 64); \
-	BC7STORE(Z6, Y6, Z7, Y7, 96); \
-	BC7STORE(Z8, Y8, Z9, Y9, 128); \
-	BC7STORE(Z10, Y10, Z11, Y11, 160); \
-	BC7STORE(Z12, Y12, Z13, Y13, 192)
+	BC2STORES; \
+	BC2STORE(Z12, Y12, Z13, Y13, 192)
 
 // func bcRow2AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 // bcRowAVX2 for two output blocks of 16 channels at once (see
@@ -196,7 +178,7 @@ DONE: \
 // positions of both blocks are twelve accumulators; each element's sum
 // is the one bcRowAVX2 computes, in the same order, bit for bit.
 TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192, Z20, Z21)
+	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192)
 
 // BC4CI adds input channel CI's products at one tap to the four output
 // blocks' tile: blocks A and B's 16 weights at R12 and R10 bytes
@@ -420,17 +402,6 @@ b4done:
 	VFMADD231PS Z14, Z22, Z12; \
 	VFMADD231PS Z15, Z22, Z13
 
-// BC7STORE is BC2STORE with the clamp's bounds in Z23 and Z24.
-#define BC7STORE(ZA, YA, ZB, YB, OFF) \
-	VMAXPS ZA, Z23, ZA; \
-	VMINPS ZA, Z24, ZA; \
-	VMAXPS ZB, Z23, ZB; \
-	VMINPS ZB, Z24, ZB; \
-	VMOVUPS YA, OFF(DI); \
-	VEXTRACTF64X4 $1, ZA, OFF(R14); \
-	VMOVUPS YB, OFF(R11); \
-	VEXTRACTF64X4 $1, ZB, OFF(R13)
-
 // func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 // bcRow2AVX512 in blocks of seven positions (224 bytes of input and of
 // each output half a block) instead of six: fourteen accumulators, two
@@ -438,7 +409,7 @@ b4done:
 // position blocks] in conv_blocked.go). Each element's sum is
 // bcRowAVX2's, in the same order, bit for bit.
 TEXT ·bcRow2x7AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224, Z23, Z24)
+	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224)
 
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
