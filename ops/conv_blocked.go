@@ -160,17 +160,38 @@ func dwcPhasedFits(g *convGeom) bool {
 	return useAVX512 && g.strW == 2 && g.dilW == 1
 }
 
+// phaseCols is the columns of each phase of a padded row of wp columns
+// dealt by parity: half the row and slack for the packing's last block.
+func phaseCols(wp int) int { return (wp+1)/2 + 4 }
+
+// phasedCol is padded column c's offset in a row dealt by parity, hw2
+// columns a phase (see [Phased stride-2 depthwise]).
+func phasedCol(c, hw2 int) int { return (c%2)*hw2*8 + c/2*8 }
+
+// packRowPhased packs input row src (eight channel rows sC apart, w
+// columns) into row, a padded row of g's dealt by parity, hw2 columns a
+// phase; its padding columns are left as they are.
+func packRowPhased(row []float32, g *convGeom, xd []float32, src, hw2 int) {
+	const cb = 8
+	d0, d1 := phasedCol(g.padW, hw2), phasedCol(g.padW+1, hw2)
+	// Each phase takes 4*ceil(w/8) columns from its first.
+	n4 := (g.w + cb - 1) / cb * 4 * cb
+	_ = xd[src+(cb-1)*g.sC+g.w-1]
+	_ = row[max(d0, d1)+n4-1]
+	packRows8PhasedAVX2(&row[d0], &row[d1], &xd[src], g.sC, g.w)
+}
+
 // phase lays r's copy out by parity (see [Phased stride-2 depthwise]).
 func (r *dwcRun) phase(st *convState) {
 	const cb = 8
 	g := &r.g
 	r.phased = true
-	r.hw2 = (r.wp+1)/2 + 4
+	r.hw2 = phaseCols(r.wp)
 	r.rowF = 2 * r.hw2 * cb
 	r.maxOff = 0
 	for ki := 0; ki < g.kh; ki++ {
 		for kj := 0; kj < g.kw; kj++ {
-			o := (ki*g.dilH*r.rowF + ((kj%2)*r.hw2+kj/2)*cb) * 4
+			o := (ki*g.dilH*r.rowF + phasedCol(kj, r.hw2)) * 4
 			r.offs[ki*g.kw+kj] = o
 			r.maxOff = max(r.maxOff, o)
 		}
@@ -188,7 +209,7 @@ func dwcPackPhased(xp []float32, g *convGeom, xd []float32, in, nch, rowF, hw2 i
 	clear(xp[:g.padH*rowF])
 	clear(xp[(g.padH+g.h)*rowF : (2*g.padH+g.h)*rowF])
 	wp := g.w + 2*g.padW
-	col := func(r, c int) int { return r + (c%2)*hw2*cb + c/2*cb }
+	col := func(r, c int) int { return r + phasedCol(c, hw2) }
 	for ih := 0; ih < g.h; ih++ {
 		r := (g.padH + ih) * rowF
 		for c := 0; c < g.padW; c++ {
@@ -197,19 +218,12 @@ func dwcPackPhased(xp []float32, g *convGeom, xd []float32, in, nch, rowF, hw2 i
 		for c := g.padW + g.w; c < wp; c++ {
 			clear(xp[col(r, c) : col(r, c)+cb])
 		}
-		c0 := g.padW
 		if nch == cb {
-			d0, d1 := col(r, c0), col(r, c0+1)
-			// Each phase takes 4*ceil(w/8) columns from its first.
-			n4 := (g.w + cb - 1) / cb * 4 * cb
-			_ = xd[in+ih*g.sH+(cb-1)*g.sC+g.w-1]
-			_ = xp[d0+n4-1]
-			_ = xp[d1+n4-1]
-			packRows8PhasedAVX2(&xp[d0], &xp[d1], &xd[in+ih*g.sH], g.sC, g.w)
+			packRowPhased(xp[r:r+rowF], g, xd, in+ih*g.sH, hw2)
 			continue
 		}
 		for i := 0; i < g.w; i++ {
-			d := col(r, c0+i)
+			d := col(r, g.padW+i)
 			for j := 0; j < cb; j++ {
 				var v float32
 				if j < nch {
@@ -289,11 +303,14 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 	nb, offs := r.nb, r.offs
 	// Weights, bias, then two rows of output (see below).
 	buf.W = growF32(buf.W, kk*cb+cb+2*nb*cb*cb)
-	wk := buf.W[:kk*cb]
 	bias := buf.W[kk*cb : kk*cb+cb]
 	out := buf.W[kk*cb+cb : kk*cb+cb+2*nb*cb*cb]
 	plane := g.oh * g.ow
 	nblk := (g.c + cb - 1) / cb
+	step := g.strW // positions' columns apart in the copy
+	if r.phased {
+		step = 1
+	}
 	for k := b0; k < b1; k++ {
 		blk := k
 		if r.ord == planesBackward {
@@ -306,6 +323,7 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 		} else {
 			dwcPack(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.wp, r.rowF)
 		}
+		var wk []float32
 		if r.wblk != nil {
 			wk = r.wblk[c0*kk : (c0+cb)*kk]
 		} else {
@@ -316,10 +334,6 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 		ob := (nn*g.o + c0) * plane
 		for oh := 0; oh < g.oh; {
 			base := oh * g.strH * r.rowF
-			step := g.strW // positions' columns apart in the copy
-			if r.phased {
-				step = 1
-			}
 			_ = xp[base+r.maxOff/4+((nb*cb-1)*step+1)*cb-1]
 			rows := 1
 			switch {
@@ -645,17 +659,12 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 	const cb = 8
 	g := &r.g
-	hw2 := (r.wp+1)/2 + 4
+	hw2 := phaseCols(r.wp)
 	buf := &r.bufs[part]
 	buf.In = growF32(buf.In, 2*hw2*cb)
 	rb := buf.In[:2*hw2*cb]
 	// The padding columns stay zero; the packing rewrites the rest.
 	clear(rb)
-	col := func(c int) int { return (c%2)*hw2*cb + c/2*cb }
-	d0, d1 := col(g.padW), col(g.padW+1)
-	// Each phase takes 4*ceil(w/8) columns from its first.
-	n4 := (g.w + cb - 1) / cb * 4 * cb
-	_ = rb[max(d0, d1)+n4-1]
 	_ = rb[hw2*cb+(g.kw-1)/2*cb+g.ow*cb-1]
 	in := r.xoff + r.nn*g.sN + ib*cb*g.sC
 	row := g.ow * cb
@@ -665,8 +674,7 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 			ih := g.strH*i + ph - g.padH
 			pad := ih < 0 || ih >= g.h
 			if !pad {
-				_ = r.xd[in+ih*g.sH+(cb-1)*g.sC+g.w-1]
-				packRows8PhasedAVX2(&rb[d0], &rb[d1], &r.xd[in+ih*g.sH], g.sC, g.w)
+				packRowPhased(rb, g, r.xd, in+ih*g.sH, hw2)
 			}
 			for kj := 0; kj < g.kw; kj++ {
 				d := blk[((kj*nph+ph)*r.flatRows+i)*row:][:row]
@@ -674,7 +682,7 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 					clear(d)
 					continue
 				}
-				copy(d, rb[col(kj):][:row])
+				copy(d, rb[phasedCol(kj, hw2):][:row])
 			}
 		}
 	}
@@ -879,16 +887,7 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 		for oh := 0; oh < g.oh; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
-			switch {
-			case r.bpos == 7:
-				bcRow2x7AVX512(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
-			case nob == 4:
-				bcRow4AVX512(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
-			case nob == 2:
-				bcRow2AVX512(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
-			default:
-				bcRowAVX2(&buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4)
-			}
+			directKernel(nob, r.bpos, &buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			for h := range nob {
 				ob0 := ob0 + h*16*plane
 				out := buf.W[h*8192:]
@@ -934,6 +933,22 @@ func blocksAtOnce(n, bpos int) int {
 	return 1
 }
 
+// directKernel runs the direct kernel for nob output blocks (see
+// blocksAtOnce) in blocks of bpos positions, with bcRow2AVX512's
+// arguments (wpair, opair and bpair unused for one block).
+func directKernel(nob, bpos int, out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+	switch {
+	case bpos == 7:
+		bcRow2x7AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+	case nob == 4:
+		bcRow4AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+	case nob == 2:
+		bcRow2AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+	default:
+		bcRowAVX2(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half)
+	}
+}
+
 // directFlat computes output blocks [b0, b1) flat (see [Flat direct
 // convolution]), up to directFlatChunk positions at a time. The input
 // blocks go in chunks that stay in L2 while every output block's
@@ -968,29 +983,13 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 			if ib0+nc == nib {
 				clo, chi = lo, hi
 			}
-			for ob := b0; ob < b1; ob++ {
-				o := sums[(ob-b0)*per : (ob-b0+1)*per]
-				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : (ob*nib+ib0+nc)*kk*16*cb]
-				switch blocksAtOnce(b1-ob, r.bpos) {
-				case 4: // Blocks ob to ob+3.
-					_ = sums[(ob-b0+4)*per-1]
-					_ = r.wblk[((ob+3)*nib+ib0+nc)*kk*16*cb-1]
-					bcRow4AVX512(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
-					ob += 3
-					continue
-				case 2: // Blocks ob and ob+1 (see [Paired output blocks]).
-					_ = sums[(ob-b0+2)*per-1]
-					_ = r.wblk[((ob+1)*nib+ib0+nc)*kk*16*cb-1]
-					if r.bpos == 7 {
-						bcRow2x7AVX512(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
-						ob++
-						continue
-					}
-					bcRow2AVX512(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
-					ob++
-					continue
-				}
-				bcRowAVX2(&o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4)
+			for ob := b0; ob < b1; {
+				// Blocks ob to ob+nob-1 (see [Paired output blocks]).
+				nob := blocksAtOnce(b1-ob, r.bpos)
+				o := sums[(ob-b0)*per : (ob-b0+nob)*per]
+				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : ((ob+nob-1)*nib+ib0+nc)*kk*16*cb]
+				directKernel(nob, r.bpos, &o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
+				ob += nob
 			}
 		}
 		n := min(directFlatChunk, plane-p0)

@@ -2,6 +2,39 @@
 
 #include "textflag.h"
 
+// ROWSSTART, ROWSWEIGHTS and ROWSNEXT are the walk ROWSCHUNK and
+// ROWSHALF share: R9 to the first input channel's offset, CX to the
+// chunk's columns, R12 and BX to weight rows 0 and 4, R10 counting the
+// k channels; the eight weights of channel q broadcast into Z20-Z27;
+// the next channel, and after the last, R13 to the chunk's residual
+// rows (R10 their stride) or a jump to NORES without one.
+#define ROWSSTART \
+	MOVQ offs+24(FP), R9; \
+	LEAQ (SI)(R11*1), CX; \
+	MOVQ w+40(FP), R12; \
+	LEAQ (R12)(R14*4), BX; \
+	MOVQ k+32(FP), R10
+#define ROWSWEIGHTS \
+	VBROADCASTSS (R12), Z20; \
+	VBROADCASTSS (R12)(R14*1), Z21; \
+	VBROADCASTSS (R12)(R14*2), Z22; \
+	VBROADCASTSS (R12)(R15*1), Z23; \
+	VBROADCASTSS (BX), Z24; \
+	VBROADCASTSS (BX)(R14*1), Z25; \
+	VBROADCASTSS (BX)(R14*2), Z26; \
+	VBROADCASTSS (BX)(R15*1), Z27
+#define ROWSNEXT(QLOOP, NORES) \
+	ADDQ $8, R9; \
+	ADDQ $4, R12; \
+	ADDQ $4, BX; \
+	DECQ R10; \
+	JNE  QLOOP; \
+	MOVQ res+88(FP), R13; \
+	TESTQ R13, R13; \
+	JEQ  NORES; \
+	ADDQ R11, R13; \
+	MOVQ ldr+96(FP), R10
+
 // ROWSCHUNK computes one chunk of 32 columns (R11 bytes in) for the
 // eight output channels of rows8x32AVX512: Z(2r), Z(2r+1) row r's two
 // halves, started from its bias (AX), then for each input channel q
@@ -29,24 +62,13 @@
 	VMOVAPS Z10, Z11; \
 	VMOVAPS Z12, Z13; \
 	VMOVAPS Z14, Z15; \
-	MOVQ offs+24(FP), R9; \
-	LEAQ (SI)(R11*1), CX; \
-	MOVQ w+40(FP), R12; \
-	LEAQ (R12)(R14*4), BX; \
-	MOVQ k+32(FP), R10; \
+	ROWSSTART; \
 QLOOP: \
 	MOVQ (R9), DX; \
 	VMOVUPS.Z (CX)(DX*4), K1, Z16; \
 	VMOVUPS.Z 64(CX)(DX*4), K2, Z17; \
 	PF; \
-	VBROADCASTSS (R12), Z20; \
-	VBROADCASTSS (R12)(R14*1), Z21; \
-	VBROADCASTSS (R12)(R14*2), Z22; \
-	VBROADCASTSS (R12)(R15*1), Z23; \
-	VBROADCASTSS (BX), Z24; \
-	VBROADCASTSS (BX)(R14*1), Z25; \
-	VBROADCASTSS (BX)(R14*2), Z26; \
-	VBROADCASTSS (BX)(R15*1), Z27; \
+	ROWSWEIGHTS; \
 	VFMADD231PS Z20, Z16, Z0; \
 	VFMADD231PS Z20, Z17, Z1; \
 	VFMADD231PS Z21, Z16, Z2; \
@@ -63,16 +85,7 @@ QLOOP: \
 	VFMADD231PS Z26, Z17, Z13; \
 	VFMADD231PS Z27, Z16, Z14; \
 	VFMADD231PS Z27, Z17, Z15; \
-	ADDQ $8, R9; \
-	ADDQ $4, R12; \
-	ADDQ $4, BX; \
-	DECQ R10; \
-	JNE  QLOOP; \
-	MOVQ res+88(FP), R13; \
-	TESTQ R13, R13; \
-	JEQ  NORES; \
-	ADDQ R11, R13; \
-	MOVQ ldr+96(FP), R10; \
+	ROWSNEXT(QLOOP, NORES); \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VMOVUPS.Z 64(R13), K2, Z21; \
 	RPF; \
@@ -200,22 +213,11 @@ NORES: \
 	VBROADCASTSS 20(AX), Z10; \
 	VBROADCASTSS 24(AX), Z12; \
 	VBROADCASTSS 28(AX), Z14; \
-	MOVQ offs+24(FP), R9; \
-	LEAQ (SI)(R11*1), CX; \
-	MOVQ w+40(FP), R12; \
-	LEAQ (R12)(R14*4), BX; \
-	MOVQ k+32(FP), R10; \
+	ROWSSTART; \
 QLOOP:; \
 	MOVQ (R9), DX; \
 	VMOVUPS.Z (CX)(DX*4), K1, Z16; \
-	VBROADCASTSS (R12), Z20; \
-	VBROADCASTSS (R12)(R14*1), Z21; \
-	VBROADCASTSS (R12)(R14*2), Z22; \
-	VBROADCASTSS (R12)(R15*1), Z23; \
-	VBROADCASTSS (BX), Z24; \
-	VBROADCASTSS (BX)(R14*1), Z25; \
-	VBROADCASTSS (BX)(R14*2), Z26; \
-	VBROADCASTSS (BX)(R15*1), Z27; \
+	ROWSWEIGHTS; \
 	VFMADD231PS Z20, Z16, Z0; \
 	VFMADD231PS Z21, Z16, Z2; \
 	VFMADD231PS Z22, Z16, Z4; \
@@ -224,16 +226,7 @@ QLOOP:; \
 	VFMADD231PS Z25, Z16, Z10; \
 	VFMADD231PS Z26, Z16, Z12; \
 	VFMADD231PS Z27, Z16, Z14; \
-	ADDQ $8, R9; \
-	ADDQ $4, R12; \
-	ADDQ $4, BX; \
-	DECQ R10; \
-	JNE  QLOOP; \
-	MOVQ res+88(FP), R13; \
-	TESTQ R13, R13; \
-	JEQ  NORES; \
-	ADDQ R11, R13; \
-	MOVQ ldr+96(FP), R10; \
+	ROWSNEXT(QLOOP, NORES); \
 	VMOVUPS.Z (R13), K1, Z20; \
 	VADDPS Z20, Z0, Z0; \
 	ADDQ R10, R13; \
