@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gosr/gosr/ops/gemm"
+	"github.com/gosr/gosr/ops/parallel"
 )
 
 // BenchmarkDirectBlocked: convDirectBlocked on resnet's 3x3
@@ -83,5 +84,44 @@ func BenchmarkDepthwise(b *testing.B) {
 			bytes := 4 * float64(len(x)+len(out))
 			b.ReportMetric(bytes*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+	}
+}
+
+// BenchmarkDirectBlockedThreads: convDirectBlocked on resnet's 3x3
+// convolutions (row by row at 56x56 and 28x28, flat at 14x14, 7x7 and
+// stride 2) with teams of 1 and 2, in GFLOP/s: how far each scales
+// alone, beside BenchmarkFMAPeakCores in ops/gemm (the cores' own).
+func BenchmarkDirectBlockedThreads(b *testing.B) {
+	if !useAVX2 {
+		b.Skip("no AVX2: convDirectBlocked is not used")
+	}
+	r := rand.New(rand.NewSource(3))
+	for _, c := range []struct{ c, o, hw, k, s int }{
+		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1}, {128, 128, 56, 3, 2},
+	} {
+		p := c.k / 2
+		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
+			kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
+		g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
+		for _, th := range []int{1, 2} {
+			team := parallel.New(th)
+			sc := gemm.NewScratch(team)
+			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d_s%d/t%d", c.c, c.hw, c.hw, c.o, c.k, c.s, th), func(b *testing.B) {
+				kk := c.k * c.k
+				x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
+				blk := directBlockedWeights(w, c.o, c.c, kk)
+				out := make([]float32, c.o*g.oh*g.ow)
+				st := &convState{}
+				ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
+				convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+				b.ResetTimer()
+				for range b.N {
+					convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+				}
+				flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			team.Close()
+		}
 	}
 }

@@ -5,6 +5,8 @@ package gemm
 import (
 	"fmt"
 	"math/rand"
+	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +71,43 @@ func BenchmarkFMAPeak(b *testing.B) {
 			b.ReportMetric(float64(b.N)*rounds*peakFlops(v)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// BenchmarkFMAPeakCores: the AVX-512 (else AVX2) FMA peak of one
+// goroutine, then of GOMAXPROCS goroutines at once, each on its own
+// thread, alternating in rounds: the ceiling of intra-op scaling, which
+// no split of a peak-bound kernel can pass. "scaling" is the median of
+// the rounds' aggregate over one alone.
+func BenchmarkFMAPeakCores(b *testing.B) {
+	vs := asmVariants()
+	if len(vs) == 0 {
+		b.Skip("no assembly")
+	}
+	v := vs[len(vs)-1]
+	procs := runtime.GOMAXPROCS(0)
+	const rounds = 1 << 20
+	var ratios, ones, alls []float64
+	for range b.N {
+		one := peakOnce(v, rounds)
+		var wg sync.WaitGroup
+		per := make([]float64, procs)
+		for i := range procs {
+			wg.Go(func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				per[i] = peakOnce(v, rounds)
+			})
+		}
+		wg.Wait()
+		all := 0.0
+		for _, p := range per {
+			all += p
+		}
+		ratios, ones, alls = append(ratios, all/one), append(ones, one), append(alls, all)
+	}
+	b.ReportMetric(stats.Median(ones), "GFLOP/s-one")
+	b.ReportMetric(stats.Median(alls), "GFLOP/s-all")
+	b.ReportMetric(stats.Median(ratios), "scaling")
 }
 
 // BenchmarkGemmPeak: GEMM as a share of the FMA peak at its kernels'
