@@ -66,10 +66,12 @@ type Options struct {
 	IntraOpThreads int
 	// IntraOpCalibrationRuns is, with IntraOpThreads above 1, the runs
 	// each way over which a runtime times every node of its top block
-	// split across the team and alone, after its first run; from then
-	// on the nodes that were no slower alone run alone (see [Split per
-	// node] in split.go). 0 means 4; negative, no calibration: every
-	// node splits where the kernels' thresholds allow.
+	// split across the team and alone, after its first run, and then
+	// times whole runs of that per-node choice, of every node split and
+	// of every node alone, as many of each; from then on the fastest of
+	// the three holds (see [Split per node] in split.go). 0 means 4;
+	// negative, no calibration: every node splits where the kernels'
+	// thresholds allow.
 	IntraOpCalibrationRuns int
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).

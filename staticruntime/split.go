@@ -14,13 +14,27 @@ import "time"
 // runtime with a team times each node of its top block over its first
 // runs, alternately split as the thresholds allow and alone
 // (gemm.Scratch.SetAlone), keeps each node's fastest run each way, and
-// from then on runs alone every node that was no slower alone. The
-// first run (first-run allocations, packing on first use) is not
+// from then on runs alone every node that was no slower alone.
+//
+// The per-node choices need not compose, though: a node timed alone in a
+// run where every node ran alone read data its own core wrote, and in
+// the mixed run it may follow a split node whose output is half on the
+// other core. With the choice made that way, on the far vCPUs above,
+// mobilenet_v3_large ran 0.84x as fast with two threads as with one,
+// efficientnet_b0 0.93x. So the choice is then checked whole: over as
+// many runs again of each, the per-node mix, every node split and every
+// node alone take turns, each run timed whole, and the fastest of the
+// three is kept: mobilenet_v3_large 1.00x, efficientnet_b0 1.01x,
+// squeezenet1_1 1.06x -> 1.13x, resnet50 unchanged (srbench run
+// -intra-op-scaling 1,2, a round trip of 470-520 ns).
+//
+// The first run (first-run allocations, packing on first use) is not
 // timed, nor are the runs that go through runChecked (a context that
 // can end, per-node profiling, CheckPlan): they run every node split
-// where it may until the calibration is over. A node with sub-blocks (If, Loop) is timed and chosen whole;
-// its nodes follow it. Every choice gives the same bits: a split op
-// computes what one goroutine computes.
+// where it may until the calibration is over. A node with sub-blocks
+// (If, Loop) is timed and chosen whole; its nodes follow it. Every
+// choice gives the same bits: a split op computes what one goroutine
+// computes.
 
 // splitCalibrationRuns is the default Options.IntraOpCalibrationRuns.
 const splitCalibrationRuns = 4
@@ -31,6 +45,12 @@ type splitCal struct {
 	pairs int // timed runs each way
 	// best[0][i] is node i's fastest timed run split, best[1][i] alone.
 	best [2][]time.Duration
+	// The whole-run check: the candidate choices (the per-node mix,
+	// every node split, every node alone), each one's fastest whole run,
+	// and the runs it has done.
+	cands [3][]bool
+	whole [3]time.Duration
+	wruns int
 }
 
 // startSplitCal starts the calibration of b's nodes over pairs runs
@@ -38,6 +58,12 @@ type splitCal struct {
 func (b *BlockRunner) startSplitCal(pairs int) {
 	n := len(b.nodes)
 	b.cal = &splitCal{pairs: pairs, best: [2][]time.Duration{make([]time.Duration, n), make([]time.Duration, n)}}
+	for i := range b.cal.cands {
+		b.cal.cands[i] = make([]bool, n)
+	}
+	for i := range b.cal.cands[2] {
+		b.cal.cands[2][i] = true
+	}
 	b.alone = make([]bool, n)
 }
 
@@ -45,6 +71,9 @@ func (b *BlockRunner) startSplitCal(pairs int) {
 // split or alone by the run's parity (see [Split per node]).
 func (b *BlockRunner) runCalibrating() error {
 	c, sc := b.cal, b.rt.scratch
+	if c.runs > 2*c.pairs {
+		return b.runWholeCheck()
+	}
 	mode := c.runs % 2 // 0: split as the thresholds allow, 1: alone
 	timed := c.runs > 0
 	nodes, pre := b.nodes, b.pre
@@ -67,9 +96,47 @@ func (b *BlockRunner) runCalibrating() error {
 	}
 	b.at = -1
 	if c.runs++; c.runs > 2*c.pairs {
-		for i := range b.alone {
-			b.alone[i] = c.best[1][i] <= c.best[0][i]
+		for i := range c.cands[0] {
+			c.cands[0][i] = c.best[1][i] <= c.best[0][i]
 		}
+	}
+	return nil
+}
+
+// runWholeCheck is Run during the whole-run check (see [Split per
+// node]): the candidate choices take turns, each run timed whole; after
+// pairs runs of each, the fastest is kept.
+func (b *BlockRunner) runWholeCheck() error {
+	c, sc := b.cal, b.rt.scratch
+	k := c.wruns % len(c.cands)
+	alone := c.cands[k]
+	nodes, pre := b.nodes, b.pre
+	t := time.Now()
+	for i := range nodes {
+		b.at = i
+		if pre != nil && pre[i] != nil {
+			pre[i](&nodes[i])
+		}
+		sc.SetAlone(alone[i])
+		if err := nodes[i].Kernel(&nodes[i]); err != nil {
+			sc.SetAlone(false)
+			return b.fail(i, err)
+		}
+	}
+	d := time.Since(t)
+	sc.SetAlone(false)
+	b.at = -1
+	if c.whole[k] == 0 || d < c.whole[k] {
+		c.whole[k] = d
+	}
+	if c.wruns++; c.wruns >= len(c.cands)*c.pairs {
+		best := 0
+		for k := range c.whole {
+			if c.whole[k] < c.whole[best] {
+				best = k
+			}
+		}
+		copy(b.alone, c.cands[best])
 		b.cal, b.aloneOn = nil, true
 	}
 	return nil

@@ -13,9 +13,12 @@ import (
 
 // TestIntraOpCalibration: a runtime with 2 intra-op threads times its
 // nodes split and alone over its first 1 + 2 x IntraOpCalibrationRuns
-// runs, the alone runs splitting nothing, then keeps a choice per node;
-// every run gives one thread's bits, and a steady run after the choice
-// allocates nothing. With the calibration off there is no choice.
+// runs, the alone runs splitting nothing, then times whole runs of the
+// per-node mix, of every node split and of every node alone, in turns,
+// IntraOpCalibrationRuns of each (the alone ones splitting nothing, the
+// split ones something), then keeps a choice per node; every run gives
+// one thread's bits, and a steady run after the choice allocates
+// nothing. With the calibration off there is no choice.
 func TestIntraOpCalibration(t *testing.T) {
 	withProcs(t, 2)
 	x, want := convNetOneThread(t)
@@ -36,18 +39,21 @@ func TestIntraOpCalibration(t *testing.T) {
 		if runs == 0 {
 			runs = 4 // the default
 		}
-		for run := 0; run <= 2*runs; run++ {
+		total := 2*runs + 1 + 3*runs
+		for run := 0; run < total; run++ {
 			done, _, _ := staticruntime.SplitChoice(rt)
-			require.False(t, done, "calibrated before run %d of %d", run, 2*runs+1)
+			require.False(t, done, "calibrated before run %d of %d", run, total)
 			splits, opSplits := staticruntime.Splits(rt), staticruntime.OpSplits(rt)
 			outs, err := rt.Run(x)
 			require.NoError(t, err)
 			same(outs, run)
-			if run%2 == 1 { // alone
-				require.Zero(t, staticruntime.Splits(rt)-splits, "run %d alone split products", run)
-				require.Zero(t, staticruntime.OpSplits(rt)-opSplits, "run %d alone split ops", run)
-			} else {
-				require.Positive(t, staticruntime.Splits(rt)-splits+staticruntime.OpSplits(rt)-opSplits, "run %d split nothing", run)
+			split := staticruntime.Splits(rt) - splits + staticruntime.OpSplits(rt) - opSplits
+			switch whole := run - (2*runs + 1); {
+			case whole >= 0 && whole%3 == 0: // the per-node mix: either
+			case whole >= 0 && whole%3 == 1, whole < 0 && run%2 == 0: // every node split
+				require.Positive(t, split, "run %d split nothing", run)
+			default: // every node alone
+				require.Zero(t, split, "run %d alone split products or ops", run)
 			}
 		}
 		done, alone, nodes := staticruntime.SplitChoice(rt)
@@ -56,7 +62,7 @@ func TestIntraOpCalibration(t *testing.T) {
 		require.LessOrEqual(t, alone, nodes)
 		outs, err := rt.Run(x)
 		require.NoError(t, err)
-		same(outs, 2*runs+1)
+		same(outs, total)
 		if !raceflag.Enabled {
 			require.Zero(t, testing.AllocsPerRun(5, func() { _, _ = rt.Run(x) }), "steady run after the choice")
 		}
