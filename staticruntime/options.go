@@ -68,8 +68,8 @@ type Options struct {
 	// each way over which a runtime times every node of its top block
 	// split across the team and alone, after its first run, and then
 	// times whole runs of that per-node choice, of every node split and
-	// of every node alone, as many of each; from then on the fastest of
-	// the three holds (see [Split per node] in split.go). 0 means 4;
+	// of every node alone, as many turns of two runs of each; from then
+	// on the fastest of the three holds (see [Split per node] in split.go). 0 means 4;
 	// negative, no calibration: every node splits where the kernels'
 	// thresholds allow.
 	IntraOpCalibrationRuns int

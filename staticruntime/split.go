@@ -21,12 +21,16 @@ import "time"
 // the mixed run it may follow a split node whose output is half on the
 // other core. With the choice made that way, on the far vCPUs above,
 // mobilenet_v3_large ran 0.84x as fast with two threads as with one,
-// efficientnet_b0 0.93x. So the choice is then checked whole: over as
-// many runs again of each, the per-node mix, every node split and every
-// node alone take turns, each run timed whole, and the fastest of the
-// three is kept: mobilenet_v3_large 1.00x, efficientnet_b0 1.01x,
-// squeezenet1_1 1.06x -> 1.13x, resnet50 unchanged (srbench run
-// -intra-op-scaling 1,2, a round trip of 470-520 ns).
+// efficientnet_b0 0.93x. So the choice is then checked whole: the
+// per-node mix, every node split and every node alone take turns, two
+// runs at a time, the second timed whole (the first puts the data where
+// that choice puts it: a run timed straight after another choice's
+// reads what that one left on the other core, which had every node
+// alone look slower than one thread on shufflenet_v2_x1_0), as many
+// turns as the per-node runs, and the fastest of the three is kept:
+// mobilenet_v3_large 1.00x, efficientnet_b0 1.01x, squeezenet1_1 1.06x
+// -> 1.13x, resnet50 unchanged (srbench run -intra-op-scaling 1,2, a
+// round trip of 470-520 ns).
 //
 // The first run (first-run allocations, packing on first use) is not
 // timed, nor are the runs that go through runChecked (a context that
@@ -46,8 +50,8 @@ type splitCal struct {
 	// best[0][i] is node i's fastest timed run split, best[1][i] alone.
 	best [2][]time.Duration
 	// The whole-run check: the candidate choices (the per-node mix,
-	// every node split, every node alone), each one's fastest whole run,
-	// and the runs it has done.
+	// every node split, every node alone), each one's fastest timed
+	// whole run, and the check's runs so far (two a turn).
 	cands [3][]bool
 	whole [3]time.Duration
 	wruns int
@@ -104,11 +108,11 @@ func (b *BlockRunner) runCalibrating() error {
 }
 
 // runWholeCheck is Run during the whole-run check (see [Split per
-// node]): the candidate choices take turns, each run timed whole; after
-// pairs runs of each, the fastest is kept.
+// node]): the candidate choices take turns of two runs, the second
+// timed whole; after pairs turns of each, the fastest is kept.
 func (b *BlockRunner) runWholeCheck() error {
 	c, sc := b.cal, b.rt.scratch
-	k := c.wruns % len(c.cands)
+	k := c.wruns / 2 % len(c.cands)
 	alone := c.cands[k]
 	nodes, pre := b.nodes, b.pre
 	t := time.Now()
@@ -126,10 +130,10 @@ func (b *BlockRunner) runWholeCheck() error {
 	d := time.Since(t)
 	sc.SetAlone(false)
 	b.at = -1
-	if c.whole[k] == 0 || d < c.whole[k] {
+	if c.wruns%2 == 1 && (c.whole[k] == 0 || d < c.whole[k]) {
 		c.whole[k] = d
 	}
-	if c.wruns++; c.wruns >= len(c.cands)*c.pairs {
+	if c.wruns++; c.wruns >= 2*len(c.cands)*c.pairs {
 		best := 0
 		for k := range c.whole {
 			if c.whole[k] < c.whole[best] {

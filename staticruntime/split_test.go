@@ -13,10 +13,10 @@ import (
 
 // TestIntraOpCalibration: a runtime with 2 intra-op threads times its
 // nodes split and alone over its first 1 + 2 x IntraOpCalibrationRuns
-// runs, the alone runs splitting nothing, then times whole runs of the
-// per-node mix, of every node split and of every node alone, in turns,
-// IntraOpCalibrationRuns of each (the alone ones splitting nothing, the
-// split ones something), then keeps a choice per node; every run gives
+// runs, the alone runs splitting nothing, then runs the per-node mix,
+// every node split and every node alone in turns of two runs,
+// IntraOpCalibrationRuns turns of each (the alone ones splitting
+// nothing, the split ones something), then keeps a choice per node; every run gives
 // one thread's bits, and a steady run after the choice allocates
 // nothing. With the calibration off there is no choice.
 func TestIntraOpCalibration(t *testing.T) {
@@ -39,7 +39,7 @@ func TestIntraOpCalibration(t *testing.T) {
 		if runs == 0 {
 			runs = 4 // the default
 		}
-		total := 2*runs + 1 + 3*runs
+		total := 2*runs + 1 + 6*runs
 		for run := 0; run < total; run++ {
 			done, _, _ := staticruntime.SplitChoice(rt)
 			require.False(t, done, "calibrated before run %d of %d", run, total)
@@ -49,8 +49,8 @@ func TestIntraOpCalibration(t *testing.T) {
 			same(outs, run)
 			split := staticruntime.Splits(rt) - splits + staticruntime.OpSplits(rt) - opSplits
 			switch whole := run - (2*runs + 1); {
-			case whole >= 0 && whole%3 == 0: // the per-node mix: either
-			case whole >= 0 && whole%3 == 1, whole < 0 && run%2 == 0: // every node split
+			case whole >= 0 && whole/2%3 == 0: // the per-node mix: either
+			case whole >= 0 && whole/2%3 == 1, whole < 0 && run%2 == 0: // every node split
 				require.Positive(t, split, "run %d split nothing", run)
 			default: // every node alone
 				require.Zero(t, split, "run %d alone split products or ops", run)
