@@ -18,7 +18,7 @@ func BenchmarkDirectBlocked(b *testing.B) {
 		b.Skip("no AVX2: convDirectBlocked is not used")
 	}
 	r := rand.New(rand.NewSource(3))
-	for _, c := range []struct{ c, o, hw, k, s int }{
+	for _, c := range []directCase{
 		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1},
 		{64, 128, 56, 3, 2}, {128, 256, 28, 3, 2}, {256, 512, 14, 3, 2}, {128, 128, 56, 3, 2}, {256, 256, 28, 3, 2}, {512, 512, 14, 3, 2},
 		{256, 512, 56, 1, 2}, {512, 1024, 28, 1, 2}, {1024, 2048, 14, 1, 2},
@@ -27,27 +27,38 @@ func BenchmarkDirectBlocked(b *testing.B) {
 		// densenet121's growth convolutions: 128 channels to 32.
 		{128, 32, 56, 3, 1}, {128, 32, 28, 3, 1}, {128, 32, 14, 3, 1}, {128, 32, 7, 3, 1},
 	} {
-		p := c.k / 2
-		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
-			kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
-		g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
-		b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d_s%d", c.c, c.hw, c.hw, c.o, c.k, c.s), func(b *testing.B) {
-			kk := c.k * c.k
-			x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
-			blk := directBlockedWeights(w, c.o, c.c, kk)
-			out := make([]float32, c.o*g.oh*g.ow)
-			st := &convState{}
-			sc := &gemm.Scratch{}
-			ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
-			convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
-			b.ResetTimer()
-			for range b.N {
-				convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
-			}
-			flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
-			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+		b.Run(c.String(), func(b *testing.B) { benchDirect(b, r, &gemm.Scratch{}, c) })
 	}
+}
+
+// directCase is a convolution of BenchmarkDirectBlocked: c channels of
+// hw x hw to o, a k x k kernel at stride s, padded by k/2.
+type directCase struct{ c, o, hw, k, s int }
+
+func (c directCase) String() string {
+	return fmt.Sprintf("%dx%dx%d_%d_k%d_s%d", c.c, c.hw, c.hw, c.o, c.k, c.s)
+}
+
+// benchDirect times convDirectBlocked on c with sc (clamped at 0, no
+// bias), in GFLOP/s.
+func benchDirect(b *testing.B, r *rand.Rand, sc *gemm.Scratch, c directCase) {
+	p := c.k / 2
+	g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
+		kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
+	g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
+	kk := c.k * c.k
+	x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
+	blk := directBlockedWeights(w, c.o, c.c, kk)
+	out := make([]float32, c.o*g.oh*g.ow)
+	st := &convState{}
+	ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
+	convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+	b.ResetTimer()
+	for range b.N {
+		convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+	}
+	flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
 // BenchmarkDepthwise: mobilenet_v3_large's and efficientnet_b0's
@@ -96,31 +107,12 @@ func BenchmarkDirectBlockedThreads(b *testing.B) {
 		b.Skip("no AVX2: convDirectBlocked is not used")
 	}
 	r := rand.New(rand.NewSource(3))
-	for _, c := range []struct{ c, o, hw, k, s int }{
+	for _, c := range []directCase{
 		{64, 64, 56, 3, 1}, {128, 128, 28, 3, 1}, {256, 256, 14, 3, 1}, {512, 512, 7, 3, 1}, {128, 128, 56, 3, 2},
 	} {
-		p := c.k / 2
-		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
-			kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
-		g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
 		for _, th := range []int{1, 2} {
 			team := parallel.New(th)
-			sc := gemm.NewScratch(team)
-			b.Run(fmt.Sprintf("%dx%dx%d_%d_k%d_s%d/t%d", c.c, c.hw, c.hw, c.o, c.k, c.s, th), func(b *testing.B) {
-				kk := c.k * c.k
-				x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
-				blk := directBlockedWeights(w, c.o, c.c, kk)
-				out := make([]float32, c.o*g.oh*g.ow)
-				st := &convState{}
-				ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
-				convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
-				b.ResetTimer()
-				for range b.N {
-					convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
-				}
-				flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+			b.Run(fmt.Sprintf("%s/t%d", c, th), func(b *testing.B) { benchDirect(b, r, gemm.NewScratch(team), c) })
 			team.Close()
 		}
 	}
