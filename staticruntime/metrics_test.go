@@ -106,7 +106,8 @@ func TestBenchmarkIndividualOpsCoversBlocks(t *testing.T) {
 
 // TestBenchmarkIndividualOpsAllocatesNothing: the timed iterations are
 // steady runs, which allocate nothing (nodes in a loop body reuse the
-// tensors of the run before), so more of them allocate no more.
+// tensors of the run before), so more of them allocate no more (within
+// what other goroutines of the process allocate meanwhile).
 func TestBenchmarkIndividualOpsAllocatesNothing(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("allocation counts differ under -race")
@@ -119,7 +120,11 @@ func TestBenchmarkIndividualOpsAllocatesNothing(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
-	assert.Equal(t, allocs(1), allocs(41))
+	// 40 more iterations would add 40 allocations or more if a steady
+	// one allocated; a few are the process's own (a cleanup of a
+	// runtime an earlier test dropped, run by the GC meanwhile: CI saw
+	// 142 against 141 under load).
+	assert.InDelta(t, allocs(1), allocs(41), 3)
 	r := m.NewRuntime()
 	for range 2 {
 		_, err := r.Run(args...)
