@@ -180,6 +180,16 @@ DONE: \
 TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
 	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192)
 
+// BC4POS broadcasts the channel at OFF(R13) into ZB and adds its
+// products with the four blocks' weights (Z24-Z27) to one position's
+// accumulators A, B, C, D.
+#define BC4POS(OFF, ZB, A, B, C, D) \
+	VBROADCASTSS (OFF)(R13), ZB; \
+	VFMADD231PS Z24, ZB, A; \
+	VFMADD231PS Z25, ZB, B; \
+	VFMADD231PS Z26, ZB, C; \
+	VFMADD231PS Z27, ZB, D
+
 // BC4CI adds input channel CI's products at one tap to the four output
 // blocks' tile: blocks A and B's 16 weights at R12 and R10 bytes
 // further, C and D's at AX and R10 bytes further (Z24-Z27), the channel
@@ -191,36 +201,13 @@ TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
 	VMOVUPS (CI*64)(R12)(R10*1), Z25; \
 	VMOVUPS (CI*64)(AX), Z26; \
 	VMOVUPS (CI*64)(AX)(R10*1), Z27; \
-	VBROADCASTSS (CI*4+0)(R13), Z28; \
-	VFMADD231PS Z24, Z28, Z0; \
-	VFMADD231PS Z25, Z28, Z1; \
-	VFMADD231PS Z26, Z28, Z2; \
-	VFMADD231PS Z27, Z28, Z3; \
-	VBROADCASTSS (CI*4+32)(R13), Z29; \
-	VFMADD231PS Z24, Z29, Z4; \
-	VFMADD231PS Z25, Z29, Z5; \
-	VFMADD231PS Z26, Z29, Z6; \
-	VFMADD231PS Z27, Z29, Z7; \
-	VBROADCASTSS (CI*4+64)(R13), Z28; \
-	VFMADD231PS Z24, Z28, Z8; \
-	VFMADD231PS Z25, Z28, Z9; \
-	VFMADD231PS Z26, Z28, Z10; \
-	VFMADD231PS Z27, Z28, Z11; \
-	VBROADCASTSS (CI*4+96)(R13), Z29; \
-	VFMADD231PS Z24, Z29, Z12; \
-	VFMADD231PS Z25, Z29, Z13; \
-	VFMADD231PS Z26, Z29, Z14; \
-	VFMADD231PS Z27, Z29, Z15; \
-	VBROADCASTSS (CI*4+128)(R13), Z28; \
-	VFMADD231PS Z24, Z28, Z16; \
-	VFMADD231PS Z25, Z28, Z17; \
-	VFMADD231PS Z26, Z28, Z18; \
-	VFMADD231PS Z27, Z28, Z19; \
-	VBROADCASTSS (CI*4+160)(R13), Z29; \
-	VFMADD231PS Z24, Z29, Z20; \
-	VFMADD231PS Z25, Z29, Z21; \
-	VFMADD231PS Z26, Z29, Z22; \
-	VFMADD231PS Z27, Z29, Z23
+	BC4POS(CI*4+0, Z28, Z0, Z1, Z2, Z3); \
+	BC4POS(CI*4+32, Z29, Z4, Z5, Z6, Z7); \
+	BC4POS(CI*4+64, Z28, Z8, Z9, Z10, Z11); \
+	BC4POS(CI*4+96, Z29, Z12, Z13, Z14, Z15); \
+	BC4POS(CI*4+128, Z28, Z16, Z17, Z18, Z19); \
+	BC4POS(CI*4+160, Z29, Z20, Z21, Z22, Z23)
+
 
 // BC4LOAD sets position P's four accumulators from the 8+8 channel
 // halves at OFF of DI / R14 (block A), R11 bytes on (B), 2*R11 bytes on

@@ -35,6 +35,39 @@
 	ADDQ R11, R13; \
 	MOVQ ldr+96(FP), R10
 
+// ROWSRES2 adds the residual row at R13 (both halves, under K1 and K2;
+// RPF after the loads) to ZA and ZB, and moves R13 on a row (R10);
+// ROWSRES1 is its one-register form (ROWSHALF).
+#define ROWSRES2(ZA, ZB, RPF) \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VMOVUPS.Z 64(R13), K2, Z21; \
+	RPF; \
+	VADDPS Z20, ZA, ZA; \
+	VADDPS Z21, ZB, ZB; \
+	ADDQ R10, R13
+#define ROWSRES1(ZA) \
+	VMOVUPS.Z (R13), K1, Z20; \
+	VADDPS Z20, ZA, ZA; \
+	ADDQ R10, R13
+
+// ROWSSTORE2 clamps ZA and ZB to [Z18, Z19], stores them at DX under K1
+// and K2 (OPF after the stores) and moves DX on an output row (R8);
+// ROWSSTORE1 is its one-register form (ROWSHALF).
+#define ROWSSTORE2(ZA, ZB, OPF) \
+	VMAXPS ZA, Z18, ZA; \
+	VMAXPS ZB, Z18, ZB; \
+	VMINPS ZA, Z19, ZA; \
+	VMINPS ZB, Z19, ZB; \
+	VMOVUPS ZA, K1, (DX); \
+	VMOVUPS ZB, K2, 64(DX); \
+	OPF; \
+	ADDQ R8, DX
+#define ROWSSTORE1(ZA) \
+	VMAXPS ZA, Z18, ZA; \
+	VMINPS ZA, Z19, ZA; \
+	VMOVUPS ZA, K1, (DX); \
+	ADDQ R8, DX
+
 // ROWSCHUNK computes one chunk of 32 columns (R11 bytes in) for the
 // eight output channels of rows8x32AVX512: Z(2r), Z(2r+1) row r's two
 // halves, started from its bias (AX), then for each input channel q
@@ -86,120 +119,24 @@ QLOOP: \
 	VFMADD231PS Z27, Z16, Z14; \
 	VFMADD231PS Z27, Z17, Z15; \
 	ROWSNEXT(QLOOP, NORES); \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z0, Z0; \
-	VADDPS Z21, Z1, Z1; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z2, Z2; \
-	VADDPS Z21, Z3, Z3; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z4, Z4; \
-	VADDPS Z21, Z5, Z5; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z6, Z6; \
-	VADDPS Z21, Z7, Z7; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z8, Z8; \
-	VADDPS Z21, Z9, Z9; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z10, Z10; \
-	VADDPS Z21, Z11, Z11; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z12, Z12; \
-	VADDPS Z21, Z13, Z13; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VMOVUPS.Z 64(R13), K2, Z21; \
-	RPF; \
-	VADDPS Z20, Z14, Z14; \
-	VADDPS Z21, Z15, Z15; \
-	ADDQ R10, R13; \
+	ROWSRES2(Z0, Z1, RPF); \
+	ROWSRES2(Z2, Z3, RPF); \
+	ROWSRES2(Z4, Z5, RPF); \
+	ROWSRES2(Z6, Z7, RPF); \
+	ROWSRES2(Z8, Z9, RPF); \
+	ROWSRES2(Z10, Z11, RPF); \
+	ROWSRES2(Z12, Z13, RPF); \
+	ROWSRES2(Z14, Z15, RPF); \
 NORES: \
 	LEAQ (DI)(R11*1), DX; \
-	VMAXPS Z0, Z18, Z0; \
-	VMAXPS Z1, Z18, Z1; \
-	VMINPS Z0, Z19, Z0; \
-	VMINPS Z1, Z19, Z1; \
-	VMOVUPS Z0, K1, (DX); \
-	VMOVUPS Z1, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z2, Z18, Z2; \
-	VMAXPS Z3, Z18, Z3; \
-	VMINPS Z2, Z19, Z2; \
-	VMINPS Z3, Z19, Z3; \
-	VMOVUPS Z2, K1, (DX); \
-	VMOVUPS Z3, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z4, Z18, Z4; \
-	VMAXPS Z5, Z18, Z5; \
-	VMINPS Z4, Z19, Z4; \
-	VMINPS Z5, Z19, Z5; \
-	VMOVUPS Z4, K1, (DX); \
-	VMOVUPS Z5, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z6, Z18, Z6; \
-	VMAXPS Z7, Z18, Z7; \
-	VMINPS Z6, Z19, Z6; \
-	VMINPS Z7, Z19, Z7; \
-	VMOVUPS Z6, K1, (DX); \
-	VMOVUPS Z7, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z8, Z18, Z8; \
-	VMAXPS Z9, Z18, Z9; \
-	VMINPS Z8, Z19, Z8; \
-	VMINPS Z9, Z19, Z9; \
-	VMOVUPS Z8, K1, (DX); \
-	VMOVUPS Z9, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z10, Z18, Z10; \
-	VMAXPS Z11, Z18, Z11; \
-	VMINPS Z10, Z19, Z10; \
-	VMINPS Z11, Z19, Z11; \
-	VMOVUPS Z10, K1, (DX); \
-	VMOVUPS Z11, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z12, Z18, Z12; \
-	VMAXPS Z13, Z18, Z13; \
-	VMINPS Z12, Z19, Z12; \
-	VMINPS Z13, Z19, Z13; \
-	VMOVUPS Z12, K1, (DX); \
-	VMOVUPS Z13, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX; \
-	VMAXPS Z14, Z18, Z14; \
-	VMAXPS Z15, Z18, Z15; \
-	VMINPS Z14, Z19, Z14; \
-	VMINPS Z15, Z19, Z15; \
-	VMOVUPS Z14, K1, (DX); \
-	VMOVUPS Z15, K2, 64(DX); \
-	OPF; \
-	ADDQ R8, DX
+	ROWSSTORE2(Z0, Z1, OPF); \
+	ROWSSTORE2(Z2, Z3, OPF); \
+	ROWSSTORE2(Z4, Z5, OPF); \
+	ROWSSTORE2(Z6, Z7, OPF); \
+	ROWSSTORE2(Z8, Z9, OPF); \
+	ROWSSTORE2(Z10, Z11, OPF); \
+	ROWSSTORE2(Z12, Z13, OPF); \
+	ROWSSTORE2(Z14, Z15, OPF)
 
 // ROWSHALF is ROWSCHUNK for a last chunk of at most 16 columns: one
 // register a row (Z(2r), under K1), eight FMAs an input channel where
@@ -227,64 +164,24 @@ QLOOP:; \
 	VFMADD231PS Z26, Z16, Z12; \
 	VFMADD231PS Z27, Z16, Z14; \
 	ROWSNEXT(QLOOP, NORES); \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z0, Z0; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z2, Z2; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z4, Z4; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z6, Z6; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z8, Z8; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z10, Z10; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z12, Z12; \
-	ADDQ R10, R13; \
-	VMOVUPS.Z (R13), K1, Z20; \
-	VADDPS Z20, Z14, Z14; \
-	ADDQ R10, R13; \
+	ROWSRES1(Z0); \
+	ROWSRES1(Z2); \
+	ROWSRES1(Z4); \
+	ROWSRES1(Z6); \
+	ROWSRES1(Z8); \
+	ROWSRES1(Z10); \
+	ROWSRES1(Z12); \
+	ROWSRES1(Z14); \
 NORES:; \
 	LEAQ (DI)(R11*1), DX; \
-	VMAXPS Z0, Z18, Z0; \
-	VMINPS Z0, Z19, Z0; \
-	VMOVUPS Z0, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z2, Z18, Z2; \
-	VMINPS Z2, Z19, Z2; \
-	VMOVUPS Z2, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z4, Z18, Z4; \
-	VMINPS Z4, Z19, Z4; \
-	VMOVUPS Z4, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z6, Z18, Z6; \
-	VMINPS Z6, Z19, Z6; \
-	VMOVUPS Z6, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z8, Z18, Z8; \
-	VMINPS Z8, Z19, Z8; \
-	VMOVUPS Z8, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z10, Z18, Z10; \
-	VMINPS Z10, Z19, Z10; \
-	VMOVUPS Z10, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z12, Z18, Z12; \
-	VMINPS Z12, Z19, Z12; \
-	VMOVUPS Z12, K1, (DX); \
-	ADDQ R8, DX; \
-	VMAXPS Z14, Z18, Z14; \
-	VMINPS Z14, Z19, Z14; \
-	VMOVUPS Z14, K1, (DX); \
-	ADDQ R8, DX
+	ROWSSTORE1(Z0); \
+	ROWSSTORE1(Z2); \
+	ROWSSTORE1(Z4); \
+	ROWSSTORE1(Z6); \
+	ROWSSTORE1(Z8); \
+	ROWSSTORE1(Z10); \
+	ROWSSTORE1(Z12); \
+	ROWSSTORE1(Z14)
 
 // PREFETCHNEXT asks for the current input row's next chunk (its two
 // lines 128 bytes on), PREFETCHRES for the residual row's, PREFETCHOUT
