@@ -105,9 +105,9 @@ func (b *BlockRunner) Inputs() []int32 { return b.info.inputs }
 // Outputs implements ops.BlockRunner: the slots of the returned values.
 func (b *BlockRunner) Outputs() []int32 { return b.info.outputs }
 
-// Run implements ops.BlockRunner. It is the one loop over a block's
-// nodes, for every run and for BenchmarkIndividualOps alike: each node's
-// pre hook, then its kernel.
+// Run implements ops.BlockRunner: every run of a block, and
+// BenchmarkIndividualOps's, goes through it to runNodes (each node's
+// pre hook, then its kernel), runChecked or the split calibration.
 func (b *BlockRunner) Run() error {
 	if b.check != nil || b.rt.checked {
 		return b.runChecked()
@@ -115,11 +115,17 @@ func (b *BlockRunner) Run() error {
 	if b.cal != nil {
 		return b.runCalibrating()
 	}
-	nodes, pre := b.nodes, b.pre
 	var alone []bool
 	if b.aloneOn {
 		alone = b.alone
 	}
+	return b.runNodes(alone)
+}
+
+// runNodes runs the block's nodes in order, node i alone when alone[i]
+// (alone nil: each split as the kernels' thresholds allow).
+func (b *BlockRunner) runNodes(alone []bool) error {
+	nodes, pre := b.nodes, b.pre
 	for i := range nodes {
 		b.at = i
 		if pre != nil && pre[i] != nil {

@@ -111,25 +111,13 @@ func (b *BlockRunner) runCalibrating() error {
 // node]): the candidate choices take turns of two runs, the second
 // timed whole; after pairs turns of each, the fastest is kept.
 func (b *BlockRunner) runWholeCheck() error {
-	c, sc := b.cal, b.rt.scratch
+	c := b.cal
 	k := c.wruns / 2 % len(c.cands)
-	alone := c.cands[k]
-	nodes, pre := b.nodes, b.pre
 	t := time.Now()
-	for i := range nodes {
-		b.at = i
-		if pre != nil && pre[i] != nil {
-			pre[i](&nodes[i])
-		}
-		sc.SetAlone(alone[i])
-		if err := nodes[i].Kernel(&nodes[i]); err != nil {
-			sc.SetAlone(false)
-			return b.fail(i, err)
-		}
+	if err := b.runNodes(c.cands[k]); err != nil {
+		return err
 	}
 	d := time.Since(t)
-	sc.SetAlone(false)
-	b.at = -1
 	if c.wruns%2 == 1 && (c.whole[k] == 0 || d < c.whole[k]) {
 		c.whole[k] = d
 	}
