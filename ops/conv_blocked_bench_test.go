@@ -42,10 +42,7 @@ func (c directCase) String() string {
 // benchDirect times convDirectBlocked on c with sc (clamped at 0, no
 // bias), in GFLOP/s.
 func benchDirect(b *testing.B, r *rand.Rand, sc *gemm.Scratch, c directCase) {
-	p := c.k / 2
-	g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.o,
-		kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: 1}
-	g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
+	g := squareGeom(c.c, c.o, c.hw, c.k, c.s, 1)
 	kk := c.k * c.k
 	x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
 	blk := directBlockedWeights(w, c.o, c.c, kk)
@@ -75,10 +72,7 @@ func BenchmarkDepthwise(b *testing.B) {
 		{16, 112, 3, 1}, {32, 112, 3, 1}, {64, 112, 3, 2}, {96, 112, 3, 2}, {72, 56, 3, 1}, {144, 56, 3, 1},
 		{72, 56, 5, 2}, {144, 56, 5, 2}, {120, 28, 5, 1}, {240, 28, 5, 1}, {240, 28, 3, 2}, {480, 14, 3, 1},
 	} {
-		p := c.k / 2
-		g := convGeom{n: 1, c: c.c, h: c.hw, w: c.hw, sN: c.c * c.hw * c.hw, sC: c.hw * c.hw, sH: c.hw, sW: 1, o: c.c,
-			kh: c.k, kw: c.k, strH: c.s, strW: c.s, padH: p, padW: p, dilH: 1, dilW: 1, groups: c.c}
-		g.oh, g.ow = (c.hw+2*p-c.k)/c.s+1, (c.hw+2*p-c.k)/c.s+1
+		g := squareGeom(c.c, c.c, c.hw, c.k, c.s, c.c)
 		b.Run(fmt.Sprintf("%dx%dx%d_k%d_s%d", c.c, c.hw, c.hw, c.k, c.s), func(b *testing.B) {
 			kk := c.k * c.k
 			x, w, bias := normals(r, c.c*c.hw*c.hw), normals(r, c.c*kk), normals(r, c.c)
@@ -116,4 +110,14 @@ func BenchmarkDirectBlockedThreads(b *testing.B) {
 			team.Close()
 		}
 	}
+}
+
+// squareGeom is one image of c channels of hw x hw into o, a k x k
+// kernel at stride s padded by k/2, in groups, contiguous NCHW.
+func squareGeom(c, o, hw, k, s, groups int) convGeom {
+	p := k / 2
+	g := convGeom{n: 1, c: c, h: hw, w: hw, sN: c * hw * hw, sC: hw * hw, sH: hw, sW: 1, o: o,
+		kh: k, kw: k, strH: s, strW: s, padH: p, padW: p, dilH: 1, dilW: 1, groups: groups}
+	g.oh, g.ow = (hw+2*p-k)/s+1, (hw+2*p-k)/s+1
+	return g
 }
