@@ -195,8 +195,8 @@ type convPrepacked struct {
 	aOnce sync.Once
 	// The weight for convDirectBlocked (see [Channel-blocked direct
 	// convolution]), for ungrouped 2-d kernels of a multiple of 8 input
-	// and 16 output channels (blkOK; a 1x1 one takes the path only when
-	// strided): packed on the first run that takes that path, once for
+	// and 8 output channels (blkOK; see [Half output blocks]; a 1x1 one
+	// takes the path only when strided or over a small map): packed on the first run that takes that path, once for
 	// all runtimes.
 	blkOK   bool
 	blkOnce sync.Once
@@ -266,7 +266,7 @@ func convPrepack(n *graph.Node, spec convSpec) *convPrepacked {
 		return nil
 	}
 	pre := &convPrepacked{w: w, groups: groups, rows: prepackRows(w)}
-	pre.blkOK = useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%16 == 0
+	pre.blkOK = useAVX2 && groups == 1 && w.Dim() == 4 && w.Size(1)%8 == 0 && o%8 == 0
 	return pre
 }
 

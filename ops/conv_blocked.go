@@ -556,6 +556,23 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 // would run 12 positions a row): such maps run flat (see [Flat direct
 // convolution]).
 
+// [Half output blocks]
+//
+// Output channels come in blocks of 16; a convolution with 8 more
+// (squeezenet1_1's classifier, 512 -> 1000 at 13x13; mobilenet_v3's
+// 80 -> 200 at 14x14) runs its last block with zero weights and bias
+// for the missing 8, as ONNX Runtime's NCHWc convolutions pad 1000 to
+// 1008, and keeps only the first half of that block's sums. Before,
+// such convolutions took the rows kernel or gemm: the classifier
+// 1.01-1.02 ms there (BenchmarkPointwiseRows, rows/512to1000@169)
+// against 0.93-0.98 here (BenchmarkDirectBlocked,
+// 512x13x13_1000_k1_s1); in the model 0.965-1.003 -> 0.943-0.953 ms
+// (srbench ops -per-node).
+
+// directOutBlocks is the 16-channel output blocks of o channels, the
+// last one half empty where o%16 == 8 (see [Half output blocks]).
+func directOutBlocks(o int) int { return (o + 15) / 16 }
+
 // directBlockedMaxRow is the widest output row bcRowAVX2's buffer holds:
 // its second half starts 4096 floats in.
 const directBlockedMaxRow = 504
@@ -689,11 +706,11 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 	clear(blk[r.copies*r.flatRows*row:])
 }
 
-// directBlockedWeights packs an [o, c, kk] weight as [o/16][c/8][kk][8][16]:
+// directBlockedWeights packs an [o, c, kk] weight as [⌈o/16⌉][c/8][kk][8][16]:
 // element (ob, ib, q, ci, j) is output channel 16ob+j's weight for input
-// channel 8ib+ci at tap q.
+// channel 8ib+ci at tap q, zero past o (see [Half output blocks]).
 func directBlockedWeights(w []float32, o, c, kk int) []float32 {
-	blk := make([]float32, len(w))
+	blk := make([]float32, directOutBlocks(o)*16*c*kk)
 	nib := c / 8
 	for oc := 0; oc < o; oc++ {
 		ob, j := oc/16, oc%16
@@ -770,7 +787,7 @@ func directSmallPointwise(g *convGeom) bool {
 // directBlockPositions is the positions a call block of the direct
 // kernels covers for g, by rows or flat (see [Seven-position blocks]).
 func directBlockPositions(g *convGeom, flat bool) int {
-	if !useAVX512 || g.o/16%2 != 0 {
+	if !useAVX512 || directOutBlocks(g.o)%2 != 0 {
 		return 6
 	}
 	n := g.ow
@@ -824,7 +841,7 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		if useAVX512 {
 			unit = 2
 		}
-		r.startUnit(sc, g.o/16, unit, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
+		r.startUnit(sc, directOutBlocks(g.o), unit, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
 	}
 	r.xp = nil
 }
@@ -881,7 +898,8 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 	for ob := b0; ob < b1; {
 		nob := blocksAtOnce(b1-ob, r.bpos)
 		o0 := ob * 16
-		r.blockBias(bias[:16*nob], o0, 16*nob)
+		nch := min(16*nob, g.o-o0) // all but a half last block's 8
+		r.blockBias(bias[:16*nob], o0, nch)
 		wk := r.wblk[ob*wblock : (ob+nob)*wblock]
 		ob0 := (r.nn*g.o + o0) * plane
 		for oh := 0; oh < g.oh; oh++ {
@@ -891,12 +909,15 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 			for h := range nob {
 				ob0 := ob0 + h*16*plane
 				out := buf.W[h*8192:]
-				_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
+				_ = r.c[ob0+7*plane+oh*g.ow+g.ow-1]
 				unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
-				unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
+				if 16*h+8 < nch {
+					_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
+					unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
+				}
 			}
 		}
-		r.finishBlock(ob0, 16*nob*plane)
+		r.finishBlock(ob0, nch*plane)
 		ob += nob
 	}
 }
@@ -975,7 +996,7 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 		buf.W = growF32(buf.W, (b1-b0)*per)
 		sums := buf.W
 		for ob := b0; ob < b1; ob++ {
-			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, 16)
+			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, min(16, g.o-ob*16))
 		}
 		for ib0 := 0; ib0 < nib; ib0 += r.ibChunk {
 			nc := min(r.ibChunk, nib-ib0)
@@ -996,15 +1017,19 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 		for ob := b0; ob < b1; ob++ {
 			o := sums[(ob-b0)*per : (ob-b0+1)*per]
 			ob0 := (r.nn*g.o + ob*16) * plane
-			_ = r.c[ob0+15*plane+p0+n-1]
+			nch := min(16, g.o-ob*16) // 8 in a half last block
+			_ = r.c[ob0+7*plane+p0+n-1]
 			unpackRows8AVX2(&r.c[ob0+p0], plane, &o[0], n)
-			unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &o[half], n)
+			if nch == 16 {
+				_ = r.c[ob0+15*plane+p0+n-1]
+				unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &o[half], n)
+			}
 			if n == plane {
-				r.finishBlock(ob0, 16*plane)
+				r.finishBlock(ob0, nch*plane)
 				continue
 			}
 			// The chunk's segment of each plane, while it is in cache.
-			for ch := range 16 {
+			for ch := range nch {
 				r.finishBlock(ob0+ch*plane+p0, n)
 			}
 		}

@@ -26,6 +26,9 @@ func BenchmarkDirectBlocked(b *testing.B) {
 		{16, 64, 55, 3, 1}, {32, 128, 27, 3, 1}, {64, 256, 13, 3, 1},
 		// densenet121's growth convolutions: 128 channels to 32.
 		{128, 32, 56, 3, 1}, {128, 32, 28, 3, 1}, {128, 32, 14, 3, 1}, {128, 32, 7, 3, 1},
+		// squeezenet1_1's classifier, a half last output block (see
+		// [Half output blocks]; the rows kernel's in BenchmarkPointwiseRows).
+		{512, 1000, 13, 1, 1},
 	} {
 		b.Run(c.String(), func(b *testing.B) { benchDirect(b, r, &gemm.Scratch{}, c) })
 	}

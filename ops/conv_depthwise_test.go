@@ -351,6 +351,11 @@ func TestDirectBlocked(t *testing.T) {
 		// 1x1 at stride 1 over small maps (see [Small pointwise maps]):
 		// flat (7x7, a batch of 6x8) and by rows (10x24).
 		{1, 32, 64, 7, 7, 1, 0, 0, 1}, {2, 16, 48, 6, 8, 1, 0, 3, 1}, {1, 16, 240, 10, 24, 1, 0, 0, 1},
+		// A half last output block (see [Half output blocks]): alone, after
+		// a pair, after four; by rows and flat; 3x3, 1x1 over a small map
+		// (squeezenet1_1's classifier, 1000 at 13x13, flat).
+		{1, 16, 8, 9, 24, 3, 1, 0, 1}, {2, 16, 40, 7, 7, 3, 1, 2, 1}, {1, 16, 72, 9, 24, 3, 1, 0, 1}, {1, 8, 56, 12, 12, 3, 1, 0, 2},
+		{1, 32, 200, 10, 20, 1, 0, 0, 1}, {1, 64, 1000, 13, 13, 1, 0, 0, 1},
 	}
 	r := rand.New(rand.NewSource(14))
 	// A flat map's input blocks run in chunks that fit L2; with a budget

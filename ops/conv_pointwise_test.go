@@ -108,7 +108,7 @@ func BenchmarkPointwiseRows(b *testing.B) {
 		b.Skip("no AVX-512 on this CPU or build")
 	}
 	r := rand.New(rand.NewSource(1))
-	for _, sh := range [][3]int{{16, 16, 12544}, {16, 64, 12544}, {64, 24, 3136}, {24, 72, 3136}, {256, 64, 3136}, {512, 128, 784}, {1024, 256, 196}, {960, 160, 49}} {
+	for _, sh := range [][3]int{{16, 16, 12544}, {16, 64, 12544}, {64, 24, 3136}, {24, 72, 3136}, {256, 64, 3136}, {512, 128, 784}, {1024, 256, 196}, {960, 160, 49}, {512, 1000, 169}} {
 		c, o, n := sh[0], sh[1], sh[2]
 		g := pointwiseGeom(1, c, o, n, n)
 		x, w, out, bias := normals(r, c*n), normals(r, o*c), make([]float32, o*n), normals(r, o)
