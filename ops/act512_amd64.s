@@ -199,3 +199,47 @@ gz16:
 gzdone:
 	VZEROUPPER
 	RET
+
+// func hardAVX512(o, a *float32, n int, swish int)
+// hardAVX2 for n a multiple of 16, without its division: c = x+3
+// clamped to [0, 6], q = c*r with r = 1/6 rounded, then q corrected by
+// the fused remainder e = c - 6q (exact) as q + e*r, which is c/6
+// correctly rounded for every c (TestHardAVX512Exhaustive), so the
+// bits are hardAVX2's. A 16-lane division issues once every few cycles
+// here; this is three multiply-adds. o may be a.
+TEXT ·hardAVX512(SB), NOSPLIT, $0-32
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ swish+24(FP), R8
+	SHRQ $4, CX
+	JEQ  h5done
+	MOVL $0x40400000, AX // 3
+	VPBROADCASTD AX, Z4
+	MOVL $0x40c00000, AX // 6
+	VPBROADCASTD AX, Z5
+	MOVL $0x3e2aaaab, AX // 1/6 rounded to nearest
+	VPBROADCASTD AX, Z7
+	VPXORD Z6, Z6, Z6
+
+h5loop:
+	VMOVUPS (SI), Z0
+	VADDPS Z4, Z0, Z1
+	VMAXPS Z1, Z6, Z1 // NaN passing, as hardAVX2
+	VMINPS Z1, Z5, Z1
+	VMULPS Z7, Z1, Z2
+	VMOVAPS Z1, Z3
+	VFNMADD231PS Z5, Z2, Z3 // e = c - 6q
+	VFMADD231PS Z7, Z3, Z2  // q + e*r
+	TESTQ R8, R8
+	JEQ  2(PC)
+	VMULPS Z2, Z0, Z2
+	VMOVUPS Z2, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNE  h5loop
+
+h5done:
+	VZEROUPPER
+	RET

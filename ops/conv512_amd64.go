@@ -20,12 +20,15 @@ func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, 
 func siluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
 //go:noescape
+func hardAVX512(o, a *float32, n int, swish int)
+
+//go:noescape
 func geluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 
 // useAVX512 selects ops' AVX-512 kernels where the CPU has AVX-512
 // Foundation and the OS saves the ZMM registers: bcRow2AVX512 (two
 // output blocks of a channel-blocked direct convolution at once),
-// dwcPairsAVX512 (depthwise positions sixteen at a time), silu
-// and gelu sixteen lanes at a time. Tests clear it to compare with the
+// dwcPairsAVX512 (depthwise positions sixteen at a time), silu, gelu
+// and hardswish sixteen lanes at a time. Tests clear it to compare with the
 // AVX2 path.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F

@@ -18,6 +18,9 @@ func maxPoolS2RowsAVX2(dst *float32, ldd int, src *float32, step, d1, d2, rows, 
 // hardAVX2 is never called here: useAVX2 is false.
 func hardAVX2(o, a *float32, n int, swish int) {}
 
+// hardAVX512 is never called here: useAVX512 is false.
+func hardAVX512(o, a *float32, n int, swish int) {}
+
 // bin32AVX2 is never called here: useAVX2 is false.
 func bin32AVX2(op int, o, a, b *float32, n int, sb int, alpha float32) {}
 
