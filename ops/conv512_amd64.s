@@ -51,13 +51,34 @@
 	VMOVUPS YB, OFF(R11); \
 	VEXTRACTF64X4 $1, ZB, OFF(R13)
 
+// PF8 and PF8X prefetch the eight cache lines 4 KB past (B) and past
+// (B)(X*1): one (input block, tap) step of a weight stream, 4 KB ahead
+// (see [Weight prefetch]).
+#define PF8(B) \
+	PREFETCHT0 4096(B); \
+	PREFETCHT0 4160(B); \
+	PREFETCHT0 4224(B); \
+	PREFETCHT0 4288(B); \
+	PREFETCHT0 4352(B); \
+	PREFETCHT0 4416(B); \
+	PREFETCHT0 4480(B); \
+	PREFETCHT0 4544(B)
+#define PF8X(B, X) \
+	PREFETCHT0 4096(B)(X*1); \
+	PREFETCHT0 4160(B)(X*1); \
+	PREFETCHT0 4224(B)(X*1); \
+	PREFETCHT0 4288(B)(X*1); \
+	PREFETCHT0 4352(B)(X*1); \
+	PREFETCHT0 4416(B)(X*1); \
+	PREFETCHT0 4480(B)(X*1); \
+	PREFETCHT0 4544(B)(X*1)
 // BCROWPAIR is the body of bcRow2AVX512 and bcRow2x7AVX512 (labels
 // from BLOCK to DONE): per block of positions, the two output blocks'
 // accumulators set from the biases (Z0, Z1, then INITS) or loaded
 // (LOADS), every input block's taps and channels added (CIS), the
 // accumulators clamped to [Z23, Z24] and stored (STORES), STEP bytes
 // on.
-#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, DONE, INITS, LOADS, CIS, STORES, STEP) \
+#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, NOPF, DONE, INITS, LOADS, CIS, STORES, STEP) \
 	MOVQ out+0(FP), DI; \
 	MOVQ in+8(FP), SI; \
 	MOVQ nb+16(FP), CX; \
@@ -94,6 +115,11 @@ TAP: \
 	MOVQ (R8)(BX*8), R13; \
 	ADDQ R11, R13; \
 	CIS; \
+	CMPQ CX, nb+16(FP); \
+	JNE  NOPF; \
+	PF8(R12); \
+	PF8X(R12, R10); \
+NOPF: \
 	ADDQ $512, R12; \
 	INCQ BX; \
 	CMPQ BX, taps+40(FP); \
@@ -178,7 +204,7 @@ DONE: \
 // positions of both blocks are twelve accumulators; each element's sum
 // is the one bcRowAVX2 computes, in the same order, bit for bit.
 TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192)
+	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2nopf, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192)
 
 // BC4POS broadcasts the channel at OFF(R13) into ZB and adds its
 // products with the four blocks' weights (Z24-Z27) to one position's
@@ -313,6 +339,14 @@ b4tap:
 	BC4CI(5)
 	BC4CI(6)
 	BC4CI(7)
+	CMPQ CX, nb+16(FP)
+	JNE  b4nopf
+	PF8(R12)
+	PF8X(R12, R10)
+	PF8(AX)
+	PF8X(AX, R10)
+
+b4nopf:
 	ADDQ $512, R12
 	ADDQ $512, AX
 	INCQ BX
@@ -396,7 +430,7 @@ b4done:
 // position blocks] in conv_blocked.go). Each element's sum is
 // bcRowAVX2's, in the same order, bit for bit.
 TEXT ·bcRow2x7AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224)
+	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7nopf, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224)
 
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first

@@ -922,6 +922,26 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 	}
 }
 
+// [Weight prefetch]
+//
+// A small map's convolution reads more weight than input (see [Small
+// pointwise maps]), and in a model the weight comes from memory: the
+// kernel's first block of positions for a group of output blocks waits
+// on it, the next blocks find it in cache. On that first block
+// bcRow2AVX512, bcRow2x7AVX512 and bcRow4AVX512 prefetch each weight
+// stream 4 KB ahead (eight steps of input block and tap), one
+// PREFETCHT0 a cache line. Alternating srbench ops rounds against the
+// kernels without: efficientnet_b0 0.984, mobilenet_v3_large 0.981,
+// resnet50 0.985, densenet121 0.974, regnet_y_400mf 0.963,
+// shufflenet_v2_x1_0 0.995 (five or six rounds each); efficientnet's
+// 192 -> 1152 at 7x7 184-192 -> 154-170 µs. BenchmarkDirectBlockedEvicted
+// (medians of five rounds): 320 -> 1280 at 7x7 290 -> 255 µs, 192 ->
+// 1152 147 -> 135, 512 -> 512 3x3 at 7x7 1381 -> 1318; 1152 -> 192 171
+// -> 187, and the rest within 3%. Tried and dropped: prefetching the
+// next group's weights instead (all on the first block, or a line a
+// step spread over every block): 1152 -> 320 and 1152 -> 192 slower,
+// the models no faster than with this.
+
 // [Paired output blocks]
 //
 // With AVX-512 one register holds all 16 channels of an output block

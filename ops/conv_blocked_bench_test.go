@@ -3,7 +3,9 @@ package ops
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/gosr/gosr/ops/gemm"
 	"github.com/gosr/gosr/ops/parallel"
@@ -123,4 +125,43 @@ func squareGeom(c, o, hw, k, s, groups int) convGeom {
 		kh: k, kw: k, strH: s, strW: s, padH: p, padW: p, dilH: 1, dilW: 1, groups: groups}
 	g.oh, g.ow = (hw+2*p-k)/s+1, (hw+2*p-k)/s+1
 	return g
+}
+
+// BenchmarkDirectBlockedEvicted times convDirectBlocked on small-map
+// convolutions whose weight outweighs the input (efficientnet_b0's and
+// mobilenet_v3_large's pointwise ones at 7x7 and 14x14, resnet50's
+// last 3x3) after 32 MB of other memory was written, as a model's other
+// layers do between two runs of a node: the weight comes from memory,
+// as in the model (see [Weight prefetch]). The median of single runs,
+// in µs.
+func BenchmarkDirectBlockedEvicted(b *testing.B) {
+	if !useAVX2 {
+		b.Skip("no AVX2: convDirectBlocked is not used")
+	}
+	r := rand.New(rand.NewSource(3))
+	other := make([]float32, 32<<20/4)
+	for _, c := range []directCase{
+		{1152, 320, 7, 1, 1}, {320, 1280, 7, 1, 1}, {192, 1152, 7, 1, 1}, {1152, 192, 7, 1, 1}, {672, 192, 7, 1, 1},
+		{112, 672, 14, 1, 1}, {512, 512, 7, 3, 1},
+	} {
+		g := squareGeom(c.c, c.o, c.hw, c.k, c.s, 1)
+		kk := c.k * c.k
+		x, w, bias := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk), normals(r, c.o)
+		blk := directBlockedWeights(w, c.o, c.c, kk)
+		out := make([]float32, c.o*g.oh*g.ow)
+		st, sc := &convState{}, &gemm.Scratch{}
+		b.Run(c.String(), func(b *testing.B) {
+			ts := make([]time.Duration, 0, b.N)
+			for range b.N {
+				for i := 0; i < len(other); i += 16 { // a write per cache line
+					other[i]++
+				}
+				t := time.Now()
+				convDirectBlocked(sc, &g, blk, x, 0, bias, 0, 1, nil, 0, out, st, gemm.Clamp{}, nil)
+				ts = append(ts, time.Since(t))
+			}
+			slices.Sort(ts)
+			b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "median-µs")
+		})
+	}
 }
