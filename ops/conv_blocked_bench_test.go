@@ -3,9 +3,7 @@ package ops
 import (
 	"fmt"
 	"math/rand"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/gosr/gosr/ops/gemm"
 	"github.com/gosr/gosr/ops/parallel"
@@ -151,17 +149,9 @@ func BenchmarkDirectBlockedEvicted(b *testing.B) {
 		out := make([]float32, c.o*g.oh*g.ow)
 		st, sc := &convState{}, &gemm.Scratch{}
 		b.Run(c.String(), func(b *testing.B) {
-			ts := make([]time.Duration, 0, b.N)
-			for range b.N {
-				for i := 0; i < len(other); i += 16 { // a write per cache line
-					other[i]++
-				}
-				t := time.Now()
+			benchEvicted(b, other, func() {
 				convDirectBlocked(sc, &g, blk, x, 0, bias, 0, 1, nil, 0, out, st, gemm.Clamp{}, nil)
-				ts = append(ts, time.Since(t))
-			}
-			slices.Sort(ts)
-			b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "median-µs")
+			})
 		})
 	}
 }

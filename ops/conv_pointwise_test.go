@@ -154,19 +154,27 @@ func BenchmarkPointwiseRowsEvicted(b *testing.B) {
 		ep := gemm.Clamp{On: true, Lo: 0, Hi: 6}
 		for _, mb := range []int{0, 8, 16, 32, 64} {
 			b.Run(fmt.Sprintf("%dto%d@%d/res=%v/after%dMB", sh.c, sh.o, sh.n, sh.res, mb), func(b *testing.B) {
-				ts := make([]time.Duration, 0, b.N)
-				for range b.N {
-					s := other[:mb<<20/4]
-					for i := 0; i < len(s); i += 16 { // a write per cache line
-						s[i]++
-					}
-					t := time.Now()
+				benchEvicted(b, other[:mb<<20/4], func() {
 					convPointwiseRows(nil, &g, x, 0, w, 0, bias, 0, 1, res, 0, out, ep, nil)
-					ts = append(ts, time.Since(t))
-				}
-				slices.Sort(ts)
-				b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "median-µs")
+				})
 			})
 		}
 	}
+}
+
+// benchEvicted times b.N single calls of run, each after a write to
+// every cache line of other (the memory a network's other layers write
+// between two runs of a node), and reports their median in µs.
+func benchEvicted(b *testing.B, other []float32, run func()) {
+	ts := make([]time.Duration, 0, b.N)
+	for range b.N {
+		for i := 0; i < len(other); i += 16 {
+			other[i]++
+		}
+		t := time.Now()
+		run()
+		ts = append(ts, time.Since(t))
+	}
+	slices.Sort(ts)
+	b.ReportMetric(float64(ts[len(ts)/2].Nanoseconds())/1e3, "median-µs")
 }
