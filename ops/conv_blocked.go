@@ -907,14 +907,8 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
 			directKernel(nob, r.bpos, &buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			for h := range nob {
-				ob0 := ob0 + h*16*plane
 				out := buf.W[h*8192:]
-				_ = r.c[ob0+7*plane+oh*g.ow+g.ow-1]
-				unpackRows8AVX2(&r.c[ob0+oh*g.ow], plane, &out[0], g.ow)
-				if 16*h+8 < nch {
-					_ = r.c[ob0+15*plane+oh*g.ow+g.ow-1]
-					unpackRows8AVX2(&r.c[ob0+8*plane+oh*g.ow], plane, &out[4096], g.ow)
-				}
+				unpackBlock(r.c, ob0+h*16*plane+oh*g.ow, plane, &out[0], &out[4096], g.ow, nch-16*h)
 			}
 		}
 		r.finishBlock(ob0, nch*plane)
@@ -1038,12 +1032,7 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 			o := sums[(ob-b0)*per : (ob-b0+1)*per]
 			ob0 := (r.nn*g.o + ob*16) * plane
 			nch := min(16, g.o-ob*16) // 8 in a half last block
-			_ = r.c[ob0+7*plane+p0+n-1]
-			unpackRows8AVX2(&r.c[ob0+p0], plane, &o[0], n)
-			if nch == 16 {
-				_ = r.c[ob0+15*plane+p0+n-1]
-				unpackRows8AVX2(&r.c[ob0+8*plane+p0], plane, &o[half], n)
-			}
+			unpackBlock(r.c, ob0+p0, plane, &o[0], &o[half], n, nch)
 			if n == plane {
 				r.finishBlock(ob0, nch*plane)
 				continue
@@ -1053,6 +1042,19 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 				r.finishBlock(ob0+ch*plane+p0, n)
 			}
 		}
+	}
+}
+
+// unpackBlock transposes n positions of an output block's sums, eight
+// channels at lo and eight at hi (position-major), into the block's
+// planes at c[at:] (plane floats apart); with nch at most 8 (a half last
+// block, see [Half output blocks]) hi's are dropped.
+func unpackBlock(c []float32, at, plane int, lo, hi *float32, n, nch int) {
+	_ = c[at+7*plane+n-1]
+	unpackRows8AVX2(&c[at], plane, lo, n)
+	if nch > 8 {
+		_ = c[at+15*plane+n-1]
+		unpackRows8AVX2(&c[at+8*plane], plane, hi, n)
 	}
 }
 

@@ -42,14 +42,21 @@ func (c directCase) String() string {
 	return fmt.Sprintf("%dx%dx%d_%d_k%d_s%d", c.c, c.hw, c.hw, c.o, c.k, c.s)
 }
 
+// inputs is c's geometry, a random input, a random weight packed for
+// convDirectBlocked, and room for the output.
+func (c directCase) inputs(r *rand.Rand) (g convGeom, x, blk, out []float32) {
+	g = squareGeom(c.c, c.o, c.hw, c.k, c.s, 1)
+	kk := c.k * c.k
+	x = normals(r, c.c*c.hw*c.hw)
+	blk = directBlockedWeights(normals(r, c.o*c.c*kk), c.o, c.c, kk)
+	return g, x, blk, make([]float32, c.o*g.oh*g.ow)
+}
+
 // benchDirect times convDirectBlocked on c with sc (clamped at 0, no
 // bias), in GFLOP/s.
 func benchDirect(b *testing.B, r *rand.Rand, sc *gemm.Scratch, c directCase) {
-	g := squareGeom(c.c, c.o, c.hw, c.k, c.s, 1)
+	g, x, blk, out := c.inputs(r)
 	kk := c.k * c.k
-	x, w := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk)
-	blk := directBlockedWeights(w, c.o, c.c, kk)
-	out := make([]float32, c.o*g.oh*g.ow)
 	st := &convState{}
 	ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
 	convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
@@ -142,11 +149,8 @@ func BenchmarkDirectBlockedEvicted(b *testing.B) {
 		{1152, 320, 7, 1, 1}, {320, 1280, 7, 1, 1}, {192, 1152, 7, 1, 1}, {1152, 192, 7, 1, 1}, {672, 192, 7, 1, 1},
 		{112, 672, 14, 1, 1}, {512, 512, 7, 3, 1},
 	} {
-		g := squareGeom(c.c, c.o, c.hw, c.k, c.s, 1)
-		kk := c.k * c.k
-		x, w, bias := normals(r, c.c*c.hw*c.hw), normals(r, c.o*c.c*kk), normals(r, c.o)
-		blk := directBlockedWeights(w, c.o, c.c, kk)
-		out := make([]float32, c.o*g.oh*g.ow)
+		g, x, blk, out := c.inputs(r)
+		bias := normals(r, c.o)
 		st, sc := &convState{}, &gemm.Scratch{}
 		b.Run(c.String(), func(b *testing.B) {
 			benchEvicted(b, other, func() {

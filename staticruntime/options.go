@@ -69,9 +69,9 @@ type Options struct {
 	// split across the team and alone, after its first run, and then
 	// times whole runs of that per-node choice, of every node split and
 	// of every node alone, as many turns of two runs of each; from then
-	// on the fastest of the three holds (see [Split per node] in split.go). 0 means 4;
-	// negative, no calibration: every node splits where the kernels'
-	// thresholds allow.
+	// on the fastest of the three holds (see [Split per node] in
+	// split.go). 0 means 4; negative, no calibration: every node splits
+	// where the kernels' thresholds allow.
 	IntraOpCalibrationRuns int
 	// CheckPlan verifies after each run that no two managed tensors alive
 	// at the same node overlap in memory (a debug mode for tests).

@@ -16,9 +16,9 @@ import (
 // runs, the alone runs splitting nothing, then runs the per-node mix,
 // every node split and every node alone in turns of two runs,
 // IntraOpCalibrationRuns turns of each (the alone ones splitting
-// nothing, the split ones something), then keeps a choice per node; every run gives
-// one thread's bits, and a steady run after the choice allocates
-// nothing. With the calibration off there is no choice.
+// nothing, the split ones something), then keeps a choice per node;
+// every run gives one thread's bits, and a steady run after the choice
+// allocates nothing. With the calibration off there is no choice.
 func TestIntraOpCalibration(t *testing.T) {
 	withProcs(t, 2)
 	x, want := convNetOneThread(t)
