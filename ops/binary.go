@@ -77,8 +77,9 @@ type binState struct {
 	sc, ca, cb, tmp *ivalue.Tensor
 	// The split of a large float32 fast path across the team
 	// (binLoop32), and its scalar operand.
-	split  binSplitState
-	scalar [1]float32
+	split    binSplitState
+	rowSplit rowSplitState
+	scalar   [1]float32
 }
 
 // binStateOf is p's binState, made on its first run.
@@ -305,6 +306,9 @@ func (k *binKernel) run(p *ProcessedNode) error {
 			if a.DType() == ivalue.Float32 && b.DType() == ivalue.Float32 && SameSizes(a.Sizes(), b.Sizes()) && a.IsContiguous() && b.IsContiguous() {
 				out.Resize(ivalue.Float32, a.Sizes())
 				binLoop32(p, op, out.F32Contig(), a.F32(), a.Offset(), 1, b.F32(), b.Offset(), 1, float32(af))
+				return nil
+			}
+			if op == opMul && useAVX512 && binScaleRows(p, a, b, out) {
 				return nil
 			}
 		case a != nil:
@@ -914,4 +918,90 @@ func binLoopI[T ewInt](op binOp, o []T, a []T, ia, sa int, b []T, ib, sb int, al
 		return errBadOp(op)
 	}
 	return nil
+}
+
+// [Channel rows]
+//
+// A squeeze-and-excitation block scales each channel of a feature map
+// by one value (x * s, s of sizes [N, C, 1, 1]) and its squeeze is a
+// mean over each channel's plane (adaptive_avg_pool2d to 1x1). Taken
+// as broadcasts and planes, both ran a row at a time (a call, an
+// iterator step and a scalar tail per row): efficientnet_b0's 7x7 maps
+// of 1152 channels took 21 us for each, 0.37 ns a float. Both are one
+// loop over rows instead, the row's last inner%16 floats through an
+// AVX-512 mask (scaleRowsAVX512, meanRowsAVX512). The products are
+// the broadcast's, bit for bit; the mean sums in another order than
+// sumPlane (four vectors of partial sums), a float32 sum as PyTorch's.
+
+// channelRows reports whether s broadcasts over x as one value a row:
+// the same rank, s's sizes x's up to some dimension and 1 after it,
+// both float32 and contiguous. rows is s's elements, inner x's per row.
+func channelRows(x, s *ivalue.Tensor) (rows, inner int, ok bool) {
+	if x.DType() != ivalue.Float32 || s.DType() != ivalue.Float32 || x.Dim() != s.Dim() || x.Dim() == 0 ||
+		!x.IsContiguous() || !s.IsContiguous() || x.Numel() == 0 {
+		return 0, 0, false
+	}
+	xs, ss := x.Sizes(), s.Sizes()
+	k := 0
+	for k < len(xs) && xs[k] == ss[k] {
+		k++
+	}
+	for _, d := range ss[k:] {
+		if d != 1 {
+			return 0, 0, false
+		}
+	}
+	rows = s.Numel()
+	return rows, x.Numel() / rows, true
+}
+
+// binScaleRows computes a*b into out where one operand scales the
+// other's rows (see [Channel rows]), split across p's team by rows when
+// large, and reports whether it did.
+func binScaleRows(p *ProcessedNode, a, b, out *ivalue.Tensor) bool {
+	x, s := a, b
+	rows, inner, ok := channelRows(x, s)
+	if !ok {
+		x, s = b, a // x*s is s*x, bit for bit
+		if rows, inner, ok = channelRows(x, s); !ok {
+			return false
+		}
+	}
+	sd := s.F32()[s.Offset() : s.Offset()+rows]
+	xd := x.F32()[x.Offset() : x.Offset()+rows*inner]
+	out.Resize(ivalue.Float32, x.Sizes())
+	o := out.F32Contig()
+	// An output over the scales would overwrite them before their rows
+	// are done; one over x must start where x does (each float read
+	// before it is written). Else the general path.
+	olo, ohi := f32Addr(o), f32Addr(o)+uintptr(len(o))*4
+	if so := f32Addr(sd); rangesOverlap(so, so+uintptr(rows)*4, olo, ohi) {
+		return false
+	}
+	if xo := f32Addr(xd); xo != olo && rangesOverlap(xo, xo+uintptr(len(xd))*4, olo, ohi) {
+		return false
+	}
+	if p.Scratch.Team() == nil || len(o) < 2*splitMinWork {
+		scaleRowsAVX512(&o[0], &xd[0], &sd[0], rows, inner)
+		return true
+	}
+	st := binStateOf(p)
+	sp := &st.rowSplit
+	if sp.fn == nil {
+		sp.fn = func(lo, hi int) {
+			scaleRowsAVX512(&sp.o[lo*sp.inner], &sp.x[lo*sp.inner], &sp.s[lo], hi-lo, sp.inner)
+		}
+	}
+	sp.o, sp.x, sp.s, sp.inner = o, xd, sd, inner
+	sp.run(p.Scratch, rows, 1, len(o), sp.fn)
+	sp.o, sp.x, sp.s = nil, nil, nil
+	return true
+}
+
+// rowSplitState is binScaleRows's split across a team.
+type rowSplitState struct {
+	splitter
+	o, x, s []float32
+	inner   int
+	fn      func(lo, hi int)
 }

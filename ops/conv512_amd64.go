@@ -32,3 +32,9 @@ func geluAVX512(o, a *float32, n int, tab *[rnnActRows][8]uint32)
 // and hardswish sixteen lanes at a time. Tests clear it to compare with the
 // AVX2 path.
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+
+//go:noescape
+func scaleRowsAVX512(o, a, s *float32, rows, inner int)
+
+//go:noescape
+func meanRowsAVX512(dst, src *float32, rows, inner int)

@@ -635,6 +635,13 @@ func adaptiveAvgPool2dKernel(p *ProcessedNode) error {
 	}
 	o := poolOutput(p, 0, &in, oh, ow, ivalue.Float32, st).F32Contig()
 	ord := poolPlan(st, &in, o, oh*ow)
+	if oh == 1 && ow == 1 && useAVX512 && in.plain() && len(o) > 0 &&
+		(ord == planesApart || ord == planesForward) {
+		// See [Channel rows]. Forward over the input, no mean meets a
+		// later row, and each row is read before its mean is stored.
+		meanRowsAVX512(&o[0], &in.data[in.off], len(o), in.h*in.w)
+		return nil
+	}
 	planesRun(o, oh*ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
 		adaptiveAvgPlane(&in, oh, ow, in.planeBase(i), dst)
 	})

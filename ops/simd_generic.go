@@ -80,3 +80,9 @@ func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, b
 // dwcPairsAVX512 is never called here: useAVX512 is false.
 func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {
 }
+
+// scaleRowsAVX512 is never called here: useAVX512 is false.
+func scaleRowsAVX512(o, a, s *float32, rows, inner int) {}
+
+// meanRowsAVX512 is never called here: useAVX512 is false.
+func meanRowsAVX512(dst, src *float32, rows, inner int) {}

@@ -1,0 +1,129 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/gosr/gosr/ivalue"
+	"github.com/stretchr/testify/require"
+)
+
+// rowsTensor is a float32 tensor of sizes with normal draws and, one
+// in eight, NaN, infinities, signed zeros and subnormals.
+func rowsTensor(r *rand.Rand, sizes ...int) *ivalue.Tensor {
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), 0, 1e-40, 3e38}
+	t := ivalue.NewTensor(ivalue.Float32, sizes...)
+	for i := range t.F32() {
+		if r.Intn(8) == 0 {
+			t.F32()[i] = special[r.Intn(len(special))]
+		} else {
+			t.F32()[i] = float32(r.NormFloat64() * 4)
+		}
+	}
+	return t
+}
+
+// TestScaleRows: the mul fast path of [Channel rows] gives the general
+// broadcast's bits, scale on either side, rows of 7 to 196 floats
+// (tails of every length), in place over x; it declines broadcasts
+// that are not one value a row and an output over the scales.
+func TestScaleRows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(3))
+	for _, c := range []struct {
+		x, s []int
+		ok   bool
+	}{
+		{[]int{1, 1152, 7, 7}, []int{1, 1152, 1, 1}, true},
+		{[]int{2, 3, 5, 7}, []int{2, 3, 1, 1}, true},
+		{[]int{1, 8, 14, 14}, []int{1, 8, 1, 1}, true},
+		{[]int{3, 17}, []int{3, 1}, true},
+		{[]int{2, 4, 16}, []int{2, 4, 1}, true},
+		{[]int{1, 5, 4, 33}, []int{1, 5, 4, 1}, true},
+		{[]int{2, 6, 15}, []int{2, 6, 1}, true},
+		{[]int{2, 3, 4, 4}, []int{1, 3, 1, 1}, false}, // the batch broadcast too
+		{[]int{2, 3, 4, 4}, []int{3, 1, 1}, false},    // another rank
+		{[]int{2, 3, 4, 4}, []int{2, 1, 4, 1}, false},
+	} {
+		for _, scaleFirst := range []bool{false, true} {
+			name := fmt.Sprintf("%v*%v/scale-first=%v", c.x, c.s, scaleFirst)
+			x, s := rowsTensor(r, c.x...), rowsTensor(r, c.s...)
+			a, b := x, s
+			if scaleFirst {
+				a, b = s, x
+			}
+			want := &ivalue.Tensor{}
+			require.NoError(t, binGeneral(opMul, &binState{}, a, b, ivalue.IValue{}, false, ivalue.Float32, ivalue.Float32, ivalue.FromInt(1), want), name)
+			got := &ivalue.Tensor{}
+			require.Equal(t, c.ok, binScaleRows(&ProcessedNode{}, a, b, got), name)
+			if !c.ok {
+				continue
+			}
+			require.Equal(t, want.Sizes(), got.Sizes(), name)
+			for i, w := range want.F32() {
+				require.Equal(t, math.Float32bits(w), math.Float32bits(got.F32()[i]), "%s: element %d", name, i)
+			}
+			// In place: the output is x's memory.
+			xc := x.Clone()
+			a, b = xc, s
+			if scaleFirst {
+				a, b = s, xc
+			}
+			require.True(t, binScaleRows(&ProcessedNode{}, a, b, xc), name)
+			for i, w := range want.F32() {
+				require.Equal(t, math.Float32bits(w), math.Float32bits(xc.F32()[i]), "%s in place: element %d", name, i)
+			}
+			// An output planned over the scales' memory: declined.
+			over := ivalue.NewTensor(ivalue.Float32, c.x...)
+			sv, err := ivalue.FromStorage(ivalue.Float32, over.Storage(), 0, c.s, nil)
+			require.NoError(t, err)
+			copy(sv.F32(), s.F32())
+			a, b = x, sv
+			if scaleFirst {
+				a, b = sv, x
+			}
+			require.False(t, binScaleRows(&ProcessedNode{}, a, b, over), name)
+		}
+	}
+}
+
+// TestMeanRows: meanRowsAVX512 against float64 means of the rows (and
+// NaN and infinities where a row holds them), rows of 1 to 300 floats.
+func TestMeanRows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(5))
+	for _, inner := range []int{1, 7, 15, 16, 17, 31, 49, 63, 64, 65, 100, 196, 300} {
+		const rows = 5
+		x := make([]float32, rows*inner)
+		for i := range x {
+			x[i] = float32(r.NormFloat64()*3 + 1)
+		}
+		x[inner/2] = float32(math.Inf(1)) // row 0
+		if inner > 1 {
+			x[inner+1] = float32(math.NaN()) // row 1
+		}
+		got := make([]float32, rows)
+		meanRowsAVX512(&got[0], &x[0], rows, inner)
+		for row := range rows {
+			var s float64
+			for _, v := range x[row*inner : (row+1)*inner] {
+				s += float64(v)
+			}
+			want := s / float64(inner)
+			switch {
+			case math.IsNaN(want):
+				require.True(t, math.IsNaN(float64(got[row])), "inner %d row %d: %v", inner, row, got[row])
+			case math.IsInf(want, 0):
+				require.Equal(t, want, float64(got[row]), "inner %d row %d", inner, row)
+			default:
+				require.InDelta(t, want, float64(got[row]), 1e-5*(1+math.Abs(want)), "inner %d row %d", inner, row)
+			}
+		}
+	}
+}
