@@ -38,6 +38,17 @@ const (
 	// hardswish, hardsigmoid, sigmoid or gelu that alone reads it; act
 	// names it, as FusedActivation knows them).
 	ConvActSchema = "gosr::conv_act(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str act) -> Tensor"
+	// ConvScaledSchema and the three after it are the convolutions above
+	// (and a plain one) of input * scale, the product of the convolution's
+	// input by one value a channel that the convolution alone read
+	// (passes.FuseConvScale makes them of a squeeze-and-excitation
+	// block's aten::mul and the convolution after it; see [Scaled
+	// convolution input]). input and scale are the mul's operands in
+	// its order: whichever is one value a channel scales the other.
+	ConvScaledSchema         = "gosr::conv_scaled(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, Tensor scale) -> Tensor"
+	ConvClampScaledSchema    = "gosr::conv_clamp_scaled(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, float min, float max, Tensor scale) -> Tensor"
+	ConvAddClampScaledSchema = "gosr::conv_add_clamp_scaled(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, Tensor other, float min, float max, Tensor scale) -> Tensor"
+	ConvActScaledSchema      = "gosr::conv_act_scaled(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str act, Tensor scale) -> Tensor"
 )
 
 // convSpec says where a conv overload keeps its arguments.
@@ -49,6 +60,7 @@ type convSpec struct {
 	clamp      int // input index of the epilogue's min (max follows), or 0: none
 	res        int // input index of the residual added before the clamp, or 0: none
 	act        int // input index of the activation's name, or 0: none
+	scale      int // input index of the input's other factor (see [Scaled convolution input]), or 0: none
 }
 
 // convClampSpec is gosr::conv_clamp's, convAddClampSpec
@@ -95,6 +107,12 @@ type convState struct {
 	// pooled is gosr::conv_clamp_max_pool2d's pooling (nil for the
 	// other convolutions): see [Pooled convolution].
 	pooled *convPool
+	// The scaled convolutions' (see [Scaled convolution input]): the
+	// product where no path takes the scale (and its mul's state), and
+	// the weight rows times the scale.
+	scaledX   *ivalue.Tensor
+	scaledBin *binState
+	wscaled   []float32
 }
 
 func init() {
@@ -107,16 +125,20 @@ func init() {
 			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
-	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0, 0, 0})
-	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0, 0})
-	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0, 0, 0})
-	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0, 0})
-	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0, 0, 0})
-	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0, 0, 0})
-	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0, 0, 0})
+	reg("aten::conv2d", conv2dSchema, convSpec{2, false, -1, 6, 0, 0, 0, 0})
+	reg("aten::conv2d", conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0, 0, 0})
+	reg("aten::conv1d", conv1dSchema, convSpec{1, false, -1, 6, 0, 0, 0, 0})
+	reg("aten::conv1d", conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0, 0, 0})
+	reg("aten::_convolution", convolutionSch, convSpec{0, false, 6, 8, 0, 0, 0, 0})
+	reg("aten::_convolution", convolutionDepr, convSpec{0, false, 6, 8, 0, 0, 0, 0})
+	reg("aten::convolution", convolutionPlain, convSpec{0, false, 6, 8, 0, 0, 0, 0})
 	reg("gosr::conv_clamp", ConvClampSchema, convClampSpec)
 	reg("gosr::conv_add_clamp", ConvAddClampSchema, convAddClampSpec)
 	reg("gosr::conv_act", ConvActSchema, convActSpec)
+	reg("gosr::conv_scaled", ConvScaledSchema, convSpec{transposed: -1, groups: 6, scale: 7})
+	reg("gosr::conv_clamp_scaled", ConvClampScaledSchema, convSpec{transposed: -1, groups: 6, clamp: 7, scale: 9})
+	reg("gosr::conv_add_clamp_scaled", ConvAddClampScaledSchema, convSpec{transposed: -1, groups: 6, clamp: 8, res: 7, scale: 10})
+	reg("gosr::conv_act_scaled", ConvActScaledSchema, convSpec{transposed: -1, groups: 6, act: 7, scale: 8})
 }
 
 // convActivation is the node's activation epilogue (nil for none).
@@ -306,6 +328,23 @@ type convGeom struct {
 	batched        bool
 }
 
+// setStrides sets g's input strides from x (g.batched and the rank
+// set: 1-d as 2-d with height 1).
+func (g *convGeom) setStrides(x *ivalue.Tensor) {
+	xst := x.Strides()
+	lead := 0
+	g.sN = 0
+	if g.batched {
+		g.sN, lead = xst[0], 1
+	}
+	g.sC = xst[lead]
+	if len(xst)-lead == 3 {
+		g.sH, g.sW = xst[lead+1], xst[lead+2]
+	} else {
+		g.sH, g.sW = 0, xst[lead+1]
+	}
+}
+
 // wideConv is g's geometry for gemm's wide paths, with groups groups.
 func (g *convGeom) wideConv(groups int) gemm.WideConv {
 	return gemm.WideConv{C: g.c, H: g.h, W: g.w, KH: g.kh, KW: g.kw, StrH: g.strH, StrW: g.strW,
@@ -392,6 +431,14 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if err != nil {
 		return err
 	}
+	// The scaled convolutions' factor of one value a channel, where it
+	// is one (see [Scaled convolution input]).
+	var scale *ivalue.Tensor
+	if spec.scale != 0 {
+		if x, scale, err = convScaleInput(p, spec, st, x, w); err != nil {
+			return err
+		}
+	}
 	bias, err := gemmOptInput(p, 2, "conv bias")
 	if err != nil {
 		return err
@@ -445,20 +492,21 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	}
 	var g convGeom
 	g.batched = x.Dim() == dims+2
-	xs, xst := x.Sizes(), x.Strides()
+	xs := x.Sizes()
 	lead := 0
-	g.n, g.sN = 1, 0
+	g.n = 1
 	if g.batched {
-		g.n, g.sN, lead = xs[0], xst[0], 1
+		g.n, lead = xs[0], 1
 	}
-	g.c, g.sC = xs[lead], xst[lead]
+	g.c = xs[lead]
 	if dims == 2 {
-		g.h, g.sH, g.w, g.sW = xs[lead+1], xst[lead+1], xs[lead+2], xst[lead+2]
+		g.h, g.w = xs[lead+1], xs[lead+2]
 		g.kh, g.kw = w.Size(2), w.Size(3)
 	} else {
-		g.h, g.sH, g.w, g.sW = 1, 0, xs[lead+1], xst[lead+1]
+		g.h, g.w = 1, xs[lead+1]
 		g.kh, g.kw = 1, w.Size(2)
 	}
+	g.setStrides(x)
 	g.o = w.Size(0)
 	g.groups = int(p.Int(spec.groups))
 	if g.strH, g.strW, err = convPair(p, 3, dims, st, "stride"); err != nil {
@@ -541,6 +589,17 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if out.Numel() == 0 {
 		return nil
 	}
+	var sd []float32 // scale's factors: N*C floats
+	if scale != nil {
+		if !convScaledFits(&g, pre, w, x, scale, c) {
+			if x, err = convScaleNow(st, x, scale); err != nil {
+				return err
+			}
+			g.setStrides(x)
+		} else {
+			sd = scale.F32()[scale.Offset() : scale.Offset()+scale.Numel()]
+		}
+	}
 	// The residual, when it is laid out as the output: added in the
 	// epilogue (the gemm's and the wide path's) or right after the
 	// convolution (the other paths, which then clamp with inner, none,
@@ -619,7 +678,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		return nil
 	}
 	if convDirectBlockedFits(&g, pre, w) {
-		convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), bd, bo, bs, rd, roff, c, st, ep, act)
+		convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), sd, bd, bo, bs, rd, roff, c, st, ep, act)
 		return nil
 	}
 	if rd == nil && convGroupedBlockedFits(&g) {
@@ -645,6 +704,9 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	pointwise := convIsPointwise(&g)
 	if pointwise && convPointwiseRowsFits(&g) {
 		wd, woff := convWeightRows(st, w)
+		if sd != nil {
+			wd, woff = convScaleWeights(st, &g, wd, woff, sd), 0
+		}
 		convPointwiseRows(p.Scratch, &g, x.F32(), x.Offset(), wd, woff, bd, bo, bs, rd, roff, c, ep, act)
 		return nil
 	}

@@ -27,8 +27,8 @@ func init() {
 			return func(p *ProcessedNode) error { return convKernel(p, spec, pre) }
 		})
 	}
-	reg(conv3dSchema, convSpec{3, false, -1, 6, 0, 0, 0})
-	reg(conv3dPadSchema, convSpec{3, true, -1, 6, 0, 0, 0})
+	reg(conv3dSchema, convSpec{3, false, -1, 6, 0, 0, 0, 0})
+	reg(conv3dPadSchema, convSpec{3, true, -1, 6, 0, 0, 0, 0})
 }
 
 // conv3dGeom is one 3-d convolution's geometry.

@@ -108,6 +108,7 @@ type dwcRun struct {
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk; depthwise: convPrepacked.dw, or nil)
 	res           []float32 // its residual, laid out as c (nil: none)
+	scale         []float32 // direct: its input's factors, g.n*g.c (nil: none)
 	roff          int
 	ep            gemm.Clamp
 	nn            int // its image
@@ -127,7 +128,7 @@ type dwcRun struct {
 func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32, woff int, bd []float32, bo, bs int, c []float32, ord planeOrder, ep gemm.Clamp, act gemm.Activation, grouped bool) *dwcRun {
 	r := &st.dwc
 	r.g, r.xd, r.xoff, r.wd, r.woff, r.bd, r.bo, r.bs, r.c, r.ord, r.act, r.grouped = *g, xd, xoff, wd, woff, bd, bo, bs, c, ord, act, grouped
-	r.direct, r.packing = false, false
+	r.direct, r.packing, r.scale = false, false, nil
 	r.lo, r.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	if ep.On {
 		r.lo, r.hi = ep.Lo, ep.Hi
@@ -321,7 +322,7 @@ func (r *dwcRun) blocks(part, b0, b1 int) {
 		if r.phased {
 			dwcPackPhased(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.rowF, r.hw2)
 		} else {
-			dwcPack(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.wp, r.rowF)
+			dwcPack(xp, g, r.xd, r.xoff+nn*g.sN+c0*g.sC, nch, r.wp, r.rowF, nil)
 		}
 		var wk []float32
 		if r.wblk != nil {
@@ -421,8 +422,9 @@ func dwcOffsets(g *convGeom, st *convState, rowF int) []int {
 // dwcPack fills xp, laid out [hp][wp][8], with channels [0, nch) of the
 // input planes starting at xd[in] (g's strides), zero-padded: g.padH
 // rows above and below, g.padW columns either side, and channels past
-// nch zero.
-func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int) {
+// nch zero. scale, when not nil, holds the eight channels' factors (nch
+// must then be 8; see [Scaled convolution input]).
+func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int, scale []float32) {
 	const cb = 8
 	clear(xp[:g.padH*rowF])
 	clear(xp[(g.padH+g.h)*rowF : (2*g.padH+g.h)*rowF])
@@ -435,7 +437,15 @@ func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int) {
 		}
 		if nch == cb {
 			_ = xd[in+ih*g.sH+(cb-1)*g.sC+g.w-1]
-			_ = xp[r+g.padW*cb+(g.w+cb-1)/cb*cb*cb-1]
+			end := r + g.padW*cb + (g.w+cb-1)/cb*cb*cb
+			_ = xp[end-1]
+			if scale != nil {
+				_ = scale[cb-1]
+				packRows8ScaledAVX2(&xp[r+g.padW*cb], &xd[in+ih*g.sH], g.sC, g.w, &scale[0])
+				// The columns stored past the row: zero, not 0*s.
+				clear(xp[r+(g.padW+g.w)*cb : end])
+				continue
+			}
 			packRows8AVX2(&xp[r+g.padW*cb], &xd[in+ih*g.sH], g.sC, g.w)
 		} else {
 			copyTranspose32(xp, r+g.padW*cb, cb, xd, in+ih*g.sH, g.sC, g.w, nch)
@@ -502,7 +512,7 @@ func (r *dwcRun) groupBlocks(part, b0, b1 int) {
 	for blk := b0; blk < b1; blk++ {
 		nn, gr := blk/g.groups, blk%g.groups
 		for ib := 0; ib < nib; ib++ {
-			dwcPack(xp[ib*size:], g, r.xd, r.xoff+nn*g.sN+(gr*cg+ib*cb)*g.sC, cb, r.wp, r.rowF)
+			dwcPack(xp[ib*size:], g, r.xd, r.xoff+nn*g.sN+(gr*cg+ib*cb)*g.sC, cb, r.wp, r.rowF, nil)
 		}
 		for ob := 0; ob < og; ob += cb {
 			o0 := gr*og + ob
@@ -641,7 +651,7 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	buf := &r.bufs[part]
 	buf.In = growF32(buf.In, r.hp*r.rowF+7*cb)
 	tmp := buf.In
-	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
+	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF, r.blockScale(ib))
 	row := g.ow * cb
 	nph := r.copies / g.kw
 	for c := 0; c < r.copies; c++ {
@@ -804,11 +814,14 @@ func directBlockPositions(g *convGeom, flat bool) int {
 // convDirectBlocked computes a convolution (see [Channel-blocked direct
 // convolution]) whose output c does not overlap its input: c =
 // act(clamp(conv + bias + res)), res (laid out as c from roff) nil for
-// none. sc's team shares each image's output blocks out.
-func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float32, xoff int, bd []float32, bo, bs int, res []float32, roff int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
+// none. scale, when not nil, multiplies the input: one factor a channel
+// of each image, g.n*g.c floats (see [Scaled convolution input]; unit
+// stride along rows only). sc's team shares each image's output blocks
+// out.
+func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float32, xoff int, scale []float32, bd []float32, bo, bs int, res []float32, roff int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
 	const cb = 8
 	r := st.dwcRunFor(g, xd, xoff, nil, 0, bd, bo, bs, c, planesApart, ep, act, false)
-	r.direct, r.roff, r.ep = true, roff, ep
+	r.direct, r.roff, r.ep, r.scale = true, roff, ep, scale
 	nib := g.c / cb
 	r.flat = g.ow < directBlockedMinRow || g.strH > 1 || g.strW > 1
 	r.bpos = directBlockPositions(g, r.flat)
@@ -846,6 +859,16 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 	r.xp = nil
 }
 
+// blockScale is input block ib's eight factors for image r.nn, or nil
+// (see [Scaled convolution input]).
+func (r *dwcRun) blockScale(ib int) []float32 {
+	if r.scale == nil {
+		return nil
+	}
+	const cb = 8
+	return r.scale[r.nn*r.g.c+ib*cb:][:cb]
+}
+
 // directBlocks packs input blocks [b0, b1) of image r.nn (r.packing),
 // or computes its output blocks [b0, b1) of 16 channels with part's
 // buffers.
@@ -864,7 +887,7 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 				continue
 			}
 			clear(blk[r.hp*r.rowF:])
-			dwcPack(blk, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF)
+			dwcPack(blk, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF, r.blockScale(ib))
 		}
 		return
 	}

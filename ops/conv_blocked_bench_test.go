@@ -59,10 +59,10 @@ func benchDirect(b *testing.B, r *rand.Rand, sc *gemm.Scratch, c directCase) {
 	kk := c.k * c.k
 	st := &convState{}
 	ep := gemm.Clamp{On: true, Lo: 0, Hi: float32(3.4e38)}
-	convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+	convDirectBlocked(sc, &g, blk, x, 0, nil, nil, 0, 0, nil, 0, out, st, ep, nil)
 	b.ResetTimer()
 	for range b.N {
-		convDirectBlocked(sc, &g, blk, x, 0, nil, 0, 0, nil, 0, out, st, ep, nil)
+		convDirectBlocked(sc, &g, blk, x, 0, nil, nil, 0, 0, nil, 0, out, st, ep, nil)
 	}
 	flops := 2 * float64(c.o*c.c*kk*g.oh*g.ow)
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -154,7 +154,7 @@ func BenchmarkDirectBlockedEvicted(b *testing.B) {
 		st, sc := &convState{}, &gemm.Scratch{}
 		b.Run(c.String(), func(b *testing.B) {
 			benchEvicted(b, other, func() {
-				convDirectBlocked(sc, &g, blk, x, 0, bias, 0, 1, nil, 0, out, st, gemm.Clamp{}, nil)
+				convDirectBlocked(sc, &g, blk, x, 0, nil, bias, 0, 1, nil, 0, out, st, gemm.Clamp{}, nil)
 			})
 		})
 	}

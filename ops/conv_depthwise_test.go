@@ -394,14 +394,14 @@ func TestDirectBlocked(t *testing.T) {
 				act := testAct(v.act)
 				got := make([]float32, c.n*c.o*op+1)
 				got[len(got)-1] = 9
-				convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, got[:len(got)-1], &convState{}, v.ep, act)
+				convDirectBlocked(sc, &g, pre.blk, x, 1, nil, bias, 0, 1, res, 2, got[:len(got)-1], &convState{}, v.ep, act)
 				require.Equal(t, float32(9), got[len(got)-1], "%s: wrote past the output", name)
 				if useAVX512 {
 					// Paired output blocks give bcRowAVX2's bits (see
 					// [Paired output blocks]).
 					useAVX512 = false
 					one := make([]float32, len(got)-1)
-					convDirectBlocked(sc, &g, pre.blk, x, 1, bias, 0, 1, res, 2, one, &convState{}, v.ep, act)
+					convDirectBlocked(sc, &g, pre.blk, x, 1, nil, bias, 0, 1, res, 2, one, &convState{}, v.ep, act)
 					useAVX512 = true
 					require.Equal(t, one, got[:len(got)-1], "%s: AVX-512 and AVX2 differ", name)
 				}

@@ -119,13 +119,13 @@ func init() {
 		schema string
 		spec   convSpec
 	}{
-		{conv2dSchema, convSpec{2, false, -1, 6, 0, 0, 0}},
-		{conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0, 0}},
-		{conv1dSchema, convSpec{1, false, -1, 6, 0, 0, 0}},
-		{conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0, 0}},
-		{convolutionSch, convSpec{0, false, 6, 8, 0, 0, 0}},
-		{convolutionDepr, convSpec{0, false, 6, 8, 0, 0, 0}},
-		{convolutionPlain, convSpec{0, false, 6, 8, 0, 0, 0}},
+		{conv2dSchema, convSpec{2, false, -1, 6, 0, 0, 0, 0}},
+		{conv2dPadSchema, convSpec{2, true, -1, 6, 0, 0, 0, 0}},
+		{conv1dSchema, convSpec{1, false, -1, 6, 0, 0, 0, 0}},
+		{conv1dPadSchema, convSpec{1, true, -1, 6, 0, 0, 0, 0}},
+		{convolutionSch, convSpec{0, false, 6, 8, 0, 0, 0, 0}},
+		{convolutionDepr, convSpec{0, false, 6, 8, 0, 0, 0, 0}},
+		{convolutionPlain, convSpec{0, false, 6, 8, 0, 0, 0, 0}},
 		{ConvClampSchema, convClampSpec},
 		{ConvActSchema, convActSpec},
 	} {

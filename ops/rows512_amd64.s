@@ -8,8 +8,8 @@
 // 49 (a 7x7 map) is three vectors and a masked one, with no scalar
 // tail and no call per row.
 
-// ROWMASK sets K1 to the low inner%16 lanes (inner in R9) and R10 to
-// the full vectors of a row.
+// ROWMASK sets K1 to the low inner%16 lanes (inner in R9), R10 to the
+// full vectors of a row and R11 to the masked floats' bytes.
 #define ROWMASK \
 	MOVQ R9, CX; \
 	ANDQ $15, CX; \
@@ -18,7 +18,8 @@
 	DECL AX; \
 	KMOVW AX, K1; \
 	MOVQ R9, R10; \
-	SHRQ $4, R10
+	SHRQ $4, R10; \
+	LEAQ (CX*4), R11
 
 // func scaleRowsAVX512(o, a, s *float32, rows, inner int)
 // o[r*inner+i] = a[r*inner+i] * s[r] for r < rows, i < inner.
@@ -29,9 +30,6 @@ TEXT ·scaleRowsAVX512(SB), NOSPLIT, $0-40
 	MOVQ rows+24(FP), R8
 	MOVQ inner+32(FP), R9
 	ROWMASK
-	MOVQ R9, R11
-	ANDQ $15, R11
-	SHLQ $2, R11 // the masked floats' bytes
 
 srrow:
 	TESTQ R8, R8
@@ -73,9 +71,6 @@ TEXT ·meanRowsAVX512(SB), NOSPLIT, $0-32
 	MOVQ rows+16(FP), R8
 	MOVQ inner+24(FP), R9
 	ROWMASK
-	MOVQ R9, R11
-	ANDQ $15, R11
-	SHLQ $2, R11
 	VCVTSI2SSQ R9, X7, X7 // the divisor
 
 mrrow:

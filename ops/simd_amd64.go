@@ -41,6 +41,9 @@ func dwcRowS2AVX2(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 func packRows8AVX2(dst, src *float32, lds, n int)
 
 //go:noescape
+func packRows8ScaledAVX2(dst, src *float32, lds, n int, s *float32)
+
+//go:noescape
 func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int)
 
 //go:noescape

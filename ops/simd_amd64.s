@@ -825,6 +825,34 @@ TEXT ·packRows8AVX2(SB), NOSPLIT, $0-32
 	LEAQ (R9)(R9*2), R10
 	PACKROWS8(pr8, prtail, prstore, prdone, STORECOLS8)
 
+// STORECOLS8S is STORECOLS8 with each column's eight channels scaled
+// by the eight floats at BX.
+#define STORECOLS8S \
+	VMULPS (BX), Y8, Y8; \
+	VMULPS (BX), Y9, Y9; \
+	VMULPS (BX), Y10, Y10; \
+	VMULPS (BX), Y11, Y11; \
+	VMULPS (BX), Y12, Y12; \
+	VMULPS (BX), Y13, Y13; \
+	VMULPS (BX), Y14, Y14; \
+	VMULPS (BX), Y15, Y15; \
+	STORECOLS8
+
+// func packRows8ScaledAVX2(dst, src *float32, lds, n int, s *float32)
+// packRows8AVX2 with row j (a channel) multiplied by s[j]: dst[8i+j] =
+// src[j*lds+i] * s[j] (see [Scaled convolution input]). The last
+// block's columns past n come out as 0 * s[j], which is not 0 for an
+// infinite or NaN s[j]: the caller clears them.
+TEXT ·packRows8ScaledAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ lds+16(FP), R9
+	MOVQ n+24(FP), CX
+	MOVQ s+32(FP), BX
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	PACKROWS8(ps8, pstail, psstore, psdone, STORECOLS8S)
+
 // func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int)
 // packRows8AVX2 with the columns dealt by parity: column i's eight
 // floats go to dst0 + 8*(i/2) for even i, dst1 + 8*(i/2) for odd i (the

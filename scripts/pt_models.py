@@ -146,6 +146,51 @@ class SmallCNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class SEBlock(nn.Module):
+    """Inverted residual blocks with squeeze-and-excitation, as
+    efficientnet's and mobilenet_v3's: the product of the block's map by
+    one value a channel feeds the projection (gosr fuses the two). At
+    32x32 a 1x1 projection with a residual and a 3x3 one with a relu; at
+    8x8 (after pooling) a 3x3 one, with the scale on the other side of
+    the product and mobilenet_v3's hard activations."""
+
+    def __init__(self):
+        super().__init__()
+        c, e = 16, 32
+
+        def bn(n):
+            b = nn.BatchNorm2d(n)
+            b.running_mean.copy_(torch.randn(n) * 0.1)
+            b.running_var.copy_(torch.rand(n) + 0.5)
+            return b
+
+        self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1, bias=False), bn(c), nn.SiLU())
+        self.expand1 = nn.Sequential(nn.Conv2d(c, e, 1, bias=False), bn(e), nn.SiLU())
+        self.dw1 = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False), bn(e), nn.SiLU())
+        self.se1 = nn.Sequential(nn.Conv2d(e, 8, 1), nn.SiLU(), nn.Conv2d(8, e, 1))
+        self.project1 = nn.Sequential(nn.Conv2d(e, c, 1, bias=False), bn(c))
+        self.se2 = nn.Sequential(nn.Conv2d(c, 8, 1), nn.ReLU(), nn.Conv2d(8, c, 1))
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.expand3 = nn.Sequential(nn.Conv2d(c, e, 1, bias=False), bn(e), nn.Hardswish())
+        self.dw3 = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False), bn(e), nn.Hardswish())
+        self.se3 = nn.Sequential(nn.Conv2d(e, 8, 1), nn.ReLU(), nn.Conv2d(8, e, 1))
+        self.project3 = nn.Sequential(nn.Conv2d(e, c, 3, padding=1, bias=False), bn(c))
+        self.fc = nn.Linear(c, 10)
+
+    def forward(self, x):
+        x = self.stem(x)
+        h = self.dw1(self.expand1(x))
+        s = torch.sigmoid(self.se1(F.adaptive_avg_pool2d(h, 1)))
+        x = x + self.project1(s * h)
+        s = torch.sigmoid(self.se2(F.adaptive_avg_pool2d(x, 1)))
+        x = F.relu(self.conv2(s * x))
+        x = F.avg_pool2d(x, 4)
+        h = self.dw3(self.expand3(x))
+        s = F.hardsigmoid(self.se3(F.adaptive_avg_pool2d(h, 1)))
+        x = self.project3(h * s)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
 class TextClassifier(nn.Module):
     """Token ids -> embedding -> masked mean -> MLP -> log-probabilities."""
 
@@ -333,6 +378,9 @@ SHAPES = {
     # 16x16 images, not 32x32 (adaptive pooling takes any size).
     "small_cnn": lambda b: (torch.randn(b, 3, 16, 16),),
     "text_classifier": lambda b: (token_rows(b),),
+    # 8x8 images, not 32x32 (the projections' paths change with the map,
+    # and a batch takes the product out of the rows kernel).
+    "se_block": lambda b: (torch.randn(b, 3, 8, 8),),
     "fork_ensemble": lambda b: (torch.randn(b, 32),),
     # 4x4 images, not 32x32 (the block is all convolutions; pooled to 2x2).
     "fork_cnn": lambda b: (torch.randn(b, 8, 4, 4),),
@@ -352,6 +400,7 @@ MODELS = {
     "transformer_encoder_layer": (lambda: (transformer_encoder_layer(), (torch.randn(16, 1, 64),)), False),
     "control_flow": (lambda: (ControlFlow(), (torch.randn(2, 8), torch.randn(5, 3))), False),
     "small_cnn": (lambda: (SmallCNN(), (torch.randn(1, 3, 32, 32),)), False),
+    "se_block": (lambda: (SEBlock(), (torch.randn(1, 3, 32, 32),)), False),
     "text_classifier": (lambda: (TextClassifier(), (torch.tensor([[5, 17, 42, 99, 3, 0, 0, 0],
                                                                   [8, 1, 2, 0, 0, 0, 0, 0]]),)), False),
     "fork_ensemble": (lambda: (ForkEnsemble(), (torch.randn(2, 32),)), False),

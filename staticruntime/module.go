@@ -371,8 +371,9 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	pc := passContext()
 	pc.EnableOutVariant, pc.Verify = o.EnableOutVariant, o.VerifyPasses
 	// The fusions make gosr's own ops (gosr::conv_clamp, conv_add_clamp,
-	// conv_act, linear_act, batch_norm_clamp, conv_clamp_max_pool2d).
-	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp", "FuseConvMaxPool"}
+	// conv_act, linear_act, batch_norm_clamp, conv_clamp_max_pool2d, the
+	// *_scaled convolutions).
+	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp", "FuseConvMaxPool", "FuseConvScale"}
 	if !dev.IsHost() {
 		// These passes and the fusions bring in gosr's own ops
 		// (prim::VarCat, static_runtime::*_copy and the fused ones),

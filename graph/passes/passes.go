@@ -79,6 +79,7 @@ var pipeline = []Pass{
 	{Name: "FuseLinearAct", Fn: FuseLinearAct},
 	{Name: "FuseBatchNormClamp", Fn: FuseBatchNormClamp},
 	{Name: "FuseConvMaxPool", Fn: FuseConvMaxPool},
+	{Name: "FuseConvScale", Fn: FuseConvScale},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -137,6 +138,17 @@ var passOrder = []constraint{
 	// reader of the clamped output (dead readers gone).
 	{"FuseConvClamp", "FuseConvMaxPool"},
 	{"LateDeadCodeElimination", "FuseConvMaxPool"},
+	// A convolution's input product fuses into the convolution's fused
+	// kind: after the fusions that make those (a pooled convolution
+	// keeps its kind), with dead readers gone and before the activations
+	// go in place (the mul's operands are read later than they were).
+	{"FuseConvAdd", "FuseConvScale"},
+	{"FuseConvClamp", "FuseConvScale"},
+	{"FuseConvAct", "FuseConvScale"},
+	{"FuseConvMaxPool", "FuseConvScale"},
+	{"LateDeadCodeElimination", "FuseConvScale"},
+	{"RemoveMutation", "FuseConvScale"},
+	{"FuseConvScale", "UseInplaceActivations"},
 	// And for a linear layer and its activation.
 	{"LateDeadCodeElimination", "FuseLinearAct"},
 	{"RemoveMutation", "FuseLinearAct"},

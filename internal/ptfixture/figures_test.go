@@ -73,6 +73,7 @@ func TestCommittedShapes(t *testing.T) {
 		"fork_loop":                 all,
 		"control_flow":              {"scripted", "scripted_frozen"},
 		"small_cnn":                 all,
+		"se_block":                  all,
 		"text_classifier":           all,
 	}, got)
 	for _, c := range cases {

@@ -35,6 +35,7 @@ func TestCommittedManifest(t *testing.T) {
 		"fork_loop":                 all,
 		"control_flow":              all,
 		"small_cnn":                 all,
+		"se_block":                  all,
 		"text_classifier":           all,
 	}, byModel)
 }
