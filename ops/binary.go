@@ -932,6 +932,10 @@ func binLoopI[T ewInt](op binOp, o []T, a []T, ia, sa int, b []T, ib, sb int, al
 // AVX-512 mask (scaleRowsAVX512, meanRowsAVX512). The products are
 // the broadcast's, bit for bit; the mean sums in another order than
 // sumPlane (four vectors of partial sums), a float32 sum as PyTorch's.
+// A batch norm no convolution absorbed (densenet's 62, before each
+// layer's 1x1 convolution) is the same shape, a scale and shift a
+// channel (affineRowsAVX512, scaleShift's and scaleShiftClamp's bits):
+// densenet121's 1.92 -> 1.06 ms a run.
 
 // channelRows reports whether s broadcasts over x as one value a row:
 // the same rank, s's sizes x's up to some dimension and 1 after it,

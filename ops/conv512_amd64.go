@@ -38,3 +38,6 @@ func scaleRowsAVX512(o, a, s *float32, rows, inner int)
 
 //go:noescape
 func meanRowsAVX512(dst, src *float32, rows, inner int)
+
+//go:noescape
+func affineRowsAVX512(o, a, sc, sh *float32, rows, inner int, lo, hi float32, clamp int)

@@ -193,6 +193,20 @@ func batchNormKernel(p *ProcessedNode) error {
 	if clamp {
 		lo, hi = float32(p.Float(9)), float32(p.Float(10))
 	}
+	if useAVX512 && c > 0 && inner > 0 {
+		// Every channel's plane in one loop (see [Channel rows]), the
+		// same operations as below.
+		cl := 0
+		if clamp {
+			cl = 1
+		}
+		for n := 0; n < nb; n++ {
+			base := n * c * inner
+			_, _ = o[base+c*inner-1], xs[base+c*inner-1]
+			affineRowsAVX512(&o[base], &xs[base], &scale[0], &shift[0], c, inner, lo, hi, cl)
+		}
+		return nil
+	}
 	for n := 0; n < nb; n++ {
 		for ch := 0; ch < c; ch++ {
 			base := (n*c + ch) * inner

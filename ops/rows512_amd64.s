@@ -125,3 +125,62 @@ mrtail:
 mrdone:
 	VZEROUPPER
 	RET
+
+// AFFINE16(x) is x = clamp(x*Z1 + Z2) with the clamp to [Z6, Z7] as
+// normAffineAVX2's (NaN passing) when R12 is not zero.
+#define AFFINE16(X) \
+	VMULPS Z1, X, X; \
+	VADDPS Z2, X, X; \
+	TESTQ  R12, R12; \
+	JEQ    3(PC); \
+	VMAXPS X, Z6, X; \
+	VMINPS X, Z7, X
+
+// func affineRowsAVX512(o, a, sc, sh *float32, rows, inner int, lo, hi float32, clamp int)
+// o[r*inner+i] = a[r*inner+i]*sc[r] + sh[r] (a multiply, then an add,
+// as scaleShift rounds), clamped to [lo, hi] as scaleShiftClamp clamps
+// when clamp is not zero: a batch norm's rows (see [Channel rows]).
+TEXT ·affineRowsAVX512(SB), NOSPLIT, $0-64
+	MOVQ o+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ sc+16(FP), DX
+	MOVQ sh+24(FP), BX
+	MOVQ rows+32(FP), R8
+	MOVQ inner+40(FP), R9
+	VBROADCASTSS lo+48(FP), Z6
+	VBROADCASTSS hi+52(FP), Z7
+	MOVQ clamp+56(FP), R12
+	ROWMASK
+
+afrow:
+	TESTQ R8, R8
+	JEQ   afdone
+	VBROADCASTSS (DX), Z1
+	VBROADCASTSS (BX), Z2
+	MOVQ  R10, CX
+	TESTQ CX, CX
+	JEQ   aftail
+
+afvec:
+	VMOVUPS (SI), Z0
+	AFFINE16(Z0)
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	DECQ    CX
+	JNE     afvec
+
+aftail:
+	VMOVUPS.Z (SI), K1, Z0
+	AFFINE16(Z0)
+	VMOVUPS   Z0, K1, (DI)
+	ADDQ      R11, SI
+	ADDQ      R11, DI
+	ADDQ      $4, DX
+	ADDQ      $4, BX
+	DECQ      R8
+	JMP       afrow
+
+afdone:
+	VZEROUPPER
+	RET

@@ -127,3 +127,43 @@ func TestMeanRows(t *testing.T) {
 		}
 	}
 }
+
+// TestAffineRows: affineRowsAVX512 gives scaleShift's and
+// scaleShiftClamp's bits row by row (the batch norm's path before it),
+// rows of 1 to 200 floats, NaN and infinities among the inputs, in
+// place and not.
+func TestAffineRows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(8))
+	for _, inner := range []int{1, 5, 15, 16, 17, 49, 64, 196, 200} {
+		for _, clamp := range []bool{false, true} {
+			const rows = 6
+			x := rowsTensor(r, rows*inner).F32()
+			sc, sh := rowsTensor(r, rows).F32(), rowsTensor(r, rows).F32()
+			lo, hi := float32(0), float32(6)
+			want := make([]float32, rows*inner)
+			for row := range rows {
+				d, s := want[row*inner:(row+1)*inner], x[row*inner:(row+1)*inner]
+				if clamp {
+					scaleShiftClamp(d, s, sc[row], sh[row], lo, hi)
+				} else {
+					scaleShift(d, s, sc[row], sh[row])
+				}
+			}
+			cl := 0
+			if clamp {
+				cl = 1
+			}
+			got := make([]float32, rows*inner)
+			affineRowsAVX512(&got[0], &x[0], &sc[0], &sh[0], rows, inner, lo, hi, cl)
+			inPlace := append([]float32(nil), x...)
+			affineRowsAVX512(&inPlace[0], &inPlace[0], &sc[0], &sh[0], rows, inner, lo, hi, cl)
+			for i, w := range want {
+				require.Equal(t, math.Float32bits(w), math.Float32bits(got[i]), "inner %d clamp %v: element %d (x %v)", inner, clamp, i, x[i])
+				require.Equal(t, math.Float32bits(w), math.Float32bits(inPlace[i]), "inner %d clamp %v in place: element %d", inner, clamp, i)
+			}
+		}
+	}
+}
