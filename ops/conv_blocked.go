@@ -422,8 +422,8 @@ func dwcOffsets(g *convGeom, st *convState, rowF int) []int {
 // dwcPack fills xp, laid out [hp][wp][8], with channels [0, nch) of the
 // input planes starting at xd[in] (g's strides), zero-padded: g.padH
 // rows above and below, g.padW columns either side, and channels past
-// nch zero. scale, when not nil, holds the eight channels' factors (nch
-// must then be 8; see [Scaled convolution input]).
+// nch zero. scale, when not nil, holds the channels' factors, which
+// multiply them (see [Scaled convolution input]).
 func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int, scale []float32) {
 	const cb = 8
 	clear(xp[:g.padH*rowF])
@@ -449,6 +449,14 @@ func dwcPack(xp []float32, g *convGeom, xd []float32, in, nch, wp, rowF int, sca
 			packRows8AVX2(&xp[r+g.padW*cb], &xd[in+ih*g.sH], g.sC, g.w)
 		} else {
 			copyTranspose32(xp, r+g.padW*cb, cb, xd, in+ih*g.sH, g.sC, g.w, nch)
+			if scale != nil { // not reached by the direct kernels (c%8 == 0)
+				for i := range g.w {
+					col := xp[r+(g.padW+i)*cb:][:nch]
+					for j := range col {
+						col[j] *= scale[j]
+					}
+				}
+			}
 		}
 	}
 }

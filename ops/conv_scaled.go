@@ -91,7 +91,7 @@ func convScaledFits(g *convGeom, pre *convPrepacked, w, x, s *ivalue.Tensor, c [
 	if convDirectBlockedFits(g, pre, w) {
 		return g.strW == 1
 	}
-	return g.n == 1 && g.groups == 1 && convIsPointwise(g) && convPointwiseRowsFits(g)
+	return g.n == 1 && convIsPointwise(g) && convPointwiseRowsFits(g)
 }
 
 // convScaleWeights returns the [o, c] weight rows at wd[woff:] with

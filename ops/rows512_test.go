@@ -167,3 +167,41 @@ func TestAffineRows(t *testing.T) {
 		}
 	}
 }
+
+// TestDwcPackScaled: dwcPack with factors gives the unscaled copy's
+// interior times each channel's factor (one float32 product each, the
+// mul's) and leaves the padding zero, an infinite factor included, for
+// a full block of eight channels (packRows8ScaledAVX2, a row whose
+// width leaves a tail) and a partial one.
+func TestDwcPackScaled(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2: dwcPack's blocks are not used")
+	}
+	r := rand.New(rand.NewSource(4))
+	for _, nch := range []int{8, 5} {
+		g := squareGeom(8, 8, 7, 3, 1, 1)
+		_, _, wp, rowF, size := dwcLayout(&g)
+		x := rowsTensor(r, 8*7*7).F32()
+		scale := []float32{2, float32(math.Inf(1)), -0.5, 0, 3, 1e-3, -7, 1.5}
+		plain, scaled := make([]float32, size), make([]float32, size)
+		dwcPack(plain, &g, x, 0, nch, wp, rowF, nil)
+		for i := range scaled {
+			scaled[i] = float32(math.NaN()) // every float must be written
+		}
+		dwcPack(scaled, &g, x, 0, nch, wp, rowF, scale)
+		for i := 0; i < g.h+2*g.padH; i++ {
+			for j := 0; j < wp; j++ {
+				for ch := range 8 {
+					k := i*rowF + j*8 + ch
+					want := plain[k]
+					inside := i >= g.padH && i < g.padH+g.h && j >= g.padW && j < g.padW+g.w && ch < nch
+					if inside {
+						want *= scale[ch]
+					}
+					require.True(t, math.Float32bits(want) == math.Float32bits(scaled[k]) || math.IsNaN(float64(want)) && math.IsNaN(float64(scaled[k])),
+						"nch %d row %d col %d ch %d: %v, want %v", nch, i, j, ch, scaled[k], want)
+				}
+			}
+		}
+	}
+}
