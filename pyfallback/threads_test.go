@@ -157,6 +157,21 @@ func TestCopiesShareThreads(t *testing.T) {
 	assert.Equal(t, before, handed(), "no call was handed over")
 }
 
+// threadEndChild names the environment variable that makes this test
+// binary the child of TestThreadEndsAfterCopies.
+const threadEndChild = "GOSR_THREAD_END_CHILD"
+
+// In that child the main goroutine keeps the main thread from init on,
+// so that no goroutine of the test runs there: Go wedges the main thread
+// rather than ending it when a goroutine exits locked to it (runtime
+// mexit), and the test, waiting for that thread to end, failed once on
+// CI when the scheduler had put one of its goroutines there.
+func init() {
+	if os.Getenv(threadEndChild) != "" {
+		runtime.LockOSThread()
+	}
+}
+
 // A Go thread that ran copies can end (a goroutine that exits locked
 // ends its thread): the base libc frees the thread's key blocks, which
 // it allocated itself (threads.go), and the interpreters go on. Torch
@@ -169,9 +184,9 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("under the race detector the thread of a goroutine that exits locked was seen not to end")
 	}
-	if os.Getenv("GOSR_THREAD_END_CHILD") == "" {
+	if os.Getenv(threadEndChild) == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestThreadEndsAfterCopies$", "-test.count=1", "-test.v")
-		cmd.Env = append(os.Environ(), "GOSR_THREAD_END_CHILD=1")
+		cmd.Env = append(os.Environ(), threadEndChild+"=1")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "the child:\n%s", out)
 		require.Contains(t, string(out), "--- PASS: TestThreadEndsAfterCopies")
@@ -212,13 +227,20 @@ func TestThreadEndsAfterCopies(t *testing.T) {
 	require.Len(t, tids, 3)
 	for range 3 {
 		tid := <-tids
+		require.NotEqual(t, os.Getpid(), tid, "a goroutine of the test ran on the main thread, which never ends")
 		// 5 s was seen to run out on a loaded 2-core machine (the CI
 		// clone's tests beside a build); a thread that never ends still
 		// fails.
-		require.Eventually(t, func() bool {
-			_, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid))
+		task := fmt.Sprintf("/proc/self/task/%d", tid)
+		if !assert.Eventually(t, func() bool {
+			_, err := os.Stat(task)
 			return os.IsNotExist(err)
-		}, 30*time.Second, 10*time.Millisecond, "the locked thread %d ended", tid)
+		}, 30*time.Second, 10*time.Millisecond, "the locked thread %d ended", tid) {
+			// Where it waits, for the next one to read this.
+			stat, _ := os.ReadFile(task + "/stat")
+			wchan, _ := os.ReadFile(task + "/wchan")
+			t.Fatalf("thread %d: stat %q, wchan %q", tid, stat, wchan)
+		}
 	}
 	for i := range m.Len() {
 		s, err := m.AcquireHint(ctx, i)

@@ -97,15 +97,20 @@ func TestNewStaticModuleContextDeadline(t *testing.T) {
 	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
-// TestPrepareGrowsLinearly: preparing a chain of 40,000 relus takes well
+// TestPrepareGrowsLinearly: preparing a chain of 80,000 relus takes well
 // under a generous bound of processor time, and sixteen times the nodes
 // cost about sixteen times as much, not 256 (preparation once grew with
 // the square of the graph: 32 s for 10,000 nodes). Processor time, not
 // wall time, so that a busy machine does not fail it; the collector is
 // off while a preparation is timed, so that when it happens to run does
 // not count (a 4x step with the collector on measured 11x on CI once).
-// The bound on the ratio, 48x, is three times linear and a fifth of
-// quadratic.
+// A node costs more in a larger graph even so, as its working set
+// leaves the caches (3.6 us at 2,500 nodes, 6.5-7.7 us from 20,000 on,
+// none of it growth in a pass: a profile shows slices and maps growing
+// and page faults, more so beside other tests that share the caches), so
+// the ratio measures 19-31x for 5,000 against 80,000 nodes here and was
+// 51x once on CI for 2,500 against 40,000. The bound, 100x, is six times
+// linear and under two fifths of quadratic.
 func TestPrepareGrowsLinearly(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("the race detector slows preparation by an unknown factor")
@@ -125,8 +130,8 @@ func TestPrepareGrowsLinearly(t *testing.T) {
 		}
 		return best
 	}
-	small, large := cpu(2500), cpu(40000)
-	t.Logf("2.5k: %v, 40k: %v", small, large)
-	assert.Less(t, large, 4*time.Second, "40,000-node chain")
-	assert.Less(t, large, 48*max(small, time.Millisecond), "16x the nodes")
+	small, large := cpu(5000), cpu(80000)
+	t.Logf("5k: %v, 80k: %v", small, large)
+	assert.Less(t, large, 8*time.Second, "80,000-node chain")
+	assert.Less(t, large, 100*max(small, time.Millisecond), "16x the nodes")
 }
