@@ -97,6 +97,9 @@ type BlockRunner struct {
 	cal     *splitCal
 	alone   []bool
 	aloneOn bool
+	// chosen is the whole-run candidate the calibration kept (an index
+	// of splitCal.cands).
+	chosen int
 }
 
 // Inputs implements ops.BlockRunner: the slots of the block parameters.

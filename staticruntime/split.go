@@ -129,7 +129,52 @@ func (b *BlockRunner) runWholeCheck() error {
 			}
 		}
 		copy(b.alone, c.cands[best])
-		b.cal, b.aloneOn = nil, true
+		b.cal, b.aloneOn, b.chosen = nil, true, best
 	}
 	return nil
+}
+
+// splitChoiceNames names splitCal.cands' choices, in order.
+var splitChoiceNames = [3]string{"per-node", "all-split", "all-alone"}
+
+// IntraOpSplit is where a runtime stands with its split choice (see
+// [Split per node]).
+type IntraOpSplit struct {
+	// Calibrating reports that the runtime is still timing its choice:
+	// until it is made, runs split some nodes and not others by turns and
+	// time every node, so they measure neither choice. RunsLeft of them
+	// are left (runs with per-node profiling, a context that can end or
+	// CheckPlan do not count).
+	Calibrating bool
+	RunsLeft    int
+	// Choice is the choice kept once the calibration is over: per-node
+	// (each node split where that was faster), all-split or all-alone;
+	// "" while calibrating, and where there is no calibration (no team,
+	// or Options.IntraOpCalibrationRuns negative: every node splits
+	// where the kernels' thresholds allow).
+	Choice string
+	// Nodes is the nodes of the top block, Alone those that the choice
+	// runs without the team.
+	Nodes, Alone int
+}
+
+// IntraOpSplit reports r's split choice. Callers that time r should run
+// it until Calibrating is false first.
+func (r *StaticRuntime) IntraOpSplit() IntraOpSplit {
+	b := r.top
+	s := IntraOpSplit{Nodes: len(b.nodes)}
+	if c := b.cal; c != nil {
+		s.Calibrating = true
+		s.RunsLeft = max(0, 2*c.pairs+1-c.runs) + 2*len(c.cands)*c.pairs - c.wruns
+		return s
+	}
+	if b.aloneOn {
+		s.Choice = splitChoiceNames[b.chosen]
+		for _, a := range b.alone {
+			if a {
+				s.Alone++
+			}
+		}
+	}
+	return s
 }

@@ -41,8 +41,10 @@ func TestIntraOpCalibration(t *testing.T) {
 		}
 		total := 2*runs + 1 + 6*runs
 		for run := 0; run < total; run++ {
-			done, _, _ := staticruntime.SplitChoice(rt)
-			require.False(t, done, "calibrated before run %d of %d", run, total)
+			st := rt.IntraOpSplit()
+			require.True(t, st.Calibrating, "calibrated before run %d of %d", run, total)
+			require.Equal(t, total-run, st.RunsLeft, "runs left before run %d", run)
+			require.Empty(t, st.Choice)
 			splits, opSplits := staticruntime.Splits(rt), staticruntime.OpSplits(rt)
 			outs, err := rt.Run(x)
 			require.NoError(t, err)
@@ -56,10 +58,18 @@ func TestIntraOpCalibration(t *testing.T) {
 				require.Zero(t, split, "run %d alone split products or ops", run)
 			}
 		}
-		done, alone, nodes := staticruntime.SplitChoice(rt)
-		require.True(t, done)
-		require.Positive(t, nodes)
-		require.LessOrEqual(t, alone, nodes)
+		st := rt.IntraOpSplit()
+		require.False(t, st.Calibrating)
+		require.Zero(t, st.RunsLeft)
+		require.Contains(t, []string{"per-node", "all-split", "all-alone"}, st.Choice)
+		require.Positive(t, st.Nodes)
+		require.LessOrEqual(t, st.Alone, st.Nodes)
+		switch st.Choice {
+		case "all-split":
+			require.Zero(t, st.Alone)
+		case "all-alone":
+			require.Equal(t, st.Nodes, st.Alone)
+		}
 		outs, err := rt.Run(x)
 		require.NoError(t, err)
 		same(outs, total)
@@ -79,6 +89,8 @@ func TestIntraOpCalibration(t *testing.T) {
 		_, err := rt.Run(x)
 		require.NoError(t, err)
 	}
-	done, _, _ := staticruntime.SplitChoice(rt)
-	require.False(t, done, "no calibration when it is off")
+	st := rt.IntraOpSplit()
+	require.False(t, st.Calibrating, "no calibration when it is off")
+	require.Empty(t, st.Choice)
+	require.Zero(t, st.Alone)
 }

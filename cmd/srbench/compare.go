@@ -686,11 +686,9 @@ func gosrRounds(m *model, f compareFlags) (func(iters int) (float64, error), fun
 		}
 		return err
 	}
-	for range max(f.warmup, 1) {
-		if err := pool.Do(ctx, run); err != nil {
-			sm.Close()
-			return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
+	if err := pool.Do(ctx, func(r *staticruntime.StaticRuntime) error { return warmUp(r, f.warmup, run) }); err != nil {
+		sm.Close()
+		return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
 	round := func(iters int) (float64, error) {
 		t0 := time.Now()

@@ -44,6 +44,22 @@ func nearestRank(sorted []int64, p float64) float64 {
 	return float64(sorted[min(max(i, 0), len(sorted)-1)]) / 1e3
 }
 
+// warmUp runs r warmup times (at least once), then on while its
+// intra-op split calibration lasts: those runs time every node and split
+// some nodes and not others by turns (see [Split per node] in
+// staticruntime), so a timed run among them measures no choice. With
+// -intra-op-threads 2 and the default calibration that is 33 runs, and
+// before this srbench timed most of them (resnet50 at 2 threads 1.38x
+// one thread in -intra-op-scaling with -warmup 5, 1.51-1.62x after).
+func warmUp(r *staticruntime.StaticRuntime, warmup int, run func(*staticruntime.StaticRuntime) error) error {
+	for i := 0; i < max(warmup, 1) || r.IntraOpSplit().Calibrating; i++ {
+		if err := run(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // measure runs m the way a server would: f.threads goroutines send
 // requests through one staticruntime.Pool of f.threads runtimes over one
 // shared StaticModule (take, run, give back), timing every request. The
@@ -111,11 +127,13 @@ func measure(m *model, f benchFlags, save string) (*runResult, error) {
 		}
 	}
 	for _, r := range rts {
-		for range max(f.warmup, 1) {
-			if err := run(r); err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Name, err)
-			}
+		if err := warmUp(r, f.warmup, run); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
+	}
+	if f.intraOpThreads() > 1 && !f.usesLibtorch() {
+		sp := rts[0].IntraOpSplit()
+		res.Split = &splitSummary{Choice: sp.Choice, Alone: sp.Alone, Nodes: sp.Nodes}
 	}
 	auto := f.backendName() == backendAuto
 	if auto {

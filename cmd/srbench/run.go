@@ -117,7 +117,23 @@ func (f *runFlags) run(w io.Writer) error {
 		fmt.Fprintln(w, "  (nothing managed: -no-optimize-memory or -no-out-variant)")
 	}
 	printAuto(w, "", "", res.Auto, f.verbose)
+	if sp := res.Split; sp != nil {
+		if sp.Choice == "" {
+			fmt.Fprintf(w, "  intra-op split: every node splits where the kernels allow (no calibration)\n")
+		} else {
+			fmt.Fprintf(w, "  intra-op split: %s kept by the calibration, %d of %d nodes alone\n", sp.Choice, sp.Alone, sp.Nodes)
+		}
+	}
 	return nil
+}
+
+// splitSummary is a runtime's intra-op split choice
+// (staticruntime.IntraOpSplit).
+type splitSummary struct {
+	// Choice is per-node, all-split or all-alone; "" without calibration.
+	Choice string `json:"choice"`
+	Alone  int    `json:"alone_nodes"`
+	Nodes  int    `json:"nodes"`
 }
 
 // printMemory writes run's memory block: the plan's totals, and with
@@ -186,6 +202,9 @@ type runResult struct {
 	IntraOpThreads int    `json:"intra_op_threads,omitempty"`
 	// Auto is what -backend auto chose, after the timed runs.
 	Auto *autoSummary `json:"auto,omitempty"`
+	// Split is what the intra-op split calibration chose (-intra-op-
+	// threads above 1), before the timed runs.
+	Split *splitSummary `json:"intra_op_split,omitempty"`
 
 	UsPerIter       float64 `json:"us_per_iter"`
 	Throughput      float64 `json:"throughput"`

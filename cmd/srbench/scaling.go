@@ -122,10 +122,11 @@ func measureScaling(m *model, f benchFlags, counts []int) (*scalingResult, error
 		if len(m.Expected) > 0 {
 			res.MaxAbsDiff = max(res.MaxAbsDiff, reference.MaxAbsDiff(reference.Flatten(outs), m.Expected))
 		}
-		for range max(f.warmup, 1) {
-			if _, err := rts[i].Run(m.Inputs...); err != nil {
-				return nil, fmt.Errorf("%s: %w", m.Name, err)
-			}
+		if err := warmUp(rts[i], f.warmup, func(r *staticruntime.StaticRuntime) error {
+			_, err := r.Run(m.Inputs...)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
 	}
 	timeRuns := func(r *staticruntime.StaticRuntime, iters int) (time.Duration, error) {
