@@ -395,7 +395,7 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	}
 	for _, name := range o.DisablePasses {
 		if !slices.Contains(passes.Names(), name) {
-			return fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline", name)
+			return fmt.Errorf("staticruntime: DisablePasses: no pass named %q in the pipeline (its passes: %s)", name, strings.Join(passes.Names(), ", "))
 		}
 		if pc.Disable == nil {
 			pc.Disable = map[string]bool{}

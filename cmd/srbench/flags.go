@@ -44,6 +44,9 @@ type runtimeFlags struct {
 	intraOp int
 	// calibration is Options.IntraOpCalibrationRuns (-intra-op-calibration).
 	calibration int
+	// disablePasses is -disable-passes: Options.DisablePasses, comma
+	// separated.
+	disablePasses string
 	// device places gosr's module (-device: cpu, libtorch-cpu, cuda[:N]).
 	device string
 	// planner is a memplan.ByName name; "" is the default (greedy).
@@ -61,6 +64,7 @@ func (f *runtimeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.backend, "backend", backendGo, "kernels: go (gosr's pure-Go kernels), libtorch (PyTorch's ATen kernels through the shim `make libtorch` builds), auto (per node, the faster of the two, timed on the first runs); compare also takes all (go, libtorch and auto one after the other, one row each)")
 	fs.IntVar(&f.intraOp, "intra-op-threads", 1, "intra-op threads: goroutines each op of gosr's Go kernels is split across (Options.IntraOpThreads, capped at GOMAXPROCS; with -threads N, N x this many in all), libtorch's kernels' threads (-backend libtorch|auto) and, in compare, PyTorch's (torch.set_num_threads)")
 	fs.IntVar(&f.calibration, "intra-op-calibration", 0, "with -intra-op-threads above 1, the runs each way over which each runtime times every node split and alone before it keeps, of the per-node mix, every node split and every node alone, the fastest whole run (Options.IntraOpCalibrationRuns; 0: 4; negative: no calibration, every node splits where the kernels allow); the timed runs begin after it")
+	fs.StringVar(&f.disablePasses, "disable-passes", "", "passes of the pipeline to skip, comma separated (Options.DisablePasses; a name not in the pipeline is an error that lists them), to time a model without a fusion")
 	fs.StringVar(&f.device, "device", "cpu", "where gosr's module lives: cpu (gosr's memory), cuda[:N] (a GPU, through libtorch), or libtorch-cpu (the device path on libtorch's CPU allocator: weights copied once, slab from libtorch, inputs in, outputs out); off cpu it needs -backend libtorch")
 	fs.StringVar(&f.planner, "planner", memplan.GreedyBySize{}.Name(), "memory planner: "+plannerNames()+
 		" (none: one slab, no tensor shares memory; storage-groups: PyTorch Static Runtime's; greedy: greedy-by-size offsets)")
@@ -120,6 +124,9 @@ func (f runtimeFlags) options() (*staticruntime.Options, error) {
 	o.InterOpThreads = f.interopThreads()
 	o.IntraOpThreads = f.intraOpThreads()
 	o.IntraOpCalibrationRuns = f.calibration
+	if f.disablePasses != "" {
+		o.DisablePasses = strings.Split(f.disablePasses, ",")
+	}
 	if err := f.setBackend(&o); err != nil {
 		return nil, err
 	}

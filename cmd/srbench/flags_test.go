@@ -14,7 +14,7 @@ import (
 // flagDefaults are every flag's default, whichever commands take it.
 var flagDefaults = map[string]string{
 	"model": "mlp", "inputs": "", "expected": "",
-	"backend": "go", "intra-op-threads": "1", "intra-op-calibration": "0", "device": "cpu", "planner": "greedy", "manage-outputs": "false",
+	"backend": "go", "intra-op-threads": "1", "intra-op-calibration": "0", "disable-passes": "", "device": "cpu", "planner": "greedy", "manage-outputs": "false",
 	"no-out-variant": "false", "no-optimize-memory": "false", "no-overwrites": "false", "interop": "1",
 	"iters": "0", "warmup": "100", "threads": "1", "repeats": "7", "cpuprofile": "",
 	"json": "false", "v": "false", "save-outputs": "", "interpreters": "1", "round": "1s", "intra-op-scaling": "",
@@ -33,7 +33,7 @@ var loadDefaults = map[string]string{
 // (model, runtime, timing) appear wherever they apply and nowhere else.
 func TestSubcommandFlagSets(t *testing.T) {
 	model := []string{"model", "inputs", "expected"}
-	rt := []string{"backend", "intra-op-threads", "intra-op-calibration", "device", "planner", "manage-outputs", "no-out-variant", "no-optimize-memory", "no-overwrites", "interop"}
+	rt := []string{"backend", "intra-op-threads", "intra-op-calibration", "disable-passes", "device", "planner", "manage-outputs", "no-out-variant", "no-optimize-memory", "no-overwrites", "interop"}
 	timing := []string{"iters", "warmup", "threads", "repeats"}
 	want := map[string][]string{
 		"run":     slices.Concat(model, rt, timing, []string{"cpuprofile", "json", "v", "save-outputs", "interpreters", "round", "intra-op-scaling"}),
