@@ -260,9 +260,15 @@ func TestPlanCost(t *testing.T) {
 	}
 	reqs = reqs[:500]
 	for _, p := range Planners {
-		t0 := time.Now()
-		pl := p.Plan(reqs)
-		d := time.Since(t0)
+		// The best of three, so that a collection or a preemption on a
+		// busy machine is not the figure.
+		var pl Plan
+		d := time.Duration(1<<63 - 1)
+		for range 3 {
+			t0 := time.Now()
+			pl = p.Plan(reqs)
+			d = min(d, time.Since(t0))
+		}
 		require.NoError(t, Check(reqs, pl))
 		t.Logf("%s: 500 tensors planned in %v, slab %d, lower bound %d", p.Name(), d, pl.Total, LowerBound(reqs))
 		if !testing.Short() && !raceEnabled {
