@@ -40,4 +40,7 @@ func scaleRowsAVX512(o, a, s *float32, rows, inner int)
 func meanRowsAVX512(dst, src *float32, rows, inner int)
 
 //go:noescape
+func avgPool2x2RowsAVX512(dst, src *float32, rows, ow, sH int, div float32)
+
+//go:noescape
 func affineRowsAVX512(o, a, sc, sh *float32, rows, inner int, lo, hi float32, clamp int)

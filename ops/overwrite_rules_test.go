@@ -420,6 +420,8 @@ func TestInPlacePool(t *testing.T) {
 			{name: "avg 3x3 s2 p1 ceil exclude pad", q: poolRef{kind: "avg", k: 3, s: 2, p: 1, ceil: true}, c: 4, h: 7, w: 8},
 			{name: "avg 2x2 s1 p1 divisor (output larger)", q: poolRef{kind: "avg", k: 2, s: 1, p: 1, divisor: 3, includePad: true}, c: 2, h: 4, w: 6},
 			{name: "avg 2x2 s2", q: poolRef{kind: "avg", k: 2, s: 2, includePad: true}, c: 3, h: 6, w: 6},
+			{name: "avg 2x2 s2 rows of 20 (one call, AVX-512)", q: poolRef{kind: "avg", k: 2, s: 2}, c: 5, h: 36, w: 40},
+			{name: "avg 2x2 s2 odd sizes (plane by plane)", q: poolRef{kind: "avg", k: 2, s: 2, divisor: 3}, c: 3, h: 9, w: 35},
 			{name: "adaptive 3x2", q: poolRef{kind: "adaptive", oh: 3, ow: 2}, c: 3, h: 7, w: 5},
 			{name: "adaptive 1x1", q: poolRef{kind: "adaptive", oh: 1, ow: 1}, c: 6, h: 4, w: 4},
 			{name: "adaptive up 9x8 (output larger)", q: poolRef{kind: "adaptive", oh: 9, ow: 8}, c: 2, h: 4, w: 3},

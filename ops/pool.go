@@ -540,16 +540,35 @@ func avgPool2dKernel(p *ProcessedNode) error {
 	}
 	o := poolOutput(p, 0, &in, q.oh, q.ow, ivalue.Float32, st).F32Contig()
 	ord := poolPlan(st, &in, o, q.oh*q.ow)
+	if useAVX512 && avgPool2x2Fits(&in, &q) && in.plain() && in.h == 2*q.oh && in.w == 2*q.ow && len(o) > 0 &&
+		(ord == planesApart || ord == planesForward) {
+		// Every plane's rows in one call: output row r reads input rows
+		// 2r and 2r+1 across planes (densenet's 7x7 transitions are 1024
+		// planes of 7 rows). Forward, no output meets an input not yet
+		// read.
+		div := float32(4)
+		if divisor != 0 {
+			div = float32(divisor)
+		}
+		avgPool2x2RowsAVX512(&o[0], &in.data[in.off], len(o)/q.ow, q.ow, in.w, div)
+		return nil
+	}
 	planesRun(o, q.oh*q.ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {
 		avgPoolPlane(&in, &q, in.planeBase(i), includePad, divisor, dst)
 	})
 	return nil
 }
 
+// avgPool2x2Fits reports whether avgPool2x2 takes q over in: a 2x2
+// window at stride 2, unpadded, rows contiguous, every window inside.
+func avgPool2x2Fits(in *poolInput, q *poolParams) bool {
+	return q.kh == 2 && q.kw == 2 && q.sh == 2 && q.sw == 2 && q.ph == 0 && q.pw == 0 && in.sW == 1 &&
+		2*q.oh <= in.h && 2*q.ow <= in.w
+}
+
 // avgPoolPlane computes one output plane from the input plane at base.
 func avgPoolPlane(in *poolInput, q *poolParams, base int, includePad bool, divisor int, dst []float32) {
-	if q.kh == 2 && q.kw == 2 && q.sh == 2 && q.sw == 2 && q.ph == 0 && q.pw == 0 && in.sW == 1 &&
-		2*q.oh <= in.h && 2*q.ow <= in.w {
+	if avgPool2x2Fits(in, q) {
 		avgPool2x2(in, q, base, divisor, dst)
 		return
 	}
@@ -603,6 +622,13 @@ func avgPool2x2(in *poolInput, q *poolParams, base, divisor int, dst []float32) 
 	div := float32(4)
 	if divisor != 0 {
 		div = float32(divisor)
+	}
+	if useAVX512 && q.ow > 0 && q.oh > 0 {
+		// The same sums and division, sixteen outputs a step.
+		_ = in.data[base+(2*q.oh-1)*in.sH+2*q.ow-1]
+		_ = dst[q.oh*q.ow-1]
+		avgPool2x2RowsAVX512(&dst[0], &in.data[base], q.oh, q.ow, in.sH, div)
+		return
 	}
 	for oh := 0; oh < q.oh; oh++ {
 		r0 := in.data[base+2*oh*in.sH:][:2*q.ow]

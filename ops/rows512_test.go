@@ -205,3 +205,39 @@ func TestDwcPackScaled(t *testing.T) {
 		}
 	}
 }
+
+// TestAvgPool2x2Rows: avgPool2x2RowsAVX512 gives the scalar avgPool2x2's
+// bits (the same four sums in order, the same division): output rows of
+// 1 to 40, inputs one column and one row wider than the windows cover
+// (floor mode), a row stride past the row, the default divisor and an
+// override, NaN, infinities, signed zeros and subnormals among the
+// inputs.
+func TestAvgPool2x2Rows(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(9))
+	for _, ow := range []int{1, 2, 7, 15, 16, 17, 28, 31, 32, 33, 40} {
+		for _, oh := range []int{1, 3} {
+			for _, extra := range []int{0, 1} {
+				for _, divisor := range []int{0, 3} {
+					w, h := 2*ow+extra, 2*oh+extra
+					sH := w + 5*extra
+					x := rowsTensor(r, h*sH+3).F32()
+					in := poolInput{data: x, n: 1, c: 1, h: h, w: w, sN: h * sH, sC: h * sH, sH: sH, sW: 1}
+					q := poolParams{kh: 2, kw: 2, sh: 2, sw: 2, dh: 1, dw: 1, oh: oh, ow: ow}
+					want, got := make([]float32, oh*ow), make([]float32, oh*ow)
+					useAVX512 = false
+					avgPool2x2(&in, &q, 2, divisor, want)
+					useAVX512 = true
+					avgPool2x2(&in, &q, 2, divisor, got)
+					for i := range want {
+						if math.Float32bits(want[i]) != math.Float32bits(got[i]) && !(want[i] != want[i] && got[i] != got[i]) {
+							require.Failf(t, "differs", "ow %d oh %d extra %d divisor %d: output %d is %v, want %v", ow, oh, extra, divisor, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

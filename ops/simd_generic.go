@@ -90,5 +90,8 @@ func scaleRowsAVX512(o, a, s *float32, rows, inner int) {}
 // meanRowsAVX512 is never called here: useAVX512 is false.
 func meanRowsAVX512(dst, src *float32, rows, inner int) {}
 
+// avgPool2x2RowsAVX512 is never called here: useAVX512 is false.
+func avgPool2x2RowsAVX512(dst, src *float32, rows, ow, sH int, div float32) {}
+
 // affineRowsAVX512 is never called here: useAVX512 is false.
 func affineRowsAVX512(o, a, sc, sh *float32, rows, inner int, lo, hi float32, clamp int) {}

@@ -121,6 +121,27 @@ class ConvFn(nn.Module):
 case("conv2d_weight_input", lambda: (ConvFn(), [r(1, 2, 5, 5), r(3, 2, 3, 3)]))
 
 
+class ConvAvgPool(nn.Module):
+    """A 1x1 convolution and the average pooling that alone reads it:
+    gosr pools first (passes.PoolBeforePointwiseConv) where that gives
+    the same result up to rounding, as in densenet's transitions."""
+
+    def __init__(self, cin, cout, bias, **pool):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 1, bias=bias)
+        self.pool = nn.AvgPool2d(**pool)
+
+    def forward(self, x):
+        return self.pool(self.conv(x))
+
+
+case("conv1x1_avg_pool_transition", lambda: (ConvAvgPool(8, 4, False, kernel_size=2, stride=2), [r(1, 8, 8, 8)]))
+case("conv1x1_avg_pool_bias_ceil", lambda: (ConvAvgPool(6, 3, True, kernel_size=2, ceil_mode=True), [r(2, 6, 7, 9)]))
+case("conv1x1_avg_pool_3x3_s2", lambda: (ConvAvgPool(6, 5, True, kernel_size=3, stride=2), [r(1, 6, 9, 11)]))
+case("conv1x1_avg_pool_divisor_bias", lambda: (ConvAvgPool(6, 3, True, kernel_size=2, divisor_override=3), [r(1, 6, 6, 6)]))
+case("conv1x1_avg_pool_padded", lambda: (ConvAvgPool(6, 3, True, kernel_size=2, padding=1, count_include_pad=True), [r(1, 6, 5, 6)]))
+
+
 def bn(n, dim2=True):
     m = nn.BatchNorm2d(n) if dim2 else nn.BatchNorm1d(n)
     m.running_mean.copy_(torch.randn(n))

@@ -73,6 +73,7 @@ var pipeline = []Pass{
 	{Name: "UseVariadicStack", Fn: UseVariadicStack},
 	{Name: "ReplaceWithCopy", Fn: ReplaceWithCopy},
 	{Name: "LateDeadCodeElimination", Fn: DeadCodeElimination},
+	{Name: "PoolBeforePointwiseConv", Fn: PoolBeforePointwiseConv},
 	{Name: "FuseConvAdd", Fn: FuseConvAdd},
 	{Name: "FuseConvClamp", Fn: FuseConvClamp},
 	{Name: "FuseConvAct", Fn: FuseConvAct},
@@ -153,6 +154,19 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseLinearAct"},
 	{"RemoveMutation", "FuseLinearAct"},
 	{"FuseLinearAct", "UseInplaceActivations"},
+	// An average pooling goes before the 1x1 convolution it alone reads
+	// (dead readers gone), once a batch norm after that convolution is
+	// folded into it and its pooling's list arguments are constants; and
+	// before the fusions, which would hide the convolution in a fused
+	// kind (a convolution whose output is pooled has no clamp or add to
+	// fuse, but the moved one may).
+	{"LateDeadCodeElimination", "PoolBeforePointwiseConv"},
+	{"FoldConvBatchNorm", "PoolBeforePointwiseConv"},
+	{"ConstantPropagation", "PoolBeforePointwiseConv"},
+	{"PoolBeforePointwiseConv", "FuseConvAdd"},
+	{"PoolBeforePointwiseConv", "FuseConvClamp"},
+	{"PoolBeforePointwiseConv", "FuseConvAct"},
+	{"PoolBeforePointwiseConv", "FuseConvScale"},
 	// And for a batch norm and its clamp; after the fold, which must see
 	// a convolution's batch norm as it is (conv, batch_norm, relu).
 	{"LateDeadCodeElimination", "FuseBatchNormClamp"},
