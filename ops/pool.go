@@ -542,15 +542,13 @@ func avgPool2dKernel(p *ProcessedNode) error {
 	ord := poolPlan(st, &in, o, q.oh*q.ow)
 	if useAVX512 && avgPool2x2Fits(&in, &q) && in.plain() && in.h == 2*q.oh && in.w == 2*q.ow && len(o) > 0 &&
 		(ord == planesApart || ord == planesForward) {
-		// Every plane's rows in one call: output row r reads input rows
-		// 2r and 2r+1 across planes (densenet's 7x7 transitions are 1024
-		// planes of 7 rows). Forward, no output meets an input not yet
-		// read.
-		div := float32(4)
-		if divisor != 0 {
-			div = float32(divisor)
-		}
-		avgPool2x2RowsAVX512(&o[0], &in.data[in.off], len(o)/q.ow, q.ow, in.w, div)
+		// Every plane's rows as one plane: output row r reads input rows
+		// 2r and 2r+1 across planes, one call (densenet's 7x7
+		// transitions are 1024 planes of 7 rows). Forward, no output
+		// meets an input not yet read.
+		all := q
+		all.oh = len(o) / q.ow
+		avgPool2x2(&in, &all, in.off, divisor, o)
 		return nil
 	}
 	planesRun(o, q.oh*q.ow, ord, in.planeAddr(), in.h*in.w, &st.plane, func(i int, dst []float32) {

@@ -8,15 +8,20 @@
 // 49 (a 7x7 map) is three vectors and a masked one, with no scalar
 // tail and no call per row.
 
+// LOWMASK sets mask register K to the low CX lanes (CX at most 16;
+// AX clobbered).
+#define LOWMASK(K) \
+	MOVL  $1, AX; \
+	SHLL  CX, AX; \
+	DECL  AX; \
+	KMOVW AX, K
+
 // ROWMASK sets K1 to the low inner%16 lanes (inner in R9), R10 to the
 // full vectors of a row and R11 to the masked floats' bytes.
 #define ROWMASK \
 	MOVQ R9, CX; \
 	ANDQ $15, CX; \
-	MOVL $1, AX; \
-	SHLL CX, AX; \
-	DECL AX; \
-	KMOVW AX, K1; \
+	LOWMASK(K1); \
 	MOVQ R9, R10; \
 	SHRQ $4, R10; \
 	LEAQ (CX*4), R11
@@ -255,36 +260,27 @@ TEXT ·avgPool2x2RowsAVX512(SB), NOSPLIT, $0-44
 
 	// K1: the tail's outputs (rem = ow%16 lanes); K2 and K3: its
 	// 2*rem inputs in each input vector.
-	MOVQ  R9, R11
-	ANDQ  $15, R11
-	MOVQ  R11, CX
-	MOVL  $1, AX
-	SHLL  CX, AX
-	DECL  AX
-	KMOVW AX, K1
-	MOVQ  R11, DX
-	SHLQ  $1, DX
-	MOVQ  DX, CX
-	CMPQ  CX, $16
-	JLE   apk2
-	MOVQ  $16, CX
+	MOVQ R9, R11
+	ANDQ $15, R11
+	MOVQ R11, CX
+	LOWMASK(K1)
+	MOVQ R11, DX
+	SHLQ $1, DX
+	MOVQ DX, CX
+	CMPQ CX, $16
+	JLE  apk2
+	MOVQ $16, CX
 
 apk2:
-	MOVL  $1, AX
-	SHLL  CX, AX
-	DECL  AX
-	KMOVW AX, K2
-	SUBQ  $16, DX
-	JGE   apk3
-	XORQ  DX, DX
+	LOWMASK(K2)
+	SUBQ $16, DX
+	JGE  apk3
+	XORQ DX, DX
 
 apk3:
-	MOVQ  DX, CX
-	MOVL  $1, AX
-	SHLL  CX, AX
-	DECL  AX
-	KMOVW AX, K3
-	MOVQ  R9, R10
+	MOVQ DX, CX
+	LOWMASK(K3)
+	MOVQ R9, R10
 	SHRQ  $4, R10
 
 aprow:

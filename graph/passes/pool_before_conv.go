@@ -66,7 +66,7 @@ const avgPool2dSchema = "aten::avg_pool2d(Tensor self, int[2] kernel_size, int[2
 // pooledPointwiseConv returns the convolution PoolBeforePointwiseConv
 // moves after pool, or nil.
 func pooledPointwiseConv(pool *graph.Node) *graph.Node {
-	if !matches(pool, avgPool2dSchema) || pool.Owner == nil {
+	if !matches(pool, avgPool2dSchema) {
 		return nil
 	}
 	conv := pool.Inputs[0].Node
