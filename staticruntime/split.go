@@ -32,6 +32,14 @@ import "time"
 // -> 1.13x, resnet50 unchanged (srbench run -intra-op-scaling 1,2, a
 // round trip of 470-520 ns).
 //
+// Of the three, a choice that splits more nodes is kept only where its
+// run is faster by splitMargin than that of the best one that splits
+// fewer: where they are within the machine's noise, one thread's worth
+// of work stays on one core and the other is left to the pool's other
+// runtimes. Without it the choice followed the noise: mobilenet_v3_large
+// kept every node split in one calibration and every node alone in the
+// next, each about one thread's time.
+//
 // The first run (first-run allocations, packing on first use) is not
 // timed, nor are the runs that go through runChecked (a context that
 // can end, per-node profiling, CheckPlan): they run every node split
@@ -42,6 +50,10 @@ import "time"
 
 // splitCalibrationRuns is the default Options.IntraOpCalibrationRuns.
 const splitCalibrationRuns = 4
+
+// splitMargin is how much faster a whole run must be for the choice
+// that splits more nodes to be kept (see [Split per node]).
+const splitMargin = 0.03
 
 // splitCal is a top block's calibration in progress.
 type splitCal struct {
@@ -122,16 +134,45 @@ func (b *BlockRunner) runWholeCheck() error {
 		c.whole[k] = d
 	}
 	if c.wruns++; c.wruns >= 2*len(c.cands)*c.pairs {
-		best := 0
-		for k := range c.whole {
-			if c.whole[k] < c.whole[best] {
-				best = k
+		var split [3]int
+		for k, cand := range c.cands {
+			for _, alone := range cand {
+				if !alone {
+					split[k]++
+				}
 			}
 		}
+		best := chooseSplit(c.whole, split)
 		copy(b.alone, c.cands[best])
 		b.cal, b.aloneOn, b.chosen = nil, true, best
 	}
 	return nil
+}
+
+// chooseSplit picks among choices timed whole (whole[k], the fastest
+// run of choice k, which splits split[k] nodes): from the one that
+// splits fewest, each that splits more replaces the pick only where it
+// is faster by splitMargin (see [Split per node]). Ties in split count
+// keep the earlier choice unless the later is faster.
+func chooseSplit(whole [3]time.Duration, split [3]int) int {
+	order := [3]int{0, 1, 2}
+	// Fewest splits first (insertion sort of three; stable).
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && split[order[j]] < split[order[j-1]]; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	best := order[0]
+	for _, k := range order[1:] {
+		limit := whole[best]
+		if split[k] > split[best] {
+			limit = time.Duration(float64(limit) * (1 - splitMargin))
+		}
+		if whole[k] < limit {
+			best = k
+		}
+	}
+	return best
 }
 
 // splitChoiceNames names splitCal.cands' choices, in order.
