@@ -1,6 +1,10 @@
 package staticruntime
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // [Split per node]
 //
@@ -155,13 +159,8 @@ func (b *BlockRunner) runWholeCheck() error {
 // is faster by splitMargin (see [Split per node]). Ties in split count
 // keep the earlier choice unless the later is faster.
 func chooseSplit(whole [3]time.Duration, split [3]int) int {
-	order := [3]int{0, 1, 2}
-	// Fewest splits first (insertion sort of three; stable).
-	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && split[order[j]] < split[order[j-1]]; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
+	order := []int{0, 1, 2}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(split[a], split[b]) })
 	best := order[0]
 	for _, k := range order[1:] {
 		limit := whole[best]
