@@ -35,16 +35,9 @@ graph(%x : Tensor):
 
 func convBNGraph(t *testing.T, bias, training, use string) *graph.Graph {
 	src := strings.NewReplacer("%BIAS", bias, "%TRAINING", training, "%USE", use).Replace(convBNBefore)
-	if use == "" {
-		src = strings.Replace(src, "  \n", "", 1)
-	}
 	f := func(v ...float32) *ivalue.Tensor { return ivalue.F32Tensor(v, len(v)) }
 	w := ivalue.F32Tensor([]float32{2, -3}, 2, 1, 1, 1)
-	g, err := graph.Parse(strings.TrimSpace(src)+"\n", &graph.ParseOptions{Tensors: []*ivalue.Tensor{
-		w, f(1, 0.5), f(3, 4), f(0.25, -1), f(0.5, 2), f(1.5, 3.5),
-	}})
-	require.NoError(t, err)
-	return g
+	return parseTemplate(t, src, w, f(1, 0.5), f(3, 4), f(0.25, -1), f(0.5, 2), f(1.5, 3.5))
 }
 
 func TestFoldConvBatchNorm(t *testing.T) {

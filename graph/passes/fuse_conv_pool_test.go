@@ -49,11 +49,7 @@ func TestFuseConvMaxPool(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := strings.NewReplacer("W,", tc.weight+",", "POOL", tc.pool, "USE", tc.use).Replace(convPoolGraph)
-			if tc.use == "" {
-				src = strings.Replace(src, "  \n", "", 1)
-			}
-			g, err := graph.Parse(strings.TrimSpace(src)+"\n", &graph.ParseOptions{Tensors: []*ivalue.Tensor{tc.w}})
-			require.NoError(t, err)
+			g := parseTemplate(t, src, tc.w)
 			require.NoError(t, FuseConvMaxPool(g, fakeOps()))
 			require.NoError(t, Verify(g))
 			kinds := map[string]int{}
@@ -87,9 +83,7 @@ func TestFuseConvMaxPool(t *testing.T) {
 // The pass off where the runtime lacks the op.
 func TestFuseConvMaxPoolNeedsOp(t *testing.T) {
 	src := strings.NewReplacer("W,", "%w,", "POOL", "aten::max_pool2d(%c, %k, %k, %s, %s, %false)", "USE", "").Replace(convPoolGraph)
-	src = strings.Replace(src, "  \n", "", 1)
-	g, err := graph.Parse(strings.TrimSpace(src)+"\n", &graph.ParseOptions{Tensors: []*ivalue.Tensor{ivalue.F32Tensor(make([]float32, 16*27), 16, 3, 3, 3)}})
-	require.NoError(t, err)
+	g := parseTemplate(t, src, ivalue.F32Tensor(make([]float32, 16*27), 16, 3, 3, 3))
 	require.NoError(t, FuseConvMaxPool(g, &Context{HasOp: func(string) bool { return false }}))
 	n := 0
 	g.Walk(func(nd *graph.Node) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
 )
 
 func parse(t *testing.T, src string) *graph.Graph {
@@ -15,6 +16,18 @@ func parse(t *testing.T, src string) *graph.Graph {
 	g, err := graph.Parse(strings.TrimSpace(src)+"\n", nil)
 	require.NoError(t, err)
 	require.NoError(t, Verify(g))
+	return g
+}
+
+// parseTemplate parses a test's graph template once its placeholders
+// are filled: a line a placeholder left empty (an optional USE) is
+// dropped, and the template's prim::Constant[value=<Tensor>] values
+// take tensors, in order.
+func parseTemplate(t *testing.T, src string, tensors ...*ivalue.Tensor) *graph.Graph {
+	t.Helper()
+	src = strings.Replace(src, "  \n", "", 1)
+	g, err := graph.Parse(strings.TrimSpace(src)+"\n", &graph.ParseOptions{Tensors: tensors})
+	require.NoError(t, err)
 	return g
 }
 

@@ -65,15 +65,11 @@ func TestPoolBeforePointwiseConv(t *testing.T) {
 			}
 			cv := strings.NewReplacer("W,", def(tc.weight, "%w")+",", "BIAS", def(tc.bias, "%none"), "CS", def(tc.cs, "%s1"), "CP", def(tc.cp, "%p0")).Replace(tc.conv)
 			src := strings.NewReplacer("CONV", cv, "STRIDE", def(tc.stride, "%s2"), "PAD", def(tc.pad, "%p0"), "DIV", def(tc.div, "%none"), "USE", tc.use).Replace(convAvgPoolGraph)
-			if tc.use == "" {
-				src = strings.Replace(src, "  \n", "", 1)
-			}
 			w := tc.w
 			if w == nil {
 				w = w1
 			}
-			g, err := graph.Parse(strings.TrimSpace(src)+"\n", &graph.ParseOptions{Tensors: []*ivalue.Tensor{w}})
-			require.NoError(t, err)
+			g := parseTemplate(t, src, w)
 			convKind := g.Block.Nodes[len(g.Block.Nodes)-2].Kind
 			if tc.use != "" {
 				convKind = g.Block.Nodes[len(g.Block.Nodes)-3].Kind
