@@ -184,9 +184,9 @@ func GemmEpilogue(sc *Scratch, m, n, k int, alpha float32, a, b Mat, conv *ConvS
 		switch {
 		case !small:
 		case n == 1:
-			gemv(m, k, alpha, a, b.Data, b.Off, b.RS, c, coff, ldc)
+			sc.gemv(m, k, alpha, a, b.Data, b.Off, b.RS, c, coff, ldc)
 		case m == 1:
-			gemv(n, k, alpha, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
+			sc.gemv(n, k, alpha, b.T(), a.Data, a.Off, a.CS, c, coff, 1)
 		default:
 			dots(m, n, k, alpha, a, b, c, coff, ldc)
 		}

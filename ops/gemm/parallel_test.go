@@ -155,6 +155,47 @@ func TestSplitConvMatchesOneGoroutine(t *testing.T) {
 	})
 }
 
+// TestSplitGemvMatchesOneGoroutine: matrix-vector products (one row
+// or one column of C), split by ranges of A's rows, come out bit for
+// bit as one goroutine computes them, for every layout gemv takes
+// (rows in place, four rows a dot, columns by axpy, strided), with
+// rows and depths off the kernels' multiples.
+func TestSplitGemvMatchesOneGoroutine(t *testing.T) {
+	cases := []gemmCase{
+		{1, 1000, 2048, rowMajor, colMajor, 1, 0}, // a linear layer at batch 1: w^T in place
+		{1, 203, 77, rowMajor, colMajor, 0.5, 1},
+		{1, 130, 50, rowMajor, colPadded, 1, 0},
+		{1, 97, 40, colPadded, rowMajor, 1, 0.5}, // axpy over k
+		{333, 1, 129, rowMajor, rowMajor, 1, 0},
+		{75, 1, 31, rowPadded, colMajor, 2, 0},
+		{64, 1, 20, colMajor, rowMajor, 1, 1},
+	}
+	for _, size := range []int{2, 3} {
+		withTeam(t, size, func(par *Scratch) {
+			forEachVariant(t, func(t *testing.T) {
+				r := rand.New(rand.NewSource(8))
+				one := &Scratch{}
+				for _, tc := range cases {
+					a := newMat(r, tc.m, tc.k, tc.la)
+					b := newMat(r, tc.k, tc.n, tc.lb)
+					ldc := tc.n + 2
+					orig := make([]float32, tc.m*ldc+1)
+					for i := range orig {
+						orig[i] = float32(r.NormFloat64())
+					}
+					want := append([]float32(nil), orig...)
+					got := append([]float32(nil), orig...)
+					Gemm(one, tc.m, tc.n, tc.k, tc.alpha, a, b, nil, tc.beta, want, 0, ldc)
+					before := par.OpSplits()
+					Gemm(par, tc.m, tc.n, tc.k, tc.alpha, a, b, nil, tc.beta, got, 0, ldc)
+					require.Equal(t, before+1, par.OpSplits(), "%s: the gemv was not split", tc)
+					requireSameBits(t, want, got, tc.String())
+				}
+			})
+		})
+	}
+}
+
 // A split product allocates nothing once the helpers' scratches hold
 // their buffers.
 func TestSplitSteadyAllocs(t *testing.T) {
@@ -166,7 +207,9 @@ func TestSplitSteadyAllocs(t *testing.T) {
 		w := newMat(r, 80, k, rowMajor)
 		preA := PrepackA(80, k, w)
 		c := make([]float32, 80*max(90, n))
+		x := newMat(r, 1, 90, rowMajor)
 		run := func() {
+			Gemm(sc, 1, 300, 90, 1, x, b.T(), nil, 0, c, 0, 300) // a gemv, split
 			Gemm(sc, 70, 90, 300, 0.5, a, b, nil, 0, c, 0, 90)
 			Gemm(sc, 80, n, k, 1, w, Mat{}, cv, 0, c, 0, n)
 			WithPrepackedA(sc, n, preA, Mat{}, cv, 1, c, 0, n)

@@ -252,8 +252,11 @@ func (sc *Scratch) runRows(a *rowsArgs, unit, work int) {
 	j := &sc.par.rows
 	j.args, j.unit, j.chunks = *a, unit, min(2*parts, (a.n+unit-1)/unit)
 	j.byOut = !a.wide && (a.k >= byOutMinK || a.act != nil) && a.k*a.n <= byOutMaxInput && a.o/8 >= 4*parts
-	if j.byOut {
+	switch {
+	case j.byOut:
 		j.chunks = 2 * parts
+	case a.wide:
+		j.chunks = min(8*parts, (a.n+unit-1)/unit)
 	}
 	j.deal.Reset(j.chunks, parts)
 	sc.par.opSplits++

@@ -364,3 +364,32 @@ func TestPhaseRow2(t *testing.T) {
 		useAsm = saved
 	}
 }
+
+// BenchmarkConvWideRowsThreads times the stems ConvWideRows takes
+// (resnet's 7x7 at stride 2 into 64 channels, squeezenet's 3x3 at
+// stride 2) on teams of 1 and 2, in GFLOP/s.
+func BenchmarkConvWideRowsThreads(b *testing.B) {
+	if !HasRows() {
+		b.Skip("no rows kernels on this CPU or build")
+	}
+	r := rand.New(rand.NewSource(1))
+	for _, s := range []struct{ k, pad, o, oh int }{{7, 3, 64, 112}, {3, 0, 64, 111}} {
+		g := WideConv{C: 3, H: 224, W: 224, KH: s.k, KW: s.k, StrH: 2, StrW: 2, PadH: s.pad, PadW: s.pad, DilH: 1, DilW: 1, OH: s.oh, OW: s.oh, Groups: 1}
+		x := normals32(r, 3*224*224)
+		kd := 3 * s.k * s.k
+		w, bias := normals32(r, s.o*kd), normals32(r, s.o)
+		out := make([]float32, s.o*s.oh*s.oh)
+		flops := 2 * float64(s.o*kd*s.oh*s.oh)
+		for _, th := range []int{1, 2} {
+			team := parallel.New(th)
+			sc := NewScratch(team)
+			b.Run(fmt.Sprintf("k%d_%dx%d/threads=%d", s.k, s.oh, s.oh, team.Size()), func(b *testing.B) {
+				for b.Loop() {
+					ConvWideRows(sc, &g, s.o, w, 0, x, 0, 224*224, 224, 1, bias, 0, 1, nil, 0, out, 0, Clamp{On: true, Hi: 3.4e38}, nil)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+			team.Close()
+		}
+	}
+}
