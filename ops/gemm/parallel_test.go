@@ -74,13 +74,7 @@ func TestSplitMatchesOneGoroutine(t *testing.T) {
 					one := &Scratch{}
 					var counts splitCounts
 					for _, tc := range cases {
-						a := newMat(r, tc.m, tc.k, tc.la)
-						b := newMat(r, tc.k, tc.n, tc.lb)
-						ldc := tc.n + 2
-						orig := make([]float32, tc.m*ldc+1)
-						for i := range orig {
-							orig[i] = float32(r.NormFloat64())
-						}
+						a, b, ldc, orig := splitOperands(r, tc)
 						preB := PrepackB(tc.n, tc.k, b)
 						preA := PrepackA(tc.m, tc.k, a)
 						calls := []struct {
@@ -113,6 +107,19 @@ func TestSplitMatchesOneGoroutine(t *testing.T) {
 			})
 		})
 	}
+}
+
+// splitOperands draws tc's A and B and a C (rows of ldc, two floats
+// wider than C, and one float past its end) for a split test to fill
+// from, whose padding must come out as it went in.
+func splitOperands(r *rand.Rand, tc gemmCase) (a, b Mat, ldc int, orig []float32) {
+	a, b = newMat(r, tc.m, tc.k, tc.la), newMat(r, tc.k, tc.n, tc.lb)
+	ldc = tc.n + 2
+	orig = make([]float32, tc.m*ldc+1)
+	for i := range orig {
+		orig[i] = float32(r.NormFloat64())
+	}
+	return a, b, ldc, orig
 }
 
 // TestSplitConvMatchesOneGoroutine does the same for the implicit
@@ -176,13 +183,7 @@ func TestSplitGemvMatchesOneGoroutine(t *testing.T) {
 				r := rand.New(rand.NewSource(8))
 				one := &Scratch{}
 				for _, tc := range cases {
-					a := newMat(r, tc.m, tc.k, tc.la)
-					b := newMat(r, tc.k, tc.n, tc.lb)
-					ldc := tc.n + 2
-					orig := make([]float32, tc.m*ldc+1)
-					for i := range orig {
-						orig[i] = float32(r.NormFloat64())
-					}
+					a, b, ldc, orig := splitOperands(r, tc)
 					want := append([]float32(nil), orig...)
 					got := append([]float32(nil), orig...)
 					Gemm(one, tc.m, tc.n, tc.k, tc.alpha, a, b, nil, tc.beta, want, 0, ldc)

@@ -304,17 +304,25 @@ func BenchmarkConvWideThreads(b *testing.B) {
 		pre := []*PrepackedA{PrepackA(s.c, kd, Mat{Data: normals32(r, s.c*kd), RS: kd, CS: 1})}
 		out := make([]float32, s.c*s.h*s.h)
 		flops := 2 * float64(s.c*kd*s.h*s.h)
-		for _, th := range []int{1, 2} {
-			team := parallel.New(th)
-			sc := NewScratch(team)
-			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s.c, s.h, s.h, team.Size()), func(b *testing.B) {
-				for b.Loop() {
-					ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, nil, 0, 1, nil, 0, out, 0, Clamp{}, nil)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-			team.Close()
-		}
+		benchTeams(b, fmt.Sprintf("%dx%dx%d", s.c, s.h, s.h), flops, func(sc *Scratch) {
+			ConvWide(sc, &g, pre, x, 0, s.h*s.h, s.h, 1, nil, 0, 1, nil, 0, out, 0, Clamp{}, nil)
+		})
+	}
+}
+
+// benchTeams times run as sub-benchmark name/threads=N on teams of 1
+// and 2, flops a run, in GFLOP/s.
+func benchTeams(b *testing.B, name string, flops float64, run func(sc *Scratch)) {
+	for _, th := range []int{1, 2} {
+		team := parallel.New(th)
+		sc := NewScratch(team)
+		b.Run(fmt.Sprintf("%s/threads=%d", name, team.Size()), func(b *testing.B) {
+			for b.Loop() {
+				run(sc)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		team.Close()
 	}
 }
 
@@ -380,16 +388,8 @@ func BenchmarkConvWideRowsThreads(b *testing.B) {
 		w, bias := normals32(r, s.o*kd), normals32(r, s.o)
 		out := make([]float32, s.o*s.oh*s.oh)
 		flops := 2 * float64(s.o*kd*s.oh*s.oh)
-		for _, th := range []int{1, 2} {
-			team := parallel.New(th)
-			sc := NewScratch(team)
-			b.Run(fmt.Sprintf("k%d_%dx%d/threads=%d", s.k, s.oh, s.oh, team.Size()), func(b *testing.B) {
-				for b.Loop() {
-					ConvWideRows(sc, &g, s.o, w, 0, x, 0, 224*224, 224, 1, bias, 0, 1, nil, 0, out, 0, Clamp{On: true, Hi: 3.4e38}, nil)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-			team.Close()
-		}
+		benchTeams(b, fmt.Sprintf("k%d_%dx%d", s.k, s.oh, s.oh), flops, func(sc *Scratch) {
+			ConvWideRows(sc, &g, s.o, w, 0, x, 0, 224*224, 224, 1, bias, 0, 1, nil, 0, out, 0, Clamp{On: true, Hi: 3.4e38}, nil)
+		})
 	}
 }
