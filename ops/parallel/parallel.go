@@ -192,7 +192,7 @@ func (t *Team) Run(task Task, n int) {
 	first := runPart(task, 0, n)
 	// Close the run; wait for the helpers in it, if any.
 	if s := t.state.Or(closedBit); s&activeMax != 0 {
-		<-t.done
+		t.awaitHelpers()
 	}
 	for i := 1; i < n; i++ {
 		if p := t.panics[i]; p != nil {
@@ -206,6 +206,29 @@ func (t *Team) Run(task Task, n int) {
 	if first != nil {
 		panic(first)
 	}
+}
+
+// awaitHelpers waits for the helpers still in a closed run: the last
+// one out sends on done. It watches for that send for up to spinFor
+// before it blocks on the channel: a goroutine parked on a channel is
+// woken through the scheduler, which on a VM costs tens of
+// microseconds and may resume it on the helper's processor, away from
+// the cache its part of the op filled.
+func (t *Team) awaitHelpers() {
+	var start time.Time
+	for k := 0; len(t.done) == 0; k++ {
+		if k&63 != 63 {
+			continue
+		}
+		now := time.Now()
+		if start.IsZero() {
+			start = now
+		} else if now.Sub(start) > spinFor {
+			break
+		}
+		runtime.Gosched()
+	}
+	<-t.done
 }
 
 // Close stops the helpers; the team then has size 1. It must not be

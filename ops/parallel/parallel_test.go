@@ -90,6 +90,44 @@ func TestTeamRunDoesAllWork(t *testing.T) {
 	assert.Panics(t, func() { team.Run(&chunked{panics: -1}, 5) }, "more parts than goroutines")
 }
 
+// slowHelper's part 1 outlasts part 0 by d: Run must return only after
+// it, whether the caller catches the helper's end while it watches
+// (d under spinFor) or after it has blocked (d well past it).
+type slowHelper struct {
+	d       time.Duration
+	started chan struct{}
+	ended   atomic.Bool
+}
+
+func (s *slowHelper) RunPart(i, _ int) {
+	if i == 0 {
+		<-s.started // part 1 has joined
+		return
+	}
+	close(s.started)
+	time.Sleep(s.d)
+	s.ended.Store(true)
+}
+
+func TestTeamRunWaitsForSlowHelper(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	withProcs(t, 2)
+	team := New(2)
+	defer team.Close()
+	for _, d := range []time.Duration{0, 10 * time.Microsecond, spinFor / 2, 3 * spinFor, 20 * time.Millisecond} {
+		for range 20 {
+			s := &slowHelper{d: d, started: make(chan struct{})}
+			team.Run(s, 2)
+			require.True(t, s.ended.Load(), "Run returned before the helper's part of %v ended", d)
+		}
+	}
+	// The done channel is left empty: the next run does not return early.
+	s := &slowHelper{d: 5 * time.Millisecond, started: make(chan struct{})}
+	team.Run(s, 2)
+	require.True(t, s.ended.Load())
+	require.Zero(t, len(team.done))
+}
+
 // A team of one starts nothing and runs the single part on the caller.
 func TestTeamOfOne(t *testing.T) {
 	defer goleak.VerifyNone(t)
