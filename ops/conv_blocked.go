@@ -99,6 +99,7 @@ type dwcRun struct {
 	act           gemm.Activation
 	grouped       bool
 	direct        bool      // convDirectBlocked's run
+	byPos         bool      // direct: its team shares output rows (flat: blocks of positions), not output blocks
 	flat          bool      // its positions run over the whole map (see [Flat direct convolution])
 	bpos          int       // direct: positions a kernel block covers, 6 or 7 (see [Seven-position blocks])
 	ibChunk       int       // flat: input blocks a pass over the positions reads
@@ -862,10 +863,33 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		if useAVX512 {
 			unit = 2
 		}
-		r.startUnit(sc, directOutBlocks(g.o), unit, g.o*g.c*g.oh*g.ow*g.kh*g.kw)
+		nob, work := directOutBlocks(g.o), g.o*g.c*g.oh*g.ow*g.kh*g.kw
+		if t := sc.Team(); t != nil && (nob+unit-1)/unit < t.Size() {
+			// Too few output blocks to go round: see [Position splits].
+			r.byPos = true
+			if r.flat {
+				r.startUnit(sc, r.nb, 1, work)
+			} else {
+				r.startUnit(sc, g.oh, 1, work)
+			}
+			r.byPos = false
+			continue
+		}
+		r.startUnit(sc, nob, unit, work)
 	}
 	r.xp = nil
 }
+
+// [Position splits]
+//
+// A team shares a direct convolution's output blocks (pairs of them
+// with AVX-512), each goroutine computing its blocks at every position.
+// Where there are fewer pairs than goroutines (densenet121's 3x3
+// convolutions into 32 channels: one pair), it shares the positions
+// instead: whole output rows, or on a flat map whole blocks of bpos
+// positions, each goroutine computing every output block there. Every
+// position's sums are computed as they are alone, so the output is the
+// same bits.
 
 // blockScale is input block ib's eight factors for image r.nn, or nil
 // (see [Scaled convolution input]).
@@ -903,16 +927,22 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 	if r.res != nil { // clamped after the residual
 		lo, hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	}
-	if r.flat {
-		r.directFlat(part, b0, b1, lo, hi)
-	} else {
-		r.directRows(part, b0, b1, lo, hi)
+	nob := directOutBlocks(g.o)
+	switch {
+	case r.byPos && r.flat: // blocks [b0, b1) of bpos positions
+		r.directFlat(part, 0, nob, b0*r.bpos, min(b1*r.bpos, g.oh*g.ow), lo, hi)
+	case r.byPos: // rows [b0, b1)
+		r.directRows(part, 0, nob, b0, b1, lo, hi)
+	case r.flat:
+		r.directFlat(part, b0, b1, 0, g.oh*g.ow, lo, hi)
+	default:
+		r.directRows(part, b0, b1, 0, g.oh, lo, hi)
 	}
 }
 
-// directRows computes output blocks [b0, b1) row by row, each row in
-// blocks of six positions along it.
-func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
+// directRows computes output rows [oh0, oh1) of output blocks [b0, b1)
+// row by row, each row in blocks of bpos positions along it.
+func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 	const cb = 8
 	g := &r.g
 	nib := g.c / cb
@@ -933,7 +963,7 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 		r.blockBias(bias[:16*nob], o0, nch)
 		wk := r.wblk[ob*wblock : (ob+nob)*wblock]
 		ob0 := (r.nn*g.o + o0) * plane
-		for oh := 0; oh < g.oh; oh++ {
+		for oh := oh0; oh < oh1; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
 			directKernel(nob, r.bpos, &buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
@@ -942,7 +972,13 @@ func (r *dwcRun) directRows(part, b0, b1 int, lo, hi float32) {
 				unpackBlock(r.c, ob0+h*16*plane+oh*g.ow, plane, &out[0], &out[4096], g.ow, nch-16*h)
 			}
 		}
-		r.finishBlock(ob0, nch*plane)
+		if oh0 == 0 && oh1 == g.oh {
+			r.finishBlock(ob0, nch*plane)
+		} else {
+			for ch := range nch {
+				r.finishBlock(ob0+ch*plane+oh0*g.ow, (oh1-oh0)*g.ow)
+			}
+		}
 		ob += nob
 	}
 }
@@ -1015,13 +1051,14 @@ func directKernel(nob, bpos int, out, in *float32, nb int, offs *int, w *float32
 	}
 }
 
-// directFlat computes output blocks [b0, b1) flat (see [Flat direct
-// convolution]), up to directFlatChunk positions at a time. The input
+// directFlat computes positions [pa, pe) (pa a multiple of bpos) of
+// output blocks [b0, b1) flat (see [Flat direct convolution]), up to
+// directFlatChunk positions at a time. The input
 // blocks go in chunks that stay in L2 while every output block's
 // weights for them stream past, each chunk adding to the sums so far
 // (the clamp with the last): the weights are read once, the input once
 // per chunk of positions.
-func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
+func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 	const cb = 8
 	g := &r.g
 	nib := g.c / cb
@@ -1031,8 +1068,8 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 	buf := &r.bufs[part]
 	// The largest tap offset: with a stride, not the last tap's.
 	maxOff := slices.Max(offs[:kk])
-	for p0 := 0; p0 < plane; p0 += directFlatChunk {
-		nb := min(r.nb-p0/r.bpos, directFlatChunk/r.bpos)
+	for p0 := pa; p0 < pe; p0 += directFlatChunk {
+		nb := min((pe-p0+r.bpos-1)/r.bpos, directFlatChunk/r.bpos)
 		_ = xp[(nib-1)*r.size+p0*cb+maxOff/4+nb*r.bpos*cb-1]
 		// Per output block: its sums for the positions, in two halves
 		// of 8 channels, then its 16 biases.
@@ -1058,7 +1095,7 @@ func (r *dwcRun) directFlat(part, b0, b1 int, lo, hi float32) {
 				ob += nob
 			}
 		}
-		n := min(directFlatChunk, plane-p0)
+		n := min(directFlatChunk, pe-p0)
 		for ob := b0; ob < b1; ob++ {
 			o := sums[(ob-b0)*per : (ob-b0+1)*per]
 			ob0 := (r.nn*g.o + ob*16) * plane

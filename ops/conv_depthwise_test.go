@@ -351,6 +351,12 @@ func TestDirectBlocked(t *testing.T) {
 		// 1x1 at stride 1 over small maps (see [Small pointwise maps]):
 		// flat (7x7, a batch of 6x8) and by rows (10x24).
 		{1, 32, 64, 7, 7, 1, 0, 0, 1}, {2, 16, 48, 6, 8, 1, 0, 3, 1}, {1, 16, 240, 10, 24, 1, 0, 0, 1},
+		// One pair of output blocks, so a team shares positions (see
+		// [Position splits]): densenet121's 3x3 into 32 at 56x56 by rows,
+		// at 14x14 and 7x7 flat, one half block, a map of one position
+		// block a goroutine and less.
+		{1, 128, 32, 56, 56, 3, 1, 0, 1}, {1, 128, 32, 14, 14, 3, 1, 0, 1}, {2, 64, 32, 7, 7, 3, 1, 1, 1}, {1, 32, 8, 20, 20, 3, 1, 0, 1},
+		{1, 64, 16, 3, 5, 3, 1, 0, 1},
 		// A half last output block (see [Half output blocks]): alone, after
 		// a pair, after four; by rows and flat; 3x3, 1x1 over a small map
 		// (squeezenet1_1's classifier, 1000 at 13x13, flat).
@@ -404,6 +410,13 @@ func TestDirectBlocked(t *testing.T) {
 					convDirectBlocked(sc, &g, pre.blk, x, 1, nil, bias, 0, 1, res, 2, one, &convState{}, v.ep, act)
 					useAVX512 = true
 					require.Equal(t, one, got[:len(got)-1], "%s: AVX-512 and AVX2 differ", name)
+				}
+				if sc.Team() != nil {
+					// Split by output blocks or by positions (see
+					// [Position splits]), the bits of one goroutine.
+					alone := make([]float32, len(got)-1)
+					convDirectBlocked(nil, &g, pre.blk, x, 1, nil, bias, 0, 1, res, 2, alone, &convState{}, v.ep, act)
+					require.Equal(t, alone, got[:len(got)-1], "%s: split and alone differ", name)
 				}
 				for nn := 0; nn < c.n; nn++ {
 					for oc := 0; oc < c.o; oc++ {
