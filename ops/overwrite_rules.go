@@ -38,6 +38,11 @@ type OverwriteRule struct {
 	// Safe reports whether, for the inputs in p, the kernel may write
 	// over input Input. It must not allocate.
 	Safe func(p *ProcessedNode) bool
+	// Serial says the kernel runs on one goroutine when it writes over
+	// its input (it must go through the planes or columns in order),
+	// where it would otherwise share its work across an intra-op team:
+	// a module with intra-op threads does not plan it.
+	Serial bool
 }
 
 type inplaceEntry struct {

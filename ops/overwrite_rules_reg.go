@@ -102,7 +102,7 @@ func init() {
 	// Pooling: the output begins in the input; the Go kernels order
 	// their planes so that no unread input is overwritten.
 	for _, s := range []string{maxPool2dSchema, avgPool2dSchema, adaptiveAvgSchema} {
-		regOverwrite(s, OverwriteRule{Input: 0, Safe: poolSafe})
+		regOverwrite(s, OverwriteRule{Input: 0, Safe: poolSafe, Serial: true})
 	}
 
 	// Normalisation, Go kernel only: batch_norm writes element i from
@@ -129,7 +129,7 @@ func init() {
 		{ConvClampSchema, convClampSpec},
 		{ConvActSchema, convActSpec},
 	} {
-		regOverwrite(c.schema, OverwriteRule{Input: 0, Safe: convSafe(c.spec)})
+		regOverwrite(c.schema, OverwriteRule{Input: 0, Safe: convSafe(c.spec), Serial: true})
 	}
 }
 

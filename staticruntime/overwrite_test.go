@@ -2,6 +2,7 @@ package staticruntime_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,6 +97,21 @@ func TestOverwriteLinks(t *testing.T) {
 	run(t, r0, 2, 3, 16, 16, []int{2, 3, 8, 8})
 	assert.Zero(t, r0.MemoryStats().Overwrites)
 	assert.Equal(t, int64(6144+1536), r0.MemoryStats().ManagedBytes)
+
+	// With intra-op threads the pooling, which would run on one
+	// goroutine in place, gets memory of its own (see [Serial
+	// overwrites]); the plan is then the unlinked one (the multiply
+	// over the pooled tensor would not lower the peak at the pooling).
+	if runtime.GOMAXPROCS(0) >= 2 {
+		o.DisableOverwrites = false
+		o.IntraOpThreads = 2
+		r2 := prepare(t, overwriteIR, &o).NewRuntime()
+		run(t, r2, 2, 3, 16, 16, []int{2, 3, 8, 8})
+		run(t, r2, 2, 3, 16, 16, []int{2, 3, 8, 8})
+		assert.Zero(t, r2.MemoryStats().Overwrites)
+		assert.Equal(t, int64(6144+1536), r2.MemoryStats().ManagedBytes)
+		o.IntraOpThreads = 1
+	}
 
 	// The product broadcasts the pooled tensor to a larger shape: the
 	// multiply may not write over it. That run gives the product memory
