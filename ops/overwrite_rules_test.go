@@ -621,6 +621,12 @@ func TestInPlaceConv(t *testing.T) {
 			{name: "1x1 tiles conv_clamp", op: "conv_clamp", c: 64, o: 16, h: 40, w: 30, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
 			{name: "1x1 tiles conv_act Cout>Cin", op: "conv_act", c: 64, o: 96, h: 32, w: 33, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
 			{name: "1x1 conv_act", op: "conv_act", c: 8, o: 4, h: 5, w: 5, k: 1, s: 1, d: 1, g: 1, bias: true, safe: true},
+			// Pointwise over small maps, the direct kernels' out of place
+			// (see [Small pointwise maps]): in place the same kernels, one
+			// image (batches take the column tiles).
+			{name: "1x1 small map Cout>Cin", c: 32, o: 64, h: 7, w: 7, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 small map Cout<Cin conv_clamp", op: "conv_clamp", c: 64, o: 48, h: 6, w: 8, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
+			{name: "1x1 small map 14x14", c: 96, o: 256, h: 14, w: 14, k: 1, s: 1, d: 1, g: 1, bias: true, constW: true, safe: true},
 			// Not safe (the kernel stays exact all the same: it reads a
 			// copy of the input).
 			{name: "3x3 groups 1", c: 4, o: 6, h: 6, w: 6, k: 3, s: 1, p: 1, d: 1, g: 1, bias: true},
