@@ -647,14 +647,16 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		switch {
 		case depthwise && g.o == g.c && plain:
 			ord = planePlan(c, plane, xlo, xhi, g.n*g.c, g.h*g.w, true)
-		case g.groups == 1 && plain && olo == xlo && convIsPointwise(&g) && g.n == 1 && sd == nil && convDirectBlockedFits(&g, pre, w):
-			// The direct kernels (a small map, see [Small pointwise
-			// maps]) copy all of the image into their channel-blocked
-			// buffer before they write any output: in place they run as
-			// out of place, the same bits, with no column tiles to copy.
-			convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), nil, bd, bo, bs, rd, roff, c, st, ep, act)
-			return nil
 		case g.groups == 1 && plain && olo == xlo && convIsPointwise(&g):
+			if g.n == 1 && sd == nil && convDirectBlockedFits(&g, pre, w) {
+				// The direct kernels (a small map, see [Small pointwise
+				// maps]) copy all of the image into their channel-blocked
+				// buffer before they write any output: in place they run
+				// as out of place, the same bits, with no column tiles to
+				// copy.
+				convDirectBlocked(p.Scratch, &g, pre.blocked(), x.F32(), x.Offset(), nil, bd, bo, bs, rd, roff, c, st, ep, act)
+				return nil
+			}
 			var preA []*gemm.PrepackedA
 			var wm gemm.Mat
 			// The rows kernel where it runs out of place, so both give

@@ -972,13 +972,7 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 				unpackBlock(r.c, ob0+h*16*plane+oh*g.ow, plane, &out[0], &out[4096], g.ow, nch-16*h)
 			}
 		}
-		if oh0 == 0 && oh1 == g.oh {
-			r.finishBlock(ob0, nch*plane)
-		} else {
-			for ch := range nch {
-				r.finishBlock(ob0+ch*plane+oh0*g.ow, (oh1-oh0)*g.ow)
-			}
-		}
+		r.finishPositions(ob0, nch, oh0*g.ow, (oh1-oh0)*g.ow)
 		ob += nob
 	}
 }
@@ -1101,14 +1095,7 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			ob0 := (r.nn*g.o + ob*16) * plane
 			nch := min(16, g.o-ob*16) // 8 in a half last block
 			unpackBlock(r.c, ob0+p0, plane, &o[0], &o[half], n, nch)
-			if n == plane {
-				r.finishBlock(ob0, nch*plane)
-				continue
-			}
-			// The chunk's segment of each plane, while it is in cache.
-			for ch := range nch {
-				r.finishBlock(ob0+ch*plane+p0, n)
-			}
+			r.finishPositions(ob0, nch, p0, n)
 		}
 	}
 }
@@ -1123,6 +1110,20 @@ func unpackBlock(c []float32, at, plane int, lo, hi *float32, n, nch int) {
 	if nch > 8 {
 		_ = c[at+15*plane+n-1]
 		unpackRows8AVX2(&c[at+8*plane], plane, hi, n)
+	}
+}
+
+// finishPositions finishes positions [p0, p0+n) of the nch output
+// planes from ob0: the whole block in one pass, else each plane's
+// segment, while it is in cache.
+func (r *dwcRun) finishPositions(ob0, nch, p0, n int) {
+	plane := r.g.oh * r.g.ow
+	if n == plane {
+		r.finishBlock(ob0, nch*plane)
+		return
+	}
+	for ch := range nch {
+		r.finishBlock(ob0+ch*plane+p0, n)
 	}
 }
 

@@ -97,24 +97,34 @@ const spinFor = 50 * time.Microsecond
 // spin waits up to spinFor for a run after generation last to open,
 // and returns its generation, or last if none did (or the team closed).
 func (t *Team) spin(last uint64) uint64 {
-	var start time.Time
-	for k := 0; ; k++ {
+	g := last
+	watch(func() bool {
 		s := t.state.Load()
-		if g := s / genOne; g != last && s&closedBit == 0 {
-			return g
+		if s/genOne != last && s&closedBit == 0 {
+			g = s / genOne
+			return true
 		}
-		if k&63 == 63 {
-			if t.closed.Load() {
-				return last
-			}
-			now := time.Now()
-			if start.IsZero() {
-				start = now
-			} else if now.Sub(start) > spinFor {
-				return last
-			}
-			runtime.Gosched()
+		return t.closed.Load()
+	})
+	return g
+}
+
+// watch calls ready until it reports true or spinFor has passed,
+// yielding the processor every 64 calls (a goroutine waiting on the
+// same processor gets its turn).
+func watch(ready func() bool) {
+	var start time.Time
+	for k := 0; !ready(); k++ {
+		if k&63 != 63 {
+			continue
 		}
+		now := time.Now()
+		if start.IsZero() {
+			start = now
+		} else if now.Sub(start) > spinFor {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -215,19 +225,7 @@ func (t *Team) Run(task Task, n int) {
 // microseconds and may resume it on the helper's processor, away from
 // the cache its part of the op filled.
 func (t *Team) awaitHelpers() {
-	var start time.Time
-	for k := 0; len(t.done) == 0; k++ {
-		if k&63 != 63 {
-			continue
-		}
-		now := time.Now()
-		if start.IsZero() {
-			start = now
-		} else if now.Sub(start) > spinFor {
-			break
-		}
-		runtime.Gosched()
-	}
+	watch(func() bool { return len(t.done) > 0 })
 	<-t.done
 }
 
