@@ -109,6 +109,8 @@ type dwcRun struct {
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk; depthwise: convPrepacked.dw, or nil)
 	res           []float32 // its residual, laid out as c (nil: none)
+	blkIn, blkOut bool      // direct: its input, its output (and residual) in the blocked layout (see [Blocked layout])
+	outDirect     bool      // blkOut: the kernels write the output itself, no sums aside (see [Blocked layout])
 	scale         []float32 // direct: its input's factors, g.n*g.c (nil: none)
 	roff          int
 	ep            gemm.Clamp
@@ -130,6 +132,7 @@ func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32
 	r := &st.dwc
 	r.g, r.xd, r.xoff, r.wd, r.woff, r.bd, r.bo, r.bs, r.c, r.ord, r.act, r.grouped = *g, xd, xoff, wd, woff, bd, bo, bs, c, ord, act, grouped
 	r.direct, r.packing, r.scale = false, false, nil
+	r.blkIn, r.blkOut, r.outDirect = false, false, false
 	r.lo, r.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	if ep.On {
 		r.lo, r.hi = ep.Lo, ep.Hi
@@ -660,7 +663,7 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 	buf := &r.bufs[part]
 	buf.In = growF32(buf.In, r.hp*r.rowF+7*cb)
 	tmp := buf.In
-	dwcPack(tmp, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF, r.blockScale(ib))
+	r.packBlock(tmp, ib)
 	row := g.ow * cb
 	nph := r.copies / g.kw
 	for c := 0; c < r.copies; c++ {
@@ -702,14 +705,18 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 	// The padding columns stay zero; the packing rewrites the rest.
 	clear(rb)
 	_ = rb[hw2*cb+(g.kw-1)/2*cb+g.ow*cb-1]
-	in := r.xoff + r.nn*g.sN + ib*cb*g.sC
+	in := r.inBlock(ib)
 	row := g.ow * cb
 	nph := r.copies / g.kw
 	for i := 0; i < r.flatRows; i++ {
 		for ph := 0; ph < nph; ph++ {
 			ih := g.strH*i + ph - g.padH
 			pad := ih < 0 || ih >= g.h
-			if !pad {
+			switch {
+			case pad:
+			case r.blkIn:
+				packRowPhasedBlocked(rb, g, r.xd, in+ih*g.w*cb, hw2)
+			default:
 				packRowPhased(rb, g, r.xd, in+ih*g.sH, hw2)
 			}
 			for kj := 0; kj < g.kw; kj++ {
@@ -828,16 +835,34 @@ func directBlockPositions(g *convGeom, flat bool) int {
 // stride along rows only). sc's team shares each image's output blocks
 // out.
 func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float32, xoff int, scale []float32, bd []float32, bo, bs int, res []float32, roff int, c []float32, st *convState, ep gemm.Clamp, act gemm.Activation) {
-	const cb = 8
 	r := st.dwcRunFor(g, xd, xoff, nil, 0, bd, bo, bs, c, planesApart, ep, act, false)
 	r.direct, r.roff, r.ep, r.scale = true, roff, ep, scale
+	r.runDirect(sc, blk, res)
+}
+
+// runDirect runs the direct convolution r describes (dwcRunFor, with
+// direct set and the layout chosen) with the packed weight blk and the
+// residual res.
+func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
+	const cb = 8
+	g := &r.g
 	nib := g.c / cb
-	r.flat = g.ow < directBlockedMinRow || g.strH > 1 || g.strW > 1
+	plane := g.oh * g.ow
+	// Pointwise in the blocked layout: flat, over the input as it is
+	// where nothing pads it (see [Blocked layout]).
+	pointwise := g.kh == 1 && g.kw == 1 && g.strH == 1 && g.strW == 1 && g.padH == 0 && g.padW == 0
+	r.flat = g.ow < directBlockedMinRow || g.strH > 1 || g.strW > 1 || g.ow > directBlockedMaxRow || (r.blkIn && pointwise)
 	r.bpos = directBlockPositions(g, r.flat)
+	if r.blkOut {
+		r.bpos = blockedPositions(g, r.flat, r.bpos)
+	}
 	if r.flat {
-		r.nb = (g.oh*g.ow + r.bpos - 1) / r.bpos
+		r.nb = (plane + r.bpos - 1) / r.bpos
 		r.flatRows, r.copies, r.size = flatLayout(g, r.nb*r.bpos, r.offs)
-		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+r.size)*4))
+		// A pass reads each copy's chunk of positions and the rows
+		// its taps reach below them, not the whole block.
+		pass := min(r.size, r.copies*(min(r.nb*r.bpos, directFlatChunk)+(g.kh-1)/g.strH*g.ow)*cb)
+		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+pass)*4))
 	} else {
 		// Blocks of bpos positions: the last one of a row reads up to
 		// its last position's last tap.
@@ -845,18 +870,42 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		need := ((g.oh-1)+(g.kh-1))*r.rowF + ((r.nb*r.bpos-1)+(g.kw-1)+1)*cb
 		r.size = max(r.hp*r.rowF, need) + 7*cb
 	}
-	// The channel-blocked input copy lives only while this convolution
-	// runs: the runtime's scratch holds one for all its convolutions
-	// (each node keeping its own held the sum of their inputs, 9.6 MB a
-	// runtime for resnet18).
-	xp := sc.Floats(nib * r.size)
-	r.xp = xp
+	// The kernels write the blocked output in place of their sums
+	// where every output block is whole.
+	r.outDirect = r.blkOut && g.o%16 == 0
+	// A blocked pointwise input is already the flat copy (one copy of
+	// plane positions a block) where the kernels' last block reads no
+	// further than the input's memory goes: positions past the plane
+	// are the next block's or the slack's, computed and dropped.
+	inPlace := r.blkIn && pointwise && r.flat
+	var xp []float32
+	if inPlace {
+		r.size = plane * cb
+		if len(r.xd)-r.xoff < (g.n*nib)*r.size+(r.nb*r.bpos-plane)*cb {
+			inPlace = false
+			r.size = max(r.size, r.nb*r.bpos*cb)
+		}
+	}
+	if !inPlace {
+		// The channel-blocked input copy lives only while this
+		// convolution runs: the runtime's scratch holds one for all its
+		// convolutions (each node keeping its own held the sum of their
+		// inputs, 9.6 MB a runtime for resnet18).
+		xp = sc.Floats(nib * r.size)
+	}
+	xd, c, bd, act := r.xd, r.c, r.bd, r.act
 	for nn := 0; nn < g.n; nn++ {
 		// The input blocks, then the output blocks, each shared across
 		// the team (start drops the slices at its end).
-		r.nn, r.packing, r.xd = nn, true, xd
-		r.start(sc, nib, nib*r.hp*r.rowF)
-		r.packing, r.wblk, r.res, r.c, r.bd, r.act = false, blk, res, c, bd, act
+		r.nn, r.xd = nn, xd
+		if inPlace {
+			r.xp = xd[r.inBlock(0):]
+		} else {
+			r.xp, r.packing = xp, true
+			r.start(sc, nib, nib*r.hp*r.rowF)
+			r.packing = false
+		}
+		r.wblk, r.res, r.c, r.bd, r.act = blk, res, c, bd, act
 		// With AVX-512 a team shares pairs of output blocks (see
 		// [Paired output blocks]).
 		unit := 1
@@ -878,6 +927,27 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 		r.startUnit(sc, nob, unit, work)
 	}
 	r.xp = nil
+}
+
+// inBlock is the offset in r.xd of input block ib of image r.nn: eight
+// channel planes sC apart, or one blocked block (see [Blocked layout]).
+func (r *dwcRun) inBlock(ib int) int {
+	const cb = 8
+	g := &r.g
+	if r.blkIn {
+		return r.xoff + (r.nn*(g.c/cb)+ib)*g.h*g.w*cb
+	}
+	return r.xoff + r.nn*g.sN + ib*cb*g.sC
+}
+
+// packBlock packs input block ib of image r.nn into xp as dwcPack
+// does (dwcPackBlocked from the blocked layout).
+func (r *dwcRun) packBlock(xp []float32, ib int) {
+	if r.blkIn {
+		dwcPackBlocked(xp, &r.g, r.xd, r.inBlock(ib), r.rowF)
+		return
+	}
+	dwcPack(xp, &r.g, r.xd, r.inBlock(ib), 8, r.wp, r.rowF, r.blockScale(ib))
 }
 
 // [Position splits]
@@ -919,7 +989,7 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 				continue
 			}
 			clear(blk[r.hp*r.rowF:])
-			dwcPack(blk, g, r.xd, r.xoff+r.nn*g.sN+ib*cb*g.sC, cb, r.wp, r.rowF, r.blockScale(ib))
+			r.packBlock(blk, ib)
 		}
 		return
 	}
@@ -966,10 +1036,29 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 		for oh := oh0; oh < oh1; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
+			if r.outDirect {
+				// The row's whole blocks of positions straight into the
+				// blocked output, a last one past the row's end aside.
+				at := ob0 + oh*g.ow*cb
+				full := g.ow / r.bpos
+				if full > 0 {
+					_ = r.c[at+(nob*16-8)*plane+full*r.bpos*cb-1]
+					directKernel(nob, r.bpos, &r.c[at], &xp[base], full, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 8*plane*4, wblock*4, 16*plane*4, 16*4)
+				}
+				if rem := g.ow - full*r.bpos; rem > 0 {
+					p := full * r.bpos
+					directKernel(nob, r.bpos, &buf.W[0], &xp[base+p*cb], 1, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
+					for h := range nob {
+						out := buf.W[h*8192:]
+						r.storeBlock(ob0+h*16*plane, oh*g.ow+p, out[:4096], out[4096:8192], rem, 16)
+					}
+				}
+				continue
+			}
 			directKernel(nob, r.bpos, &buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			for h := range nob {
 				out := buf.W[h*8192:]
-				unpackBlock(r.c, ob0+h*16*plane+oh*g.ow, plane, &out[0], &out[4096], g.ow, nch-16*h)
+				r.storeBlock(ob0+h*16*plane, oh*g.ow, out[:4096], out[4096:8192], g.ow, nch-16*h)
 			}
 		}
 		r.finishPositions(ob0, nch, oh0*g.ow, (oh1-oh0)*g.ow)
@@ -1069,11 +1158,28 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 		// of 8 channels, then its 16 biases.
 		half := nb * r.bpos * cb
 		per := 2*half + 16
-		buf.W = growF32(buf.W, (b1-b0)*per)
-		sums := buf.W
-		for ob := b0; ob < b1; ob++ {
-			r.blockBias(sums[(ob-b0)*per+2*half:][:16], ob*16, min(16, g.o-ob*16))
+		// Blocks of positions the kernels write into the output
+		// directly (all but one past the map's end), and that one's sums
+		// (two halves) per output block.
+		full := nb
+		if nb*r.bpos > pe-p0 {
+			full--
 		}
+		tailPer := 2 * r.bpos * cb
+		if r.outDirect {
+			// The sums are the output's blocks (see [Blocked layout]);
+			// the biases and the last block's sums aside.
+			buf.W = growF32(buf.W, (b1-b0)*(16+tailPer))
+			for ob := b0; ob < b1; ob++ {
+				r.blockBias(buf.W[(ob-b0)*16:][:16], ob*16, 16)
+			}
+		} else {
+			buf.W = growF32(buf.W, (b1-b0)*per)
+			for ob := b0; ob < b1; ob++ {
+				r.blockBias(buf.W[(ob-b0)*per+2*half:][:16], ob*16, min(16, g.o-ob*16))
+			}
+		}
+		sums := buf.W
 		for ib0 := 0; ib0 < nib; ib0 += r.ibChunk {
 			nc := min(r.ibChunk, nib-ib0)
 			clo, chi := float32(math.Inf(-1)), float32(math.Inf(1))
@@ -1083,18 +1189,40 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			for ob := b0; ob < b1; {
 				// Blocks ob to ob+nob-1 (see [Paired output blocks]).
 				nob := blocksAtOnce(b1-ob, r.bpos)
-				o := sums[(ob-b0)*per : (ob-b0+nob)*per]
 				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : ((ob+nob-1)*nib+ib0+nc)*kk*16*cb]
+				if r.outDirect {
+					bias := &sums[(ob-b0)*16]
+					if full > 0 {
+						at := (r.nn*g.o+ob*16)*plane + p0*cb
+						_ = r.c[at+(nob*16-8)*plane+full*r.bpos*cb-1]
+						directKernel(nob, r.bpos, &r.c[at], &xp[ib0*r.size+p0*cb], full, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, 8*plane*4, nib*kk*16*cb*4, 16*plane*4, 16*4)
+					}
+					if full < nb {
+						tail := sums[(b1-b0)*16+(ob-b0)*tailPer:]
+						_ = tail[nob*tailPer-1]
+						directKernel(nob, r.bpos, &tail[0], &xp[ib0*r.size+(p0+full*r.bpos)*cb], 1, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, r.bpos*cb*4, nib*kk*16*cb*4, tailPer*4, 16*4)
+					}
+					ob += nob
+					continue
+				}
+				o := sums[(ob-b0)*per : (ob-b0+nob)*per]
 				directKernel(nob, r.bpos, &o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
 				ob += nob
 			}
 		}
 		n := min(directFlatChunk, pe-p0)
 		for ob := b0; ob < b1; ob++ {
-			o := sums[(ob-b0)*per : (ob-b0+1)*per]
 			ob0 := (r.nn*g.o + ob*16) * plane
 			nch := min(16, g.o-ob*16) // 8 in a half last block
-			unpackBlock(r.c, ob0+p0, plane, &o[0], &o[half], n, nch)
+			switch {
+			case !r.outDirect:
+				o := sums[(ob-b0)*per : (ob-b0+1)*per]
+				r.storeBlock(ob0, p0, o[:half], o[half:2*half], n, nch)
+			case full < nb:
+				tail := sums[(b1-b0)*16+(ob-b0)*tailPer:][:tailPer]
+				p := p0 + full*r.bpos
+				r.storeBlock(ob0, p, tail[:tailPer/2], tail[tailPer/2:], p0+n-p, nch)
+			}
 			r.finishPositions(ob0, nch, p0, n)
 		}
 	}
@@ -1113,13 +1241,38 @@ func unpackBlock(c []float32, at, plane int, lo, hi *float32, n, nch int) {
 	}
 }
 
+// storeBlock puts n positions of an output block's sums, eight
+// channels in lo and eight in hi (position-major), at positions [p0,
+// p0+n) of the block whose channels start at ob0 (NCHW: unpackBlock's
+// planes; blocked: a copy of each half's run); with nch at most 8 (a
+// half last block) hi's are dropped.
+func (r *dwcRun) storeBlock(ob0, p0 int, lo, hi []float32, n, nch int) {
+	const cb = 8
+	plane := r.g.oh * r.g.ow
+	if !r.blkOut {
+		unpackBlock(r.c, ob0+p0, plane, &lo[0], &hi[0], n, nch)
+		return
+	}
+	copy(r.c[ob0+p0*cb:][:n*cb], lo[:n*cb])
+	if nch > cb {
+		copy(r.c[ob0+cb*plane+p0*cb:][:n*cb], hi[:n*cb])
+	}
+}
+
 // finishPositions finishes positions [p0, p0+n) of the nch output
-// planes from ob0: the whole block in one pass, else each plane's
-// segment, while it is in cache.
+// channels from ob0 (planes, or two blocked halves): the whole block in
+// one pass, else each plane's or half's segment, while it is in cache.
 func (r *dwcRun) finishPositions(ob0, nch, p0, n int) {
 	plane := r.g.oh * r.g.ow
 	if n == plane {
 		r.finishBlock(ob0, nch*plane)
+		return
+	}
+	if r.blkOut { // each half's positions are one run
+		const cb = 8
+		for h := 0; h < nch; h += cb {
+			r.finishBlock(ob0+h*plane+p0*cb, n*cb)
+		}
 		return
 	}
 	for ch := range nch {

@@ -50,7 +50,7 @@ func FLOPs(p *ProcessedNode) int64 {
 	numel := int64(out.Numel())
 	switch p.Node.Kind {
 	case "aten::conv1d", "aten::conv2d", "aten::conv3d", "gosr::conv_clamp", "gosr::conv_add_clamp", "gosr::conv_act",
-		"gosr::conv_scaled", "gosr::conv_clamp_scaled", "gosr::conv_add_clamp_scaled", "gosr::conv_act_scaled":
+		"gosr::conv_scaled", "gosr::conv_clamp_scaled", "gosr::conv_add_clamp_scaled", "gosr::conv_act_scaled", "gosr::conv_nchwc":
 		return 2 * numel * window(in(1))
 	case "gosr::conv_clamp_max_pool2d":
 		// The convolution's output, not the pooled one: the run noted

@@ -374,7 +374,7 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 	// The fusions make gosr's own ops (gosr::conv_clamp, conv_add_clamp,
 	// conv_act, linear_act, batch_norm_clamp, conv_clamp_max_pool2d, the
 	// *_scaled convolutions).
-	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp", "FuseConvMaxPool", "FuseConvScale"}
+	fusions := []string{"FuseConvClamp", "FuseConvAdd", "FuseConvAct", "FuseLinearAct", "FuseBatchNormClamp", "FuseConvMaxPool", "FuseConvScale", "UseBlockedLayout"}
 	if !dev.IsHost() {
 		// These passes and the fusions bring in gosr's own ops
 		// (prim::VarCat, static_runtime::*_copy and the fused ones),
@@ -393,6 +393,14 @@ func runPassesContext(ctx context.Context, g *graph.Graph, o Options, dev ivalue
 		for _, f := range fusions {
 			pc.Disable[f] = true
 		}
+	}
+	if !ops.BlockedLayoutPays() {
+		// Without the kernels' AVX-512 blocks a blocked chain would
+		// reorder for convolutions that run through planes anyway.
+		if pc.Disable == nil {
+			pc.Disable = map[string]bool{}
+		}
+		pc.Disable["UseBlockedLayout"] = true
 	}
 	for _, name := range o.DisablePasses {
 		if !slices.Contains(passes.Names(), name) {

@@ -117,6 +117,9 @@ var gosrFresh = map[string]bool{
 	"gosr::conv_clamp_max_pool2d":      true,
 	"gosr::linear_act":                 true,
 	"gosr::batch_norm_clamp":           true,
+	"gosr::conv_nchwc":                 true,
+	"gosr::to_nchwc":                   true,
+	"gosr::from_nchwc":                 true,
 }
 
 // mutatingContainerOps write their input 0 (a list or dict).

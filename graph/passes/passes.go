@@ -81,6 +81,7 @@ var pipeline = []Pass{
 	{Name: "FuseBatchNormClamp", Fn: FuseBatchNormClamp},
 	{Name: "FuseConvMaxPool", Fn: FuseConvMaxPool},
 	{Name: "FuseConvScale", Fn: FuseConvScale},
+	{Name: "UseBlockedLayout", Fn: UseBlockedLayout},
 	{Name: "UseInplaceActivations", Fn: UseInplaceActivations},
 }
 
@@ -172,6 +173,18 @@ var passOrder = []constraint{
 	{"LateDeadCodeElimination", "FuseBatchNormClamp"},
 	{"FoldConvBatchNorm", "FuseBatchNormClamp"},
 	{"FuseBatchNormClamp", "UseInplaceActivations"},
+	// Chains of convolutions go blocked once the fusions have made
+	// each convolution's final kind (a convolution that goes blocked
+	// keeps its epilogue but leaves the fusions' kinds), with dead
+	// readers gone (a dead reader outside would cost a reorder); the
+	// activations go in place after, seeing the reorders' reads.
+	{"FuseConvAdd", "UseBlockedLayout"},
+	{"FuseConvClamp", "UseBlockedLayout"},
+	{"FuseConvAct", "UseBlockedLayout"},
+	{"FuseConvMaxPool", "UseBlockedLayout"},
+	{"FuseConvScale", "UseBlockedLayout"},
+	{"LateDeadCodeElimination", "UseBlockedLayout"},
+	{"UseBlockedLayout", "UseInplaceActivations"},
 }
 
 func init() {

@@ -75,6 +75,7 @@ func removeNodes(nodes []*graph.Node) {
 // except those of nodes given to destroyLater.
 type edits struct {
 	before  map[*graph.Node][]*graph.Node
+	after   map[*graph.Node][]*graph.Node
 	subst   map[*graph.Node]*graph.Node
 	drop    map[*graph.Node]bool
 	later   []*graph.Node // destroyLater's, their uses to drop in apply
@@ -86,6 +87,7 @@ func (e *edits) touch(b *graph.Block) {
 	if e.touched == nil {
 		e.touched = map[*graph.Block]bool{}
 		e.before = map[*graph.Node][]*graph.Node{}
+		e.after = map[*graph.Node][]*graph.Node{}
 		e.subst = map[*graph.Node]*graph.Node{}
 		e.drop = map[*graph.Node]bool{}
 	}
@@ -101,6 +103,15 @@ func (e *edits) insertBefore(n, pos *graph.Node) {
 	e.touch(pos.Owner)
 	n.Owner = pos.Owner
 	e.before[pos] = append(e.before[pos], n)
+}
+
+// insertAfter puts n just after pos (after what replaces pos, if it
+// is replaced), as n.InsertAfter(pos); b is pos's block (pos may be
+// taken out already).
+func (e *edits) insertAfter(n, pos *graph.Node, b *graph.Block) {
+	e.touch(b)
+	n.Owner = b
+	e.after[pos] = append(e.after[pos], n)
 }
 
 // constant is g.Constant(v, t, pos) for pos non-nil.
@@ -214,6 +225,9 @@ func (e *edits) apply() {
 			}
 			if !e.drop[n] {
 				out = append(out, n)
+			}
+			for _, m := range e.after[n] {
+				emit(m)
 			}
 		}
 		for _, n := range b.Nodes {

@@ -1,0 +1,180 @@
+package passes
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gosr/gosr/graph"
+	"github.com/gosr/gosr/ivalue"
+)
+
+// blockedHead declares a graph's input %x, four weights (%w8: 8 to 8
+// channels 3x3, %w16: 8 to 16 1x1, %w12: 8 to 12, %wb: 16 to 8) and
+// the constants the convolutions read.
+const blockedHead = `graph(%x : Tensor):
+  %w8 : Tensor = prim::Constant[value=<Tensor>]()
+  %w16 : Tensor = prim::Constant[value=<Tensor>]()
+  %w12 : Tensor = prim::Constant[value=<Tensor>]()
+  %wb : Tensor = prim::Constant[value=<Tensor>]()
+  %none : NoneType = prim::Constant()
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %s2 : int[] = prim::Constant[value=[2, 2]]()
+  %s3 : int[] = prim::Constant[value=[3, 3]]()
+  %z : int[] = prim::Constant[value=[0, 0]]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %false : bool = prim::Constant[value=0]()
+  %lo : float = prim::Constant[value=0.]()
+  %hi : float = prim::Constant[value=inf]()
+  %act : str = prim::Constant[value="silu"]()
+`
+
+// blockedWeights are blockedHead's weights, in order.
+func blockedWeights() []*ivalue.Tensor {
+	return []*ivalue.Tensor{
+		ivalue.NewTensor(ivalue.Float32, 8, 8, 3, 3),
+		ivalue.NewTensor(ivalue.Float32, 16, 8, 1, 1),
+		ivalue.NewTensor(ivalue.Float32, 12, 8, 1, 1),
+		ivalue.NewTensor(ivalue.Float32, 8, 16, 1, 1),
+	}
+}
+
+// kindsOf lists g's top-level node kinds but constants.
+func kindsOf(g *graph.Graph) []string {
+	var ks []string
+	for _, n := range g.Block.Nodes {
+		if n.Kind != graph.KindConstant {
+			ks = append(ks, n.Kind)
+		}
+	}
+	return ks
+}
+
+func TestUseBlockedLayout(t *testing.T) {
+	resnet := `
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c3 : Tensor = aten::conv2d(%c2, %w16, %none, %s2, %z, %s, %one)
+  return (%c3)`
+	cases := []struct {
+		name string
+		body string
+		ctx  *Context
+		want []string // kinds after, constants left out; nil: as before
+	}{
+		{name: "resnet block: one reorder at each end", body: resnet,
+			want: []string{ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
+		{name: "two convolutions, two reorders: left in planes", body: `
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_act(%c1, %w16, %none, %s, %z, %s, %one, %act)
+  return (%c2)`},
+		{name: "output read outside and inside", body: `
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c3 : Tensor = gosr::conv_clamp(%c2, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c4 : Tensor = gosr::conv_act(%c3, %w16, %none, %s, %z, %s, %one, %act)
+  %m : Tensor = aten::mul(%c1, %two)
+  return (%c4, %m)`,
+			want: []string{ToNCHWcKind, ConvNCHWcKind, FromNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind, "aten::mul"}},
+		{name: "residual the chain does not read: that convolution stays out", body: `
+  %y : Tensor = aten::mul(%x, %two)
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %y, %lo, %hi)
+  %c3 : Tensor = gosr::conv_clamp(%c2, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c4 : Tensor = gosr::conv_clamp(%c3, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c5 : Tensor = aten::conv2d(%c4, %w16, %none, %s, %z, %s, %one)
+  return (%c5)`,
+			want: []string{"aten::mul", "gosr::conv_clamp", "gosr::conv_add_clamp", ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
+		{name: "input written in place: left in planes", body: `
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %m : Tensor = aten::mul_(%x, %two)
+  %c3 : Tensor = gosr::conv_add_clamp(%c2, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c4 : Tensor = aten::conv2d(%c3, %w16, %none, %s, %z, %s, %one)
+  return (%c4)`},
+		{name: "output channels not a multiple of 8 end the chain", body: `
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c3 : Tensor = aten::conv2d(%c2, %w12, %none, %s, %z, %s, %one)
+  return (%c3)`},
+		{name: "stride 3, dilation and groups end the chain", body: `
+  %c1 : Tensor = aten::conv2d(%x, %w8, %none, %s3, %s, %s, %one)
+  %c2 : Tensor = aten::conv2d(%c1, %w8, %none, %s, %s, %s2, %one)
+  %c3 : Tensor = aten::conv2d(%c2, %w8, %none, %s, %s, %s, %two)
+  return (%c3)`},
+		{name: "16 to 8 channels and _convolution join", body: `
+  %c1 : Tensor = aten::conv2d(%x, %w16, %none, %s, %z, %s, %one)
+  %c2 : Tensor = aten::_convolution(%c1, %wb, %none, %s, %z, %s, %false, %z, %one, %false, %false, %false, %false)
+  %c3 : Tensor = gosr::conv_act(%c2, %w8, %none, %s, %s, %s, %one, %act)
+  return (%c3)`,
+			want: []string{ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
+		{name: "op not in the runtime", body: resnet, ctx: &Context{HasOp: func(k string) bool { return k != FromNCHWcKind }}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := parseTemplate(t, blockedHead+tc.body, blockedWeights()...)
+			before := kindsOf(g)
+			c := tc.ctx
+			if c == nil {
+				c = fakeOps()
+			}
+			require.NoError(t, UseBlockedLayout(g, c))
+			require.NoError(t, Verify(g))
+			want := tc.want
+			if want == nil {
+				want = before
+			}
+			require.Equal(t, want, kindsOf(g), "graph after:\n%s", g)
+		})
+	}
+}
+
+// TestUseBlockedLayoutWiring checks what the rewritten resnet block
+// reads: the reorder of the input for the first convolution and for
+// the residual, each convolution's epilogue kept, and the reorder back
+// returned.
+func TestUseBlockedLayoutWiring(t *testing.T) {
+	g := parseTemplate(t, blockedHead+`
+  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c3 : Tensor = gosr::conv_act(%c2, %w16, %none, %s2, %z, %s, %one, %act)
+  return (%c3)`, blockedWeights()...)
+	require.NoError(t, UseBlockedLayout(g, fakeOps()))
+	require.NoError(t, Verify(g))
+	var convs []*graph.Node
+	var in, out *graph.Node
+	for _, n := range g.Block.Nodes {
+		switch n.Kind {
+		case ConvNCHWcKind:
+			convs = append(convs, n)
+		case ToNCHWcKind:
+			in = n
+		case FromNCHWcKind:
+			out = n
+		}
+	}
+	require.Len(t, convs, 3)
+	require.NotNil(t, in)
+	require.NotNil(t, out)
+	require.Equal(t, "x", in.Inputs[0].DebugName())
+	constant := func(v *graph.Value) string {
+		c, ok := graph.ConstantValue(v)
+		require.True(t, ok, "%s is a constant", v)
+		return fmt.Sprint(c)
+	}
+	// conv_nchwc(input, weight, bias, stride, padding, dilation, groups, other, min, max, act)
+	require.Same(t, in.Outputs[0], convs[0].Inputs[0])
+	require.Equal(t, "None", constant(convs[0].Inputs[7]))
+	require.Equal(t, []string{"0", "+Inf", ""}, []string{constant(convs[0].Inputs[8]), constant(convs[0].Inputs[9]), strings.Trim(constant(convs[0].Inputs[10]), `"'`)})
+	require.Same(t, convs[0].Outputs[0], convs[1].Inputs[0])
+	require.Same(t, in.Outputs[0], convs[1].Inputs[7], "the residual reads the same reorder")
+	require.Same(t, convs[1].Outputs[0], convs[2].Inputs[0])
+	require.Equal(t, "-Inf", constant(convs[2].Inputs[8]))
+	require.Equal(t, "silu", strings.Trim(constant(convs[2].Inputs[10]), `"'`))
+	require.Equal(t, "s2", convs[2].Inputs[3].DebugName())
+	require.Same(t, convs[2].Outputs[0], out.Inputs[0])
+	require.Same(t, out.Outputs[0], g.Block.Return.Inputs[0])
+}
