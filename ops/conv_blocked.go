@@ -1284,11 +1284,11 @@ func (r *dwcRun) finishPositions(ob0, nch, p0, n int) {
 // ob0, clamps it after, and applies the activation.
 func (r *dwcRun) finishBlock(ob0, n int) {
 	blockOut := r.c[ob0 : ob0+n]
-	if r.res != nil {
+	switch {
+	case r.res != nil && r.ep.On: // one pass, the same bits
+		gemm.AddClamp32(blockOut, blockOut, r.res[r.roff+ob0:], r.ep.Lo, r.ep.Hi)
+	case r.res != nil:
 		binLoopF32(opAdd, blockOut, blockOut, 0, 1, r.res, r.roff+ob0, 1, 1)
-		if r.ep.On {
-			gemm.Clamp32(blockOut, blockOut, r.ep.Lo, r.ep.Hi)
-		}
 	}
 	if r.act != nil {
 		r.act(blockOut)

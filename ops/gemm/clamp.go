@@ -133,6 +133,20 @@ func (ep *Epilogue) affine(c []float32, coff, ldc, i0, i1, j0, j1 int) {
 }
 
 // clamp32Go is Clamp32 in Go.
+// addClamp32Go is clamp32Go of a[i]+b[i].
+func addClamp32Go(o, a, b []float32, lo, hi float32) {
+	for i, x := range a {
+		x += b[i]
+		if x < lo {
+			x = lo
+		}
+		if x > hi {
+			x = hi
+		}
+		o[i] = x
+	}
+}
+
 func clamp32Go(o, a []float32, lo, hi float32) {
 	for i, x := range a {
 		// x stays when it is NaN: both comparisons are false.

@@ -20,3 +20,21 @@ func Clamp32(o, a []float32, lo, hi float32) {
 	}
 	clamp32Go(o[n8:], a[n8:], lo, hi)
 }
+
+//go:noescape
+func addClamp32AVX2(o, a, b *float32, n int, lo, hi float32)
+
+// AddClamp32 sets o[i] = min(max(a[i]+b[i], lo), hi), NaN passing
+// through: Clamp32 of the sum, in one pass over memory (a residual
+// added and clamped while the output is in cache). o may be a or b.
+func AddClamp32(o, a, b []float32, lo, hi float32) {
+	n := len(a)
+	o, b = o[:n], b[:n]
+	n8 := n &^ 7
+	if useAsm && n8 > 0 {
+		addClamp32AVX2(&o[0], &a[0], &b[0], n8, lo, hi)
+	} else {
+		n8 = 0
+	}
+	addClamp32Go(o[n8:], a[n8:], b[n8:], lo, hi)
+}

@@ -11,6 +11,37 @@ import (
 	"github.com/gosr/gosr/ops/parallel"
 )
 
+// AddClamp32 under every variant gives, bit for bit, the sum then
+// Clamp32 (NaN and infinities among the operands, every length's tail,
+// in place over either operand).
+func TestAddClamp32(t *testing.T) {
+	forEachVariant(t, func(t *testing.T) {
+		special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1)), -1e-30, 6, 6.0000005, -3, 2.5, 1e38}
+		for n := 0; n <= 41; n++ {
+			a, b := make([]float32, n), make([]float32, n)
+			for i := range a {
+				a[i] = special[i%len(special)] * float32(1+i/len(special))
+				b[i] = special[(3*i+1)%len(special)]
+			}
+			for _, bd := range [][2]float32{{0, float32(math.Inf(1))}, {0, 6}, {float32(math.Inf(-1)), float32(math.Inf(1))}} {
+				want := make([]float32, n)
+				for i := range a {
+					want[i] = a[i] + b[i]
+				}
+				Clamp32(want, want, bd[0], bd[1])
+				o := make([]float32, n)
+				AddClamp32(o, a, b, bd[0], bd[1])
+				inA := append([]float32(nil), a...)
+				AddClamp32(inA, inA, b, bd[0], bd[1])
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(o[i]), "n %d, element %d (%v + %v) in [%v, %v]", n, i, a[i], b[i], bd[0], bd[1])
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(inA[i]), "in place, n %d, element %d", n, i)
+				}
+			}
+		}
+	})
+}
+
 // Clamp32 under every variant: NaN passes, signed zeros stay, bounds
 // hold, every length's tail.
 func TestClamp32(t *testing.T) {
