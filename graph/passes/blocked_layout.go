@@ -113,6 +113,10 @@ func blockedCandidate(n *graph.Node) (*blockedConv, bool) {
 	return m, true
 }
 
+// blockedRounds bounds blockedChains' rounds of dropping members whose
+// residual no longer comes from their chain.
+const blockedRounds = 4
+
 // blockedChains rewrites b's chains worth it (see UseBlockedLayout)
 // into e, reporting whether there was one.
 func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool {
@@ -146,7 +150,7 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 		return i
 	}
 	index := map[*blockedConv]int{}
-	for {
+	for round := 0; ; round++ {
 		index = make(map[*blockedConv]int, len(all))
 		for i, m := range all {
 			parent[i], index[m] = i, i
@@ -171,9 +175,19 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 				reads[m.chain][m.args[0]] = true
 			}
 		}
+		// Dropping a member can split a chain and strand another's
+		// residual, one after another; past a few rounds (a hostile
+		// graph) only residuals from kept members stay, decided in
+		// block order (producers first), which is a fixed point at
+		// once and keeps the pass linear.
+		last := round >= blockedRounds
 		kept := all[:0]
 		for _, m := range all {
-			if m.other == nil || m.residue != nil || reads[m.chain][m.other] {
+			ok := m.other == nil || m.residue != nil || reads[m.chain][m.other]
+			if last {
+				ok = m.other == nil || (m.residue != nil && of[m.residue.n] != nil)
+			}
+			if ok {
 				kept = append(kept, m)
 				continue
 			}
