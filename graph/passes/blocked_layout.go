@@ -30,15 +30,16 @@ const nchwcBlock = 8
 // (its input or its residual), and a chain becomes gosr::conv_nchwc
 // nodes with a gosr::to_nchwc before it for each tensor it reads from
 // outside and a gosr::from_nchwc after each convolution read outside
-// it. A chain is rewritten only where it has fewer such reorders than
+// it (convolutions reading one tensor from outside share a chain). A
+// chain is rewritten only where it has fewer such reorders than
 // convolutions: each convolution left in planes transposes its input
 // and its output itself, and a reorder is one such transpose. A
 // convolution whose residual comes from outside the chain joins only
 // where the chain reads that tensor as some convolution's input too
 // (resnets' identity shortcuts): a residual that broadcasts could not be
 // reordered. A chain whose tensors anything writes in place stays in
-// planes (its blocked copies would go stale). Only when the runtime has the ops and asks for the pass
-// (ops.BlockedLayoutPays).
+// planes (its blocked copies would go stale). Only when the runtime has
+// the ops and asks for the pass (ops.BlockedLayoutPays).
 func UseBlockedLayout(g *graph.Graph, c *Context) error {
 	if !c.hasOp(ConvNCHWcKind) || !c.hasOp(ToNCHWcKind) || !c.hasOp(FromNCHWcKind) {
 		return nil
@@ -141,8 +142,7 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 	// residual is a member's output or one of its chain's inputs (a
 	// member with another loses its place, which may split chains).
 	parent := make([]int, len(all))
-	var find func(i int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]
@@ -156,9 +156,16 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 			parent[i], index[m] = i, i
 		}
 		parent = parent[:len(all)]
+		// Members reading one tensor from outside share a chain, and
+		// so its one reorder.
+		reader := map[*graph.Value]int{}
 		for i, m := range all {
 			if m.input = member(m.args[0]); m.input != nil {
 				parent[find(i)] = find(index[m.input])
+			} else if j, ok := reader[m.args[0]]; ok {
+				parent[find(i)] = find(j)
+			} else {
+				reader[m.args[0]] = i
 			}
 			if m.residue = member(m.other); m.residue != nil {
 				parent[find(i)] = find(index[m.residue])
@@ -198,13 +205,19 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 		}
 		all = kept
 	}
+	// The chains in the order of their first members, so the rewritten
+	// graph (its new values' numbers) is the same on every run.
 	chains := map[int][]*blockedConv{}
+	var order []int
 	for _, m := range all {
+		if chains[m.chain] == nil {
+			order = append(order, m.chain)
+		}
 		chains[m.chain] = append(chains[m.chain], m)
 	}
 	changed := false
-	for _, ms := range chains {
-		if blockedChain(g, b, ms, of, db, e) {
+	for _, c := range order {
+		if blockedChain(g, b, chains[c], of, db, e) {
 			changed = true
 		}
 	}

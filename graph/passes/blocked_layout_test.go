@@ -207,3 +207,33 @@ func TestUseBlockedLayoutLinear(t *testing.T) {
 	// chain would take minutes.
 	require.Less(t, elapsed, 20*time.Second)
 }
+
+// TestUseBlockedLayoutDeterministic: a graph of six chains reading one
+// input comes out the same, value numbers included, on every run, the
+// six sharing the input's reorder.
+func TestUseBlockedLayoutDeterministic(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(blockedHead)
+	for c := range 6 {
+		prev := "%x"
+		for i := range 3 {
+			fmt.Fprintf(&b, "  %%c%d_%d : Tensor = gosr::conv_clamp(%s, %%w8, %%none, %%s, %%s, %%s, %%one, %%lo, %%hi)\n", c, i, prev)
+			prev = fmt.Sprintf("%%c%d_%d", c, i)
+		}
+		fmt.Fprintf(&b, "  %%m%d : Tensor = aten::mul(%s, %%two)\n", c, prev)
+	}
+	b.WriteString("  return (%m0, %m1, %m2, %m3, %m4, %m5)\n")
+	var first string
+	for run := range 10 {
+		g := parseTemplate(t, b.String(), blockedWeights()...)
+		require.NoError(t, UseBlockedLayout(g, fakeOps()))
+		require.NoError(t, Verify(g))
+		if run == 0 {
+			first = g.String()
+			require.Equal(t, 1, strings.Count(first, ToNCHWcKind+"("), "the chains reading %%x share its reorder:\n%s", first)
+			require.Equal(t, 6, strings.Count(first, FromNCHWcKind+"("), "one reorder out a chain:\n%s", first)
+			continue
+		}
+		require.Equal(t, first, g.String(), "run %d", run)
+	}
+}
