@@ -328,6 +328,29 @@ type convGeom struct {
 	batched        bool
 }
 
+// outputSize sets g's output map from its input, kernel, stride,
+// padding and dilation, or reports false where the padded input is
+// smaller than the dilated kernel.
+func (g *convGeom) outputSize() bool {
+	if g.h+2*g.padH-g.dilH*(g.kh-1) <= 0 || g.w+2*g.padW-g.dilW*(g.kw-1) <= 0 {
+		return false
+	}
+	g.oh = (g.h+2*g.padH-g.dilH*(g.kh-1)-1)/g.strH + 1
+	g.ow = (g.w+2*g.padW-g.dilW*(g.kw-1)-1)/g.strW + 1
+	return true
+}
+
+// residualApart returns the residual rd from roff, or a copy of it in
+// st where it overlaps the output c: never planned so (no overwrite
+// rule), but a caller's tensors could be.
+func (st *convState) residualApart(rd []float32, roff int, c []float32) ([]float32, int) {
+	if lo := f32Addr(rd) + uintptr(roff)*4; rangesOverlap(lo, lo+uintptr(len(c))*4, f32Addr(c), f32Addr(c)+uintptr(len(c))*4) {
+		st.resCopy = append(st.resCopy[:0], rd[roff:roff+len(c)]...)
+		return st.resCopy, 0
+	}
+	return rd, roff
+}
+
 // setStrides sets g's input strides from x (g.batched and the rank
 // set: 1-d as 2-d with height 1).
 func (g *convGeom) setStrides(x *ivalue.Tensor) {
@@ -552,9 +575,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 	if same {
 		g.oh, g.ow = g.h, g.w
 	} else {
-		g.oh = (g.h+2*g.padH-g.dilH*(g.kh-1)-1)/g.strH + 1
-		g.ow = (g.w+2*g.padW-g.dilW*(g.kw-1)-1)/g.strW + 1
-		if g.h+2*g.padH-g.dilH*(g.kh-1) <= 0 || g.w+2*g.padW-g.dilW*(g.kw-1) <= 0 {
+		if !g.outputSize() {
 			return Errorf("conv: input %v (padded) is smaller than the dilated kernel %v", x.Sizes(), w.Sizes())
 		}
 	}
@@ -610,13 +631,7 @@ func convRun(p *ProcessedNode, spec convSpec, pre *convPrepacked, st *convState,
 		if other.DType() != ivalue.Float32 || !SameSizes(other.Sizes(), st.shape) || !other.IsContiguous() {
 			st.resLate, ep = true, gemm.Clamp{}
 		} else {
-			rd, roff = other.F32(), other.Offset()
-			if lo := f32Addr(rd) + uintptr(roff)*4; rangesOverlap(lo, lo+uintptr(len(c))*4, f32Addr(c), f32Addr(c)+uintptr(len(c))*4) {
-				// Never planned so (no overwrite rule), but a caller's
-				// tensors could be: read it from a copy.
-				st.resCopy = append(st.resCopy[:0], rd[roff:roff+len(c)]...)
-				rd, roff = st.resCopy, 0
-			}
+			rd, roff = st.residualApart(other.F32(), other.Offset(), c)
 		}
 	}
 	inner := ep

@@ -1036,29 +1036,26 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 		for oh := oh0; oh < oh1; oh++ {
 			base := oh * r.rowF
 			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
+			// Positions from p go through the sums aside: all of them,
+			// or with direct writes only a last block past the row's end
+			// (the whole blocks go straight into the blocked output).
+			p, nbuf := 0, r.nb
 			if r.outDirect {
-				// The row's whole blocks of positions straight into the
-				// blocked output, a last one past the row's end aside.
-				at := ob0 + oh*g.ow*cb
 				full := g.ow / r.bpos
 				if full > 0 {
+					at := ob0 + oh*g.ow*cb
 					_ = r.c[at+(nob*16-8)*plane+full*r.bpos*cb-1]
 					directKernel(nob, r.bpos, &r.c[at], &xp[base], full, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 8*plane*4, wblock*4, 16*plane*4, 16*4)
 				}
-				if rem := g.ow - full*r.bpos; rem > 0 {
-					p := full * r.bpos
-					directKernel(nob, r.bpos, &buf.W[0], &xp[base+p*cb], 1, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
-					for h := range nob {
-						out := buf.W[h*8192:]
-						r.storeBlock(ob0+h*16*plane, oh*g.ow+p, out[:4096], out[4096:8192], rem, 16)
-					}
-				}
+				p, nbuf = full*r.bpos, r.nb-full
+			}
+			if nbuf == 0 {
 				continue
 			}
-			directKernel(nob, r.bpos, &buf.W[0], &xp[base], r.nb, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
+			directKernel(nob, r.bpos, &buf.W[0], &xp[base+p*cb], nbuf, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			for h := range nob {
 				out := buf.W[h*8192:]
-				r.storeBlock(ob0+h*16*plane, oh*g.ow, out[:4096], out[4096:8192], g.ow, nch-16*h)
+				r.storeBlock(ob0+h*16*plane, oh*g.ow+p, out[:4096], out[4096:8192], g.ow-p, nch-16*h)
 			}
 		}
 		r.finishPositions(ob0, nch, oh0*g.ow, (oh1-oh0)*g.ow)

@@ -202,26 +202,7 @@ func unblockPlanes(dst, src []float32, nblk, plane int) {
 
 // fromNCHWc reorders the blocked x into out as planes.
 func fromNCHWc(st *nchwcState, x, out *ivalue.Tensor) error {
-	const cb = nchwcBlock
-	s := x.Sizes()
-	if (len(s) != 5 && len(s) != 4) || s[len(s)-1] != cb {
-		return Errorf("expected a blocked tensor ([N, C/%d, H, W, %d] or [C/%d, H, W, %d]), got sizes %v", cb, cb, cb, cb, s)
-	}
-	if !x.IsContiguous() {
-		return Errorf("expected a contiguous blocked tensor, got sizes %v strides %v", s, x.Strides())
-	}
-	st.shape = st.shape[:0]
-	nblk := 1
-	for _, d := range s[:len(s)-3] {
-		nblk *= d
-	}
-	if len(s) == 5 {
-		st.shape = append(st.shape, s[0])
-	}
-	st.shape = append(st.shape, s[len(s)-4]*cb, s[len(s)-3], s[len(s)-2])
-	out.Resize(ivalue.Float32, st.shape)
-	unblockPlanes(out.F32Contig(), x.F32()[x.Offset():x.Offset()+x.Numel()], nblk, s[len(s)-3]*s[len(s)-2])
-	return nil
+	return st.unblock(out, x)
 }
 
 // unblockedSizes appends to dst[:0] the sizes of the blocked x (see
@@ -229,8 +210,11 @@ func fromNCHWc(st *nchwcState, x, out *ivalue.Tensor) error {
 func unblockedSizes(dst []int, x *ivalue.Tensor) ([]int, error) {
 	const cb = nchwcBlock
 	s := x.Sizes()
-	if (len(s) != 5 && len(s) != 4) || s[len(s)-1] != cb || !x.IsContiguous() {
-		return dst, Errorf("expected a contiguous blocked tensor ([N, C/%d, H, W, %d] or [C/%d, H, W, %d]), got sizes %v", cb, cb, cb, cb, s)
+	if (len(s) != 5 && len(s) != 4) || s[len(s)-1] != cb {
+		return dst, Errorf("expected a blocked tensor ([N, C/%d, H, W, %d] or [C/%d, H, W, %d]), got sizes %v", cb, cb, cb, cb, s)
+	}
+	if !x.IsContiguous() {
+		return dst, Errorf("expected a contiguous blocked tensor, got sizes %v strides %v", s, x.Strides())
 	}
 	dst = dst[:0]
 	if len(s) == 5 {
@@ -314,11 +298,9 @@ func convNCHWcKernel(p *ProcessedNode, pre *convPrepacked) error {
 	if g.strH <= 0 || g.strW <= 0 || g.dilH <= 0 || g.dilW <= 0 || g.padH < 0 || g.padW < 0 {
 		return Errorf("conv_nchwc: expected positive stride and dilation and non-negative padding")
 	}
-	if g.h+2*g.padH-g.dilH*(g.kh-1) <= 0 || g.w+2*g.padW-g.dilW*(g.kw-1) <= 0 {
+	if !g.outputSize() {
 		return Errorf("conv_nchwc: input %v (padded) is smaller than the dilated kernel %v", xs, w.Sizes())
 	}
-	g.oh = (g.h+2*g.padH-g.dilH*(g.kh-1)-1)/g.strH + 1
-	g.ow = (g.w+2*g.padW-g.dilW*(g.kw-1)-1)/g.strW + 1
 	if bias != nil && (bias.Dim() != 1 || bias.Size(0) != g.o) {
 		return Errorf("conv_nchwc bias: expected sizes [%d], got %v", g.o, bias.Sizes())
 	}
@@ -344,13 +326,7 @@ func convNCHWcKernel(p *ProcessedNode, pre *convPrepacked) error {
 		if !SameSizes(other.Sizes(), st.shape) || !other.IsContiguous() {
 			return convNCHWcPlanes(p, st, &g, pre, x, w, bias, other, ep, act)
 		}
-		rd, roff = other.F32(), other.Offset()
-		if olo := f32Addr(rd) + uintptr(roff)*4; rangesOverlap(olo, olo+uintptr(len(c))*4, f32Addr(c), f32Addr(c)+uintptr(len(c))*4) {
-			// Never planned so (no overwrite rule), but a caller's
-			// tensors could be.
-			cs.resCopy = append(cs.resCopy[:0], rd[roff:roff+len(c)]...)
-			rd, roff = cs.resCopy, 0
-		}
+		rd, roff = cs.residualApart(other.F32(), other.Offset(), c)
 	}
 	if !convNCHWcDirectFits(&g, pre, w) {
 		return convNCHWcPlanes(p, st, &g, pre, x, w, bias, other, ep, act)
@@ -486,8 +462,11 @@ func (st *nchwcState) unblock(dst, b *ivalue.Tensor) error {
 	}
 	st.in = s
 	dst.Resize(ivalue.Float32, s)
-	plane := s[len(s)-1] * s[len(s)-2]
-	unblockPlanes(dst.F32Contig(), b.F32()[b.Offset():b.Offset()+b.Numel()], b.Numel()/(cb*plane), plane)
+	nblk := s[len(s)-3] / cb
+	if len(s) == 4 {
+		nblk *= s[0]
+	}
+	unblockPlanes(dst.F32Contig(), b.F32()[b.Offset():b.Offset()+b.Numel()], nblk, s[len(s)-1]*s[len(s)-2])
 	return nil
 }
 

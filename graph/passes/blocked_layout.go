@@ -149,9 +149,8 @@ func blockedChains(g *graph.Graph, b *graph.Block, db *alias.DB, e *edits) bool 
 		}
 		return i
 	}
-	index := map[*blockedConv]int{}
 	for round := 0; ; round++ {
-		index = make(map[*blockedConv]int, len(all))
+		index := make(map[*blockedConv]int, len(all))
 		for i, m := range all {
 			parent[i], index[m] = i, i
 		}
@@ -276,9 +275,9 @@ func blockedChain(g *graph.Graph, b *graph.Block, ms []*blockedConv, of map[*gra
 	}
 	for _, m := range ms {
 		pos := m.n
-		other := e.constant(g, ivalue.IValue{}, graph.None, pos)
-		if m.other != nil {
-			other = blocked[m.other]
+		other := blocked[m.other]
+		if m.other == nil {
+			other = e.constant(g, ivalue.IValue{}, graph.None, pos)
 		}
 		lo, hi, act := m.lo, m.hi, m.act
 		if lo == nil {
