@@ -187,6 +187,9 @@ func toNCHWc(st *nchwcState, x, out *ivalue.Tensor) error {
 // src) out blocked into dst.
 func blockPlanes(dst, src []float32, nblk, plane int) {
 	const cb = nchwcBlock
+	if plane == 0 { // an empty map: nothing to move
+		return
+	}
 	for b := range nblk {
 		copyTranspose32(dst, b*cb*plane, cb, src, b*cb*plane, plane, plane, cb)
 	}
@@ -195,6 +198,9 @@ func blockPlanes(dst, src []float32, nblk, plane int) {
 // unblockPlanes is blockPlanes' inverse.
 func unblockPlanes(dst, src []float32, nblk, plane int) {
 	const cb = nchwcBlock
+	if plane == 0 {
+		return
+	}
 	for b := range nblk {
 		copyTranspose32(dst, b*cb*plane, plane, src, b*cb*plane, cb, cb, plane)
 	}

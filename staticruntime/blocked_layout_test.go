@@ -258,3 +258,36 @@ func TestConvNCHWcErrors(t *testing.T) {
 	}
 }
 
+// TestNCHWcReorders: to_nchwc then from_nchwc gives the tensor back,
+// batched, unbatched, from a strided view and over an empty map.
+func TestNCHWcReorders(t *testing.T) {
+	r := rand.New(rand.NewSource(34))
+	const ir = `graph(%x : Tensor):
+  %b : Tensor = gosr::to_nchwc(%x)
+  %y : Tensor = gosr::from_nchwc(%b)
+  return (%y, %b)
+`
+	base := randTensor(r, 1, 16, 5, 7)
+	view := &ivalue.Tensor{} // base with H and W swapped: [1, 16, 7, 5]
+	view.SetView(base, 0, []int{1, 16, 7, 5}, []int{560, 35, 1, 7})
+	for _, x := range []*ivalue.Tensor{randTensor(r, 2, 16, 3, 5), randTensor(r, 24, 4, 6), view, randTensor(r, 1, 16, 0, 5)} {
+		t.Run(fmt.Sprint(x.Sizes()), func(t *testing.T) {
+			o := staticruntime.DefaultOptions()
+			o.SkipPasses = true
+			m := prepare(t, ir, &o)
+			defer m.Close()
+			outs, err := m.NewRuntime().Run(ivalue.FromTensor(x))
+			require.NoError(t, err)
+			require.Equal(t, x.Sizes(), outs[0].Tensor().Sizes())
+			require.Equal(t, f32(t, ivalue.FromTensor(x)), f32(t, outs[0]))
+			b := outs[1].Tensor()
+			s := x.Sizes()
+			require.Equal(t, 8, b.Size(b.Dim()-1))
+			if len(s) == 4 && s[2]*s[3] > 0 {
+				// Channel 9 of image 0 at (h, w) = (1, 2): block 1, lane 1.
+				want := x.Contiguous().F32Contig()[(9*s[2]+1)*s[3]+2]
+				require.Equal(t, want, b.Contiguous().F32Contig()[((1*s[2]+1)*s[3]+2)*8+1])
+			}
+		})
+	}
+}
