@@ -109,7 +109,7 @@ type dwcRun struct {
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk; depthwise: convPrepacked.dw, or nil)
 	res           []float32 // its residual, laid out as c (nil: none)
-	blkIn, blkOut bool      // direct: its input, its output (and residual) in the blocked layout (see [Blocked layout])
+	blkIn, blkOut bool      // direct: its input, its output (and residual) in the blocked layout, NCHW16c (see [Blocked layout])
 	outDirect     bool      // blkOut: the kernels write the output itself, no sums aside (see [Blocked layout])
 	scale         []float32 // direct: its input's factors, g.n*g.c (nil: none)
 	roff          int
@@ -171,7 +171,10 @@ func phaseCols(wp int) int { return (wp+1)/2 + 4 }
 
 // phasedCol is padded column c's offset in a row dealt by parity, hw2
 // columns a phase (see [Phased stride-2 depthwise]).
-func phasedCol(c, hw2 int) int { return (c%2)*hw2*8 + c/2*8 }
+func phasedCol(c, hw2 int) int { return phasedColN(c, hw2, 8) }
+
+// phasedColN is phasedCol with cb floats a column.
+func phasedColN(c, hw2, cb int) int { return ((c%2)*hw2 + c/2) * cb }
 
 // packRowPhased packs input row src (eight channel rows sC apart, w
 // columns) into row, a padded row of g's dealt by parity, hw2 columns a
@@ -409,18 +412,23 @@ func dwcLayout(g *convGeom) (hp, nb, wp, rowF, size int) {
 // dwcOffsets returns each tap's byte offset in the copy from the
 // position it serves (taps row-major), in st.
 func dwcOffsets(g *convGeom, st *convState, rowF int) []int {
-	const cb = 8
 	kk := g.kh * g.kw
 	if cap(st.dwcOffs) < kk {
 		st.dwcOffs = make([]int, kk)
 	}
 	offs := st.dwcOffs[:kk]
+	tapOffsets(offs, g, rowF, 8)
+	return offs
+}
+
+// tapOffsets sets offs to each tap's byte offset from the position it
+// serves in a copy of rowF floats a row and cb a column.
+func tapOffsets(offs []int, g *convGeom, rowF, cb int) {
 	for ki := 0; ki < g.kh; ki++ {
 		for kj := 0; kj < g.kw; kj++ {
 			offs[ki*g.kw+kj] = (ki*g.dilH*rowF + kj*g.dilW*cb) * 4
 		}
 	}
-	return offs
 }
 
 // dwcPack fills xp, laid out [hp][wp][8], with channels [0, nch) of the
@@ -638,8 +646,8 @@ const directMaxStride = 2
 
 // flatLayout returns the flat layout's rows per copy, copies and the
 // floats of one input block, and sets offs to each tap's byte offset.
-func flatLayout(g *convGeom, npos int, offs []int) (rows, copies, size int) {
-	const cb = 8
+// cb is the floats a position (8, or 16 blocked).
+func flatLayout(g *convGeom, npos int, offs []int, cb int) (rows, copies, size int) {
 	rows = g.oh + (g.kh-1)/g.strH
 	nph := min(g.strH, g.kh) // the row phases the taps read
 	copies = g.kw * nph
@@ -658,7 +666,7 @@ func flatLayout(g *convGeom, npos int, offs []int) (rows, copies, size int) {
 // packFlat fills blk, input block ib of image r.nn, with the flat
 // layout's copies, packing the padded block first into part's buffer.
 func (r *dwcRun) packFlat(part, ib int, blk []float32) {
-	const cb = 8
+	cb := r.posF()
 	g := &r.g
 	buf := &r.bufs[part]
 	buf.In = growF32(buf.In, r.hp*r.rowF+7*cb)
@@ -681,7 +689,7 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 				continue
 			}
 			for ow := 0; ow < g.ow; ow++ {
-				*(*[cb]float32)(d[ow*cb:]) = *(*[cb]float32)(src[ow*g.strW*cb:])
+				copy(d[ow*cb:(ow+1)*cb], src[ow*g.strW*cb:])
 			}
 		}
 	}
@@ -696,7 +704,7 @@ func (r *dwcRun) packFlat(part, ib int, blk []float32) {
 // packFlat's padded block and its gather of every other column took a
 // quarter of resnet50's stride-2 3x3 convolutions.
 func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
-	const cb = 8
+	cb := r.posF()
 	g := &r.g
 	hw2 := phaseCols(r.wp)
 	buf := &r.bufs[part]
@@ -704,7 +712,7 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 	rb := buf.In[:2*hw2*cb]
 	// The padding columns stay zero; the packing rewrites the rest.
 	clear(rb)
-	_ = rb[hw2*cb+(g.kw-1)/2*cb+g.ow*cb-1]
+	_ = rb[phasedColN(g.kw-1, hw2, cb)+g.ow*cb-1]
 	in := r.inBlock(ib)
 	row := g.ow * cb
 	nph := r.copies / g.kw
@@ -725,7 +733,7 @@ func (r *dwcRun) packFlatPhased(part, ib int, blk []float32) {
 					clear(d)
 					continue
 				}
-				copy(d, rb[phasedCol(kj, hw2):][:row])
+				copy(d, rb[phasedColN(kj, hw2, cb):][:row])
 			}
 		}
 	}
@@ -844,9 +852,9 @@ func convDirectBlocked(sc *gemm.Scratch, g *convGeom, blk []float32, xd []float3
 // direct set and the layout chosen) with the packed weight blk and the
 // residual res.
 func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
-	const cb = 8
 	g := &r.g
-	nib := g.c / cb
+	cb := r.posF()
+	nblk := g.c / cb // the copy's input blocks
 	plane := g.oh * g.ow
 	// Pointwise in the blocked layout: flat, over the input as it is
 	// where nothing pads it (see [Blocked layout]).
@@ -856,13 +864,20 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 	if r.blkOut {
 		r.bpos = blockedPositions(g, r.flat, r.bpos)
 	}
+	if cb != 8 { // the padded copy's columns hold cb floats
+		r.rowF = r.wp * cb
+		if !r.flat {
+			tapOffsets(r.offs, g, r.rowF, cb)
+		}
+	}
 	if r.flat {
 		r.nb = (plane + r.bpos - 1) / r.bpos
-		r.flatRows, r.copies, r.size = flatLayout(g, r.nb*r.bpos, r.offs)
+		r.flatRows, r.copies, r.size = flatLayout(g, r.nb*r.bpos, r.offs, cb)
 		// A pass reads each copy's chunk of positions and the rows
-		// its taps reach below them, not the whole block.
+		// its taps reach below them, not the whole block; the chunks
+		// count the kernels' eight-channel halves, whole blocks.
 		pass := min(r.size, r.copies*(min(r.nb*r.bpos, directFlatChunk)+(g.kh-1)/g.strH*g.ow)*cb)
-		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+pass)*4))
+		r.ibChunk = max(1, directFlatL2/((g.kh*g.kw*16*cb+pass)*4)) * (cb / 8)
 	} else {
 		// Blocks of bpos positions: the last one of a row reads up to
 		// its last position's last tap.
@@ -881,7 +896,7 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 	var xp []float32
 	if inPlace {
 		r.size = plane * cb
-		if len(r.xd)-r.xoff < (g.n*nib)*r.size+(r.nb*r.bpos-plane)*cb {
+		if len(r.xd)-r.xoff < (g.n*nblk)*r.size+(r.nb*r.bpos-plane)*cb {
 			inPlace = false
 			r.size = max(r.size, r.nb*r.bpos*cb)
 		}
@@ -891,7 +906,7 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 		// convolution runs: the runtime's scratch holds one for all its
 		// convolutions (each node keeping its own held the sum of their
 		// inputs, 9.6 MB a runtime for resnet18).
-		xp = sc.Floats(nib * r.size)
+		xp = sc.Floats(nblk * r.size)
 	}
 	xd, c, bd, act := r.xd, r.c, r.bd, r.act
 	for nn := 0; nn < g.n; nn++ {
@@ -902,7 +917,7 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 			r.xp = xd[r.inBlock(0):]
 		} else {
 			r.xp, r.packing = xp, true
-			r.start(sc, nib, nib*r.hp*r.rowF)
+			r.start(sc, nblk, nblk*r.hp*r.rowF)
 			r.packing = false
 		}
 		r.wblk, r.res, r.c, r.bd, r.act = blk, res, c, bd, act
@@ -932,13 +947,26 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 // inBlock is the offset in r.xd of input block ib of image r.nn: eight
 // channel planes sC apart, or one blocked block (see [Blocked layout]).
 func (r *dwcRun) inBlock(ib int) int {
-	const cb = 8
 	g := &r.g
 	if r.blkIn {
+		const cb = nchwcBlock
 		return r.xoff + (r.nn*(g.c/cb)+ib)*g.h*g.w*cb
 	}
-	return r.xoff + r.nn*g.sN + ib*cb*g.sC
+	return r.xoff + r.nn*g.sN + ib*8*g.sC
 }
+
+// posF is the floats a position of r's input copy (and blocked
+// output) holds: 16 in the blocked layout (NCHW16c), else 8.
+func (r *dwcRun) posF() int {
+	if r.blkIn {
+		return nchwcBlock
+	}
+	return 8
+}
+
+// halfAt is the offset in r's input copy of the kernels' eight-channel
+// half ib (the first of a block where the copy's blocks hold 16).
+func (r *dwcRun) halfAt(ib int) int { return ib / (r.posF() / 8) * r.size }
 
 // packBlock packs input block ib of image r.nn into xp as dwcPack
 // does (dwcPackBlocked from the blocked layout).
@@ -1013,9 +1041,9 @@ func (r *dwcRun) directBlocks(part, b0, b1 int) {
 // directRows computes output rows [oh0, oh1) of output blocks [b0, b1)
 // row by row, each row in blocks of bpos positions along it.
 func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
-	const cb = 8
 	g := &r.g
-	nib := g.c / cb
+	cb := r.posF()
+	nib, nblk := g.c/8, g.c/cb // the kernels' halves, the copy's blocks
 	kk := g.kh * g.kw
 	buf := &r.bufs[part]
 	// Up to four output blocks' rows (two halves of 4096 floats each),
@@ -1025,7 +1053,7 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 	bias := buf.W[4*8192 : 4*8192+64]
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
-	wblock := nib * kk * 16 * cb
+	wblock := g.c * kk * 16
 	for ob := b0; ob < b1; {
 		nob := blocksAtOnce(b1-ob, r.bpos)
 		o0 := ob * 16
@@ -1035,7 +1063,7 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 		ob0 := (r.nn*g.o + o0) * plane
 		for oh := oh0; oh < oh1; oh++ {
 			base := oh * r.rowF
-			_ = xp[(nib-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
+			_ = xp[(nblk-1)*r.size+base+offs[kk-1]/4+(r.nb*r.bpos)*cb-1]
 			// Positions from p go through the sums aside: all of them,
 			// or with direct writes only a last block past the row's end
 			// (the whole blocks go straight into the blocked output).
@@ -1044,18 +1072,17 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 				full := g.ow / r.bpos
 				if full > 0 {
 					at := ob0 + oh*g.ow*cb
-					_ = r.c[at+(nob*16-8)*plane+full*r.bpos*cb-1]
-					directKernel(nob, r.bpos, &r.c[at], &xp[base], full, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 8*plane*4, wblock*4, 16*plane*4, 16*4)
+					_ = r.c[at+(nob*16-cb)*plane+full*r.bpos*cb-1]
+					directKernel(nob, r.bpos, r.blkIn, &r.c[at], &xp[base], full, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 8*plane*4, wblock*4, 16*plane*4, 16*4)
 				}
 				p, nbuf = full*r.bpos, r.nb-full
 			}
 			if nbuf == 0 {
 				continue
 			}
-			directKernel(nob, r.bpos, &buf.W[0], &xp[base+p*cb], nbuf, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
+			directKernel(nob, r.bpos, r.blkIn, &buf.W[0], &xp[base+p*cb], nbuf, &offs[0], &wk[0], kk, &bias[0], lo, hi, nib, r.size*4, 0, 4096*4, wblock*4, 8192*4, 16*4)
 			for h := range nob {
-				out := buf.W[h*8192:]
-				r.storeBlock(ob0+h*16*plane, oh*g.ow+p, out[:4096], out[4096:8192], g.ow-p, nch-16*h)
+				r.storeBlock(ob0+h*16*plane, oh*g.ow+p, buf.W[h*8192:(h+1)*8192], 4096, g.ow-p, nch-16*h)
 			}
 		}
 		r.finishPositions(ob0, nch, oh0*g.ow, (oh1-oh0)*g.ow)
@@ -1117,8 +1144,23 @@ func blocksAtOnce(n, bpos int) int {
 
 // directKernel runs the direct kernel for nob output blocks (see
 // blocksAtOnce) in blocks of bpos positions, with bcRow2AVX512's
-// arguments (wpair, opair and bpair unused for one block).
-func directKernel(nob, bpos int, out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+// arguments (wpair, opair and bpair unused for one block); b16 over
+// NCHW16c (see [Blocked layout]), where one block runs as a pair with
+// itself (the same sums stored twice in one place).
+func directKernel(nob, bpos int, b16 bool, out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+	if b16 {
+		switch {
+		case bpos == 7:
+			bcRow2x7x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		case nob == 4:
+			bcRow4x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		case nob == 2:
+			bcRow2x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		default:
+			bcRow2x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, 0, 0, 0)
+		}
+		return
+	}
 	switch {
 	case bpos == 7:
 		bcRow2x7AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
@@ -1139,9 +1181,9 @@ func directKernel(nob, bpos int, out, in *float32, nb int, offs *int, w *float32
 // (the clamp with the last): the weights are read once, the input once
 // per chunk of positions.
 func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
-	const cb = 8
 	g := &r.g
-	nib := g.c / cb
+	cb := r.posF()
+	nib, nblk := g.c/8, g.c/cb // the kernels' halves, the copy's blocks
 	kk := g.kh * g.kw
 	plane := g.oh * g.ow
 	xp, offs := r.xp, r.offs
@@ -1150,10 +1192,11 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 	maxOff := slices.Max(offs[:kk])
 	for p0 := pa; p0 < pe; p0 += directFlatChunk {
 		nb := min((pe-p0+r.bpos-1)/r.bpos, directFlatChunk/r.bpos)
-		_ = xp[(nib-1)*r.size+p0*cb+maxOff/4+nb*r.bpos*cb-1]
+		_ = xp[(nblk-1)*r.size+p0*cb+maxOff/4+nb*r.bpos*cb-1]
 		// Per output block: its sums for the positions, in two halves
-		// of 8 channels, then its 16 biases.
-		half := nb * r.bpos * cb
+		// of 8 channels (blocked: one run of 16 a position), then its
+		// 16 biases.
+		half := nb * r.bpos * 8
 		per := 2*half + 16
 		// Blocks of positions the kernels write into the output
 		// directly (all but one past the map's end), and that one's sums
@@ -1162,7 +1205,7 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 		if nb*r.bpos > pe-p0 {
 			full--
 		}
-		tailPer := 2 * r.bpos * cb
+		tailPer := 2 * r.bpos * 8
 		if r.outDirect {
 			// The sums are the output's blocks (see [Blocked layout]);
 			// the biases and the last block's sums aside.
@@ -1186,24 +1229,25 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			for ob := b0; ob < b1; {
 				// Blocks ob to ob+nob-1 (see [Paired output blocks]).
 				nob := blocksAtOnce(b1-ob, r.bpos)
-				wk := r.wblk[(ob*nib+ib0)*kk*16*cb : ((ob+nob-1)*nib+ib0+nc)*kk*16*cb]
+				wk := r.wblk[(ob*nib+ib0)*kk*16*8 : ((ob+nob-1)*nib+ib0+nc)*kk*16*8]
+				in := r.halfAt(ib0)
 				if r.outDirect {
 					bias := &sums[(ob-b0)*16]
 					if full > 0 {
 						at := (r.nn*g.o+ob*16)*plane + p0*cb
-						_ = r.c[at+(nob*16-8)*plane+full*r.bpos*cb-1]
-						directKernel(nob, r.bpos, &r.c[at], &xp[ib0*r.size+p0*cb], full, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, 8*plane*4, nib*kk*16*cb*4, 16*plane*4, 16*4)
+						_ = r.c[at+(nob*16-cb)*plane+full*r.bpos*cb-1]
+						directKernel(nob, r.bpos, r.blkIn, &r.c[at], &xp[in+p0*cb], full, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, 8*plane*4, g.c*kk*16*4, 16*plane*4, 16*4)
 					}
 					if full < nb {
 						tail := sums[(b1-b0)*16+(ob-b0)*tailPer:]
 						_ = tail[nob*tailPer-1]
-						directKernel(nob, r.bpos, &tail[0], &xp[ib0*r.size+(p0+full*r.bpos)*cb], 1, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, r.bpos*cb*4, nib*kk*16*cb*4, tailPer*4, 16*4)
+						directKernel(nob, r.bpos, r.blkIn, &tail[0], &xp[in+(p0+full*r.bpos)*cb], 1, &offs[0], &wk[0], kk, bias, clo, chi, nc, r.size*4, ib0, r.bpos*8*4, g.c*kk*16*4, tailPer*4, 16*4)
 					}
 					ob += nob
 					continue
 				}
 				o := sums[(ob-b0)*per : (ob-b0+nob)*per]
-				directKernel(nob, r.bpos, &o[0], &xp[ib0*r.size+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, nib*kk*16*cb*4, per*4, per*4)
+				directKernel(nob, r.bpos, r.blkIn, &o[0], &xp[in+p0*cb], nb, &offs[0], &wk[0], kk, &o[2*half], clo, chi, nc, r.size*4, ib0, half*4, g.c*kk*16*4, per*4, per*4)
 				ob += nob
 			}
 		}
@@ -1214,11 +1258,11 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			switch {
 			case !r.outDirect:
 				o := sums[(ob-b0)*per : (ob-b0+1)*per]
-				r.storeBlock(ob0, p0, o[:half], o[half:2*half], n, nch)
+				r.storeBlock(ob0, p0, o[:2*half], half, n, nch)
 			case full < nb:
 				tail := sums[(b1-b0)*16+(ob-b0)*tailPer:][:tailPer]
 				p := p0 + full*r.bpos
-				r.storeBlock(ob0, p, tail[:tailPer/2], tail[tailPer/2:], p0+n-p, nch)
+				r.storeBlock(ob0, p, tail[:tailPer], tailPer/2, p0+n-p, nch)
 			}
 			r.finishPositions(ob0, nch, p0, n)
 		}
@@ -1238,22 +1282,20 @@ func unpackBlock(c []float32, at, plane int, lo, hi *float32, n, nch int) {
 	}
 }
 
-// storeBlock puts n positions of an output block's sums, eight
-// channels in lo and eight in hi (position-major), at positions [p0,
-// p0+n) of the block whose channels start at ob0 (NCHW: unpackBlock's
-// planes; blocked: a copy of each half's run); with nch at most 8 (a
-// half last block) hi's are dropped.
-func (r *dwcRun) storeBlock(ob0, p0 int, lo, hi []float32, n, nch int) {
-	const cb = 8
+// storeBlock puts n positions of an output block's sums at positions
+// [p0, p0+n) of the block whose channels start at ob0: for NCHW,
+// sums holds eight channels a position and half floats on the other
+// eight (position-major), transposed into planes by unpackBlock (with
+// nch at most 8, a half last block, the second eight dropped); blocked,
+// sums holds the positions' sixteen channels, copied as they are.
+func (r *dwcRun) storeBlock(ob0, p0 int, sums []float32, half, n, nch int) {
 	plane := r.g.oh * r.g.ow
 	if !r.blkOut {
-		unpackBlock(r.c, ob0+p0, plane, &lo[0], &hi[0], n, nch)
+		unpackBlock(r.c, ob0+p0, plane, &sums[0], &sums[half], n, nch)
 		return
 	}
-	copy(r.c[ob0+p0*cb:][:n*cb], lo[:n*cb])
-	if nch > cb {
-		copy(r.c[ob0+cb*plane+p0*cb:][:n*cb], hi[:n*cb])
-	}
+	const cb = nchwcBlock
+	copy(r.c[ob0+p0*cb:][:n*cb], sums[:n*cb])
 }
 
 // finishPositions finishes positions [p0, p0+n) of the nch output
@@ -1265,11 +1307,9 @@ func (r *dwcRun) finishPositions(ob0, nch, p0, n int) {
 		r.finishBlock(ob0, nch*plane)
 		return
 	}
-	if r.blkOut { // each half's positions are one run
-		const cb = 8
-		for h := 0; h < nch; h += cb {
-			r.finishBlock(ob0+h*plane+p0*cb, n*cb)
-		}
+	if r.blkOut { // the block's positions are one run
+		const cb = nchwcBlock
+		r.finishBlock(ob0+p0*cb, n*cb)
 		return
 	}
 	for ch := range nch {

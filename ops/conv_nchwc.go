@@ -14,47 +14,48 @@ import (
 // and its sums back into planes. Along a chain of such convolutions
 // (a resnet's, from the stem's pooling to the global pooling) both
 // transposes are waste: passes.UseBlockedLayout rewrites the chain to
-// keep its tensors blocked, NCHW8c as ONNX Runtime's NCHWc
-// transformer does, with reorders only where the chain begins and ends:
+// keep its tensors blocked, NCHW16c as ONNX Runtime's NCHWc
+// transformer does with AVX-512 (sixteen channels, one vector, a
+// position), with reorders only where the chain begins and ends:
 //
-//   - gosr::to_nchwc: [N, C, H, W] -> [N, C/8, H, W, 8], element (n, c,
-//     h, w) at [n][c/8][h][w][c%8] (C a multiple of 8; unbatched
-//     [C, H, W] -> [C/8, H, W, 8]).
+//   - gosr::to_nchwc: [N, C, H, W] -> [N, C/16, H, W, 16], element (n,
+//     c, h, w) at [n][c/16][h][w][c%16] (C a multiple of 16; unbatched
+//     [C, H, W] -> [C/16, H, W, 16]).
 //   - gosr::from_nchwc: its inverse.
 //   - gosr::conv_nchwc: a convolution (FuseConvClamp's, FuseConvAdd's
 //     and FuseConvAct's epilogues in one kind) whose input, residual
 //     and output are blocked.
 //
-// Blocked, a convolution's input copy is row copies around the padding
-// (dwcPackBlocked; at stride 2 the columns dealt by parity,
-// dealBlocks8AVX2), and a 1x1 stride-1 one reads its input as it is,
-// which is already the flat copy (see [Flat direct convolution]). Where
-// the output channels fill 16-channel blocks, the kernels write the
-// output itself: a blocked block's eight channels at a position are the
-// eight floats the kernels store there. Only a last block of positions
-// that runs past the map's (or row's) end goes aside and is copied in;
-// blocks of 7 positions are taken where they divide the map or row
-// (blockedPositions: resnet's 56, 28, 14 and 7). With a half last
-// output block the sums are copied out, a copy where NCHW needs a
-// transpose. The residual, clamp and activation follow as they do on
-// planes, over the same elements in the same order, so the blocked
-// chain gives the NCHW chain's bits.
+// Blocked, a convolution runs the kernels' NCHW16c variants
+// (bcRow2x16AVX512, bcRow4x16AVX512, bcRow2x7x16AVX512 in
+// conv16_amd64.s): positions 64 bytes apart on both sides, an output
+// block's sixteen channels at a position one store. They read each
+// input block as two eight-channel halves 32 bytes apart, each with its
+// taps, in the order the eight-channel kernels read two blocks, so the
+// weight packing is the same and every sum is the planes' bit for bit;
+// one output block left over runs as a pair with itself. Its input copy
+// is row copies around the padding (dwcPackBlocked; at stride 2 the
+// columns dealt by parity, dealBlocks16AVX2), and a 1x1 stride-1 one
+// reads its input as it is, which is already the flat copy (see [Flat
+// direct convolution]). The kernels write the output itself; only a
+// last block of positions that runs past the map's (or row's) end goes
+// aside and is copied in. Blocks of 7 positions are taken where they
+// divide the map or row (blockedPositions: resnet's 56, 28, 14 and 7).
+// The residual, clamp and activation follow as they do on planes, over
+// the same elements in the same order, so the blocked chain gives the
+// NCHW chain's bits.
 //
-// Eight channels a block, not AVX-512's sixteen (ONNX Runtime's NCHWc
-// block there): the kernels' input side broadcasts one channel at a
-// time from positions 32 bytes apart, so eight-channel blocks are what
-// they read in place, and they store each 16-channel output block as
-// two such halves. Sixteen-channel storage would need kernel variants
-// that step 64 bytes a position; with today's kernels it would mean a
-// copy in and out of every convolution, which the build with the
-// direct writes and in-place reads turned off measures: resnet50
-// 1.067x the time of the blocked chain and 1.035x of planes
-// (alternating srbench ops rounds).
+// Against NCHW8c storage (the eight-channel kernels reading and
+// writing blocked tensors directly, their output blocks as two halves)
+// resnet50 and resnet18 run in 0.998x and 0.988x the time (alternating
+// srbench ops rounds): the arithmetic is the same; sixteen is what a
+// 512-bit vector and ONNX Runtime's AVX-512 path hold a position.
 //
-// Where the direct kernels do not take a convolution at run time
-// (no AVX2, a dilation, a residual that broadcasts), conv_nchwc
-// reorders to planes, runs the gemm path and reorders back: the same
-// result, slower.
+// Without AVX-512, or where the direct kernels do not take a
+// convolution at run time (a dilation, a residual that broadcasts),
+// conv_nchwc reorders to planes, runs the gemm path and reorders back:
+// the same result, slower. The pass runs only with AVX-512
+// (BlockedLayoutPays).
 
 const (
 	// ConvNCHWcSchema is gosr::conv_nchwc (see [Blocked layout]): other
@@ -67,7 +68,7 @@ const (
 )
 
 // nchwcBlock is the blocked layout's channels a block.
-const nchwcBlock = 8
+const nchwcBlock = 16
 
 func init() {
 	RegisterOut("gosr::conv_nchwc", func(n *graph.Node) Kernel {
@@ -151,7 +152,7 @@ func planesOf(x *ivalue.Tensor) (n, c, plane int, batched bool, err error) {
 	return 0, 0, 0, false, Errorf("expected an NCHW or CHW tensor, got sizes %v", s)
 }
 
-// toNCHWc reorders x (NCHW or CHW, channels a multiple of 8) into out,
+// toNCHWc reorders x (NCHW or CHW, channels a multiple of 16) into out,
 // blocked.
 func toNCHWc(st *nchwcState, x, out *ivalue.Tensor) error {
 	const cb = nchwcBlock
@@ -183,7 +184,7 @@ func toNCHWc(st *nchwcState, x, out *ivalue.Tensor) error {
 	return nil
 }
 
-// blockPlanes lays nblk blocks of eight planes (plane floats each, from
+// blockPlanes lays nblk blocks of sixteen planes (plane floats each, from
 // src) out blocked into dst.
 func blockPlanes(dst, src []float32, nblk, plane int) {
 	const cb = nchwcBlock
@@ -353,12 +354,12 @@ func convNCHWcKernel(p *ProcessedNode, pre *convPrepacked) error {
 // convolution of g with the weight w packed in pre: any map (wide ones
 // run flat), 1x1 ones too.
 func convNCHWcDirectFits(g *convGeom, pre *convPrepacked, w *ivalue.Tensor) bool {
-	return useAVX2 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH <= directMaxStride && g.strW <= directMaxStride &&
+	return useAVX512 && pre != nil && pre.w == w && pre.blkOK && g.groups == 1 && g.strH <= directMaxStride && g.strW <= directMaxStride &&
 		g.dilH == 1 && g.dilW == 1 && g.oh > 0 && g.ow > 0
 }
 
 // dwcPackBlocked is dwcPack from the blocked layout: the block's rows
-// (g.w positions of eight channels each, from xd[in]) copied between
+// (g.w positions of sixteen channels each, from xd[in]) copied between
 // zero padding.
 func dwcPackBlocked(xp []float32, g *convGeom, xd []float32, in, rowF int) {
 	const cb = nchwcBlock
@@ -375,20 +376,20 @@ func dwcPackBlocked(xp []float32, g *convGeom, xd []float32, in, rowF int) {
 }
 
 // packRowPhasedBlocked is packRowPhased from a blocked row (g.w
-// positions of eight channels from xd[src]): its columns dealt by
+// positions of sixteen channels from xd[src]): its columns dealt by
 // parity into row; the padding columns are left as they are.
 func packRowPhasedBlocked(row []float32, g *convGeom, xd []float32, src, hw2 int) {
 	const cb = nchwcBlock
 	s := xd[src : src+g.w*cb]
 	// Input column i is padded column padW+i: phase (padW+i)%2, column
 	// (padW+i)/2 of it.
-	c0, c1 := phasedCol(g.padW, hw2), phasedCol(g.padW+1, hw2)
+	c0, c1 := phasedColN(g.padW, hw2, cb), phasedColN(g.padW+1, hw2, cb)
 	_ = row[c0+(g.w+1)/2*cb-1]
 	if g.w > 1 {
 		_ = row[c1+g.w/2*cb-1]
 	}
 	if useAVX2 {
-		dealBlocks8AVX2(&row[c0], &row[c1], &s[0], g.w)
+		dealBlocks16AVX2(&row[c0], &row[c1], &s[0], g.w)
 		return
 	}
 	for i := range g.w {

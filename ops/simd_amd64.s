@@ -1221,36 +1221,3 @@ bctap:
 bcdone:
 	VZEROUPPER
 	RET
-
-// func dealBlocks8AVX2(even, odd, src *float32, n int)
-// Deals n blocks of eight floats from src alternately to even (blocks
-// 0, 2, ...) and odd (1, 3, ...), each packed: a blocked row's columns
-// dealt by parity (see packRowPhasedBlocked).
-TEXT ·dealBlocks8AVX2(SB), NOSPLIT, $0-32
-	MOVQ even+0(FP), DI
-	MOVQ odd+8(FP), DX
-	MOVQ src+16(FP), SI
-	MOVQ n+24(FP), CX
-
-db2:
-	CMPQ    CX, $2
-	JLT     db1
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (DX)
-	ADDQ    $64, SI
-	ADDQ    $32, DI
-	ADDQ    $32, DX
-	SUBQ    $2, CX
-	JMP     db2
-
-db1:
-	TESTQ   CX, CX
-	JEQ     dbdone
-	VMOVUPS (SI), Y0
-	VMOVUPS Y0, (DI)
-
-dbdone:
-	VZEROUPPER
-	RET

@@ -47,9 +47,6 @@ func packRows8ScaledAVX2(dst, src *float32, lds, n int, s *float32) {}
 // packRows8PhasedAVX2 is never called here: useAVX2 is false.
 func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int) {}
 
-// dealBlocks8AVX2 is never called here: useAVX2 is false.
-func dealBlocks8AVX2(even, odd, src *float32, n int) {}
-
 // unpackRows8AVX2 is never called here: useAVX2 is false.
 func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int) {}
 
@@ -82,6 +79,21 @@ func bcRow4AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 // bcRow2x7AVX512 is never called here: useAVX512 is false.
 func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
 }
+
+// bcRow2x16AVX512 is never called here: useAVX512 is false.
+func bcRow2x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+}
+
+// bcRow4x16AVX512 is never called here: useAVX512 is false.
+func bcRow4x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+}
+
+// bcRow2x7x16AVX512 is never called here: useAVX512 is false.
+func bcRow2x7x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+}
+
+// dealBlocks16AVX2 is never called here: useAVX2 is false.
+func dealBlocks16AVX2(even, odd, src *float32, n int) {}
 
 // dwcPairsAVX512 is never called here: useAVX512 is false.
 func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32) {

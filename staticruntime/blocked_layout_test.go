@@ -52,7 +52,7 @@ const blockedBlockIR = `graph(%%x : Tensor):
 // gives bit for bit what the convolutions give in planes, on every path
 // of the direct kernels in the blocked layout (rows whose width the
 // kernels' blocks of positions divide or not, flat maps, the input read
-// in place for 1x1 ones, stride 2, a half last output block, two images
+// in place for 1x1 ones, stride 2, an odd number of output blocks, input blocks in chunks, two images
 // and one unbatched) on one goroutine and split across two; a map too
 // wide for them in planes, within rounding.
 func TestBlockedLayoutMatchesPlanes(t *testing.T) {
@@ -70,10 +70,11 @@ func TestBlockedLayoutMatchesPlanes(t *testing.T) {
 		{"flat 9x9 (a last block past the map)", []int{1, 16, 9, 9}, 3, 48, 3, 1, 16, false},
 		{"1x1 over 56x56, in place", []int{1, 16, 56, 56}, 1, 64, 1, 1, 16, false},
 		{"1x1 over 15x15", []int{1, 32, 15, 15}, 1, 32, 1, 1, 64, false},
-		{"half a last output block (24 channels)", []int{1, 16, 14, 14}, 3, 24, 3, 1, 8, false},
+		{"three output blocks (the last one paired with itself)", []int{1, 16, 14, 14}, 3, 48, 3, 1, 16, false},
+		{"flat 7x7, the input in chunks (256 channels)", []int{1, 256, 7, 7}, 3, 32, 1, 1, 16, false},
 		{"two images", []int{2, 16, 12, 12}, 3, 32, 3, 2, 16, false},
 		{"unbatched", []int{16, 10, 10}, 3, 16, 1, 1, 16, false},
-		{"wide rows (flat past 504 columns; gemm in planes)", []int{1, 8, 2, 520}, 3, 16, 3, 1, 8, true},
+		{"wide rows (flat past 504 columns; gemm in planes)", []int{1, 16, 2, 520}, 3, 16, 3, 1, 16, true},
 	}
 	for _, tc := range cases {
 		r := rand.New(rand.NewSource(31))
@@ -236,8 +237,8 @@ func TestConvNCHWcErrors(t *testing.T) {
 	}{
 		{"conv of planes", "  %c : Tensor = gosr::conv_nchwc(%x, %w, %none, %s, %s, %s, %g, %none, %lo, %hi, %act)\n  return (%c)\n", "1",
 			[]int{1, 16, 6, 6}, "conv_nchwc input: expected a blocked tensor"},
-		{"reorder of 12 channels", "  %c : Tensor = gosr::to_nchwc(%x)\n  return (%c)\n", "1",
-			[]int{1, 12, 6, 6}, "to_nchwc: expected channels a multiple of 8"},
+		{"reorder of 24 channels", "  %c : Tensor = gosr::to_nchwc(%x)\n  return (%c)\n", "1",
+			[]int{1, 24, 6, 6}, "to_nchwc: expected channels a multiple of 16"},
 		{"reorder of planes back", "  %c : Tensor = gosr::from_nchwc(%x)\n  return (%c)\n", "1",
 			[]int{1, 16, 6, 6}, "from_nchwc: expected a blocked tensor"},
 		{"groups", "  %xb : Tensor = gosr::to_nchwc(%x)\n  %c : Tensor = gosr::conv_nchwc(%xb, %w, %none, %s, %s, %s, %g, %none, %lo, %hi, %act)\n  return (%c)\n", "2",
@@ -270,7 +271,7 @@ func TestNCHWcReorders(t *testing.T) {
 	base := randTensor(r, 1, 16, 5, 7)
 	view := &ivalue.Tensor{} // base with H and W swapped: [1, 16, 7, 5]
 	view.SetView(base, 0, []int{1, 16, 7, 5}, []int{560, 35, 1, 7})
-	for _, x := range []*ivalue.Tensor{randTensor(r, 2, 16, 3, 5), randTensor(r, 24, 4, 6), view, randTensor(r, 1, 16, 0, 5)} {
+	for _, x := range []*ivalue.Tensor{randTensor(r, 2, 32, 3, 5), randTensor(r, 48, 4, 6), view, randTensor(r, 1, 16, 0, 5)} {
 		t.Run(fmt.Sprint(x.Sizes()), func(t *testing.T) {
 			o := staticruntime.DefaultOptions()
 			o.SkipPasses = true
@@ -282,11 +283,13 @@ func TestNCHWcReorders(t *testing.T) {
 			require.Equal(t, f32(t, ivalue.FromTensor(x)), f32(t, outs[0]))
 			b := outs[1].Tensor()
 			s := x.Sizes()
-			require.Equal(t, 8, b.Size(b.Dim()-1))
+			require.Equal(t, 16, b.Size(b.Dim()-1))
 			if len(s) == 4 && s[2]*s[3] > 0 {
-				// Channel 9 of image 0 at (h, w) = (1, 2): block 1, lane 1.
-				want := x.Contiguous().F32Contig()[(9*s[2]+1)*s[3]+2]
-				require.Equal(t, want, b.Contiguous().F32Contig()[((1*s[2]+1)*s[3]+2)*8+1])
+				// The last channel ch of image 0 at (h, w) = (1, 2):
+				// block ch/16, lane ch%16.
+				ch := s[1] - 1
+				want := x.Contiguous().F32Contig()[(ch*s[2]+1)*s[3]+2]
+				require.Equal(t, want, b.Contiguous().F32Contig()[((ch/16*s[2]+1)*s[3]+2)*16+ch%16])
 			}
 		})
 	}

@@ -19,13 +19,13 @@ const (
 
 // nchwcBlock is the blocked layout's channels a block: a convolution
 // joins a chain only with input and output channels a multiple of it.
-const nchwcBlock = 8
+const nchwcBlock = 16
 
 // UseBlockedLayout keeps chains of convolutions in the channel-blocked
 // layout their direct kernels compute in (see [Blocked layout] in ops):
 // each convolution the kernels take whatever its map (ungrouped,
 // constant float32 weight of 2-d kernels, input and output channels
-// multiples of 8, stride at most 2, no dilation; plain, or
+// multiples of 16, stride at most 2, no dilation; plain, or
 // gosr::conv_clamp, conv_add_clamp or conv_act) joins the one it reads
 // (its input or its residual), and a chain becomes gosr::conv_nchwc
 // nodes with a gosr::to_nchwc before it for each tensor it reads from

@@ -12,13 +12,13 @@ import (
 	"github.com/gosr/gosr/ivalue"
 )
 
-// blockedHead declares a graph's input %x, four weights (%w8: 8 to 8
-// channels 3x3, %w16: 8 to 16 1x1, %w12: 8 to 12, %wb: 16 to 8) and
+// blockedHead declares a graph's input %x, four weights (%wsq: 16 to
+// 16 channels 3x3, %wup: 16 to 32 1x1, %wodd: 16 to 24, %wb: 32 to 16) and
 // the constants the convolutions read.
 const blockedHead = `graph(%x : Tensor):
-  %w8 : Tensor = prim::Constant[value=<Tensor>]()
-  %w16 : Tensor = prim::Constant[value=<Tensor>]()
-  %w12 : Tensor = prim::Constant[value=<Tensor>]()
+  %wsq : Tensor = prim::Constant[value=<Tensor>]()
+  %wup : Tensor = prim::Constant[value=<Tensor>]()
+  %wodd : Tensor = prim::Constant[value=<Tensor>]()
   %wb : Tensor = prim::Constant[value=<Tensor>]()
   %none : NoneType = prim::Constant()
   %s : int[] = prim::Constant[value=[1, 1]]()
@@ -36,10 +36,10 @@ const blockedHead = `graph(%x : Tensor):
 // blockedWeights are blockedHead's weights, in order.
 func blockedWeights() []*ivalue.Tensor {
 	return []*ivalue.Tensor{
-		ivalue.NewTensor(ivalue.Float32, 8, 8, 3, 3),
-		ivalue.NewTensor(ivalue.Float32, 16, 8, 1, 1),
-		ivalue.NewTensor(ivalue.Float32, 12, 8, 1, 1),
-		ivalue.NewTensor(ivalue.Float32, 8, 16, 1, 1),
+		ivalue.NewTensor(ivalue.Float32, 16, 16, 3, 3),
+		ivalue.NewTensor(ivalue.Float32, 32, 16, 1, 1),
+		ivalue.NewTensor(ivalue.Float32, 24, 16, 1, 1),
+		ivalue.NewTensor(ivalue.Float32, 16, 32, 1, 1),
 	}
 }
 
@@ -56,9 +56,9 @@ func kindsOf(g *graph.Graph) []string {
 
 func TestUseBlockedLayout(t *testing.T) {
 	resnet := `
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
-  %c3 : Tensor = aten::conv2d(%c2, %w16, %none, %s2, %z, %s, %one)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c3 : Tensor = aten::conv2d(%c2, %wup, %none, %s2, %z, %s, %one)
   return (%c3)`
 	cases := []struct {
 		name string
@@ -69,47 +69,47 @@ func TestUseBlockedLayout(t *testing.T) {
 		{name: "resnet block: one reorder at each end", body: resnet,
 			want: []string{ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
 		{name: "two convolutions, two reorders: left in planes", body: `
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_act(%c1, %w16, %none, %s, %z, %s, %one, %act)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_act(%c1, %wup, %none, %s, %z, %s, %one, %act)
   return (%c2)`},
 		{name: "output read outside and inside", body: `
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c3 : Tensor = gosr::conv_clamp(%c2, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c4 : Tensor = gosr::conv_act(%c3, %w16, %none, %s, %z, %s, %one, %act)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c3 : Tensor = gosr::conv_clamp(%c2, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c4 : Tensor = gosr::conv_act(%c3, %wup, %none, %s, %z, %s, %one, %act)
   %m : Tensor = aten::mul(%c1, %two)
   return (%c4, %m)`,
 			want: []string{ToNCHWcKind, ConvNCHWcKind, FromNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind, "aten::mul"}},
 		{name: "residual the chain does not read: that convolution stays out", body: `
   %y : Tensor = aten::mul(%x, %two)
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %y, %lo, %hi)
-  %c3 : Tensor = gosr::conv_clamp(%c2, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c4 : Tensor = gosr::conv_clamp(%c3, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c5 : Tensor = aten::conv2d(%c4, %w16, %none, %s, %z, %s, %one)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %y, %lo, %hi)
+  %c3 : Tensor = gosr::conv_clamp(%c2, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c4 : Tensor = gosr::conv_clamp(%c3, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c5 : Tensor = aten::conv2d(%c4, %wup, %none, %s, %z, %s, %one)
   return (%c5)`,
 			want: []string{"aten::mul", "gosr::conv_clamp", "gosr::conv_add_clamp", ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
 		{name: "input written in place: left in planes", body: `
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
   %m : Tensor = aten::mul_(%x, %two)
-  %c3 : Tensor = gosr::conv_add_clamp(%c2, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
-  %c4 : Tensor = aten::conv2d(%c3, %w16, %none, %s, %z, %s, %one)
+  %c3 : Tensor = gosr::conv_add_clamp(%c2, %wsq, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c4 : Tensor = aten::conv2d(%c3, %wup, %none, %s, %z, %s, %one)
   return (%c4)`},
-		{name: "output channels not a multiple of 8 end the chain", body: `
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_clamp(%c1, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c3 : Tensor = aten::conv2d(%c2, %w12, %none, %s, %z, %s, %one)
+		{name: "output channels not a multiple of 16 end the chain", body: `
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c3 : Tensor = aten::conv2d(%c2, %wodd, %none, %s, %z, %s, %one)
   return (%c3)`},
 		{name: "stride 3, dilation and groups end the chain", body: `
-  %c1 : Tensor = aten::conv2d(%x, %w8, %none, %s3, %s, %s, %one)
-  %c2 : Tensor = aten::conv2d(%c1, %w8, %none, %s, %s, %s2, %one)
-  %c3 : Tensor = aten::conv2d(%c2, %w8, %none, %s, %s, %s, %two)
+  %c1 : Tensor = aten::conv2d(%x, %wsq, %none, %s3, %s, %s, %one)
+  %c2 : Tensor = aten::conv2d(%c1, %wsq, %none, %s, %s, %s2, %one)
+  %c3 : Tensor = aten::conv2d(%c2, %wsq, %none, %s, %s, %s, %two)
   return (%c3)`},
-		{name: "16 to 8 channels and _convolution join", body: `
-  %c1 : Tensor = aten::conv2d(%x, %w16, %none, %s, %z, %s, %one)
+		{name: "32 to 16 channels and _convolution join", body: `
+  %c1 : Tensor = aten::conv2d(%x, %wup, %none, %s, %z, %s, %one)
   %c2 : Tensor = aten::_convolution(%c1, %wb, %none, %s, %z, %s, %false, %z, %one, %false, %false, %false, %false)
-  %c3 : Tensor = gosr::conv_act(%c2, %w8, %none, %s, %s, %s, %one, %act)
+  %c3 : Tensor = gosr::conv_act(%c2, %wsq, %none, %s, %s, %s, %one, %act)
   return (%c3)`,
 			want: []string{ToNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, ConvNCHWcKind, FromNCHWcKind}},
 		{name: "op not in the runtime", body: resnet, ctx: &Context{HasOp: func(k string) bool { return k != FromNCHWcKind }}},
@@ -139,9 +139,9 @@ func TestUseBlockedLayout(t *testing.T) {
 // returned.
 func TestUseBlockedLayoutWiring(t *testing.T) {
 	g := parseTemplate(t, blockedHead+`
-  %c1 : Tensor = gosr::conv_clamp(%x, %w8, %none, %s, %s, %s, %one, %lo, %hi)
-  %c2 : Tensor = gosr::conv_add_clamp(%c1, %w8, %none, %s, %s, %s, %one, %x, %lo, %hi)
-  %c3 : Tensor = gosr::conv_act(%c2, %w16, %none, %s2, %z, %s, %one, %act)
+  %c1 : Tensor = gosr::conv_clamp(%x, %wsq, %none, %s, %s, %s, %one, %lo, %hi)
+  %c2 : Tensor = gosr::conv_add_clamp(%c1, %wsq, %none, %s, %s, %s, %one, %x, %lo, %hi)
+  %c3 : Tensor = gosr::conv_act(%c2, %wup, %none, %s2, %z, %s, %one, %act)
   return (%c3)`, blockedWeights()...)
 	require.NoError(t, UseBlockedLayout(g, fakeOps()))
 	require.NoError(t, Verify(g))
@@ -189,8 +189,8 @@ func TestUseBlockedLayoutLinear(t *testing.T) {
 	b.WriteString(blockedHead)
 	prev := "%x"
 	for i := range blocks {
-		fmt.Fprintf(&b, "  %%c%d : Tensor = gosr::conv_clamp(%s, %%w8, %%none, %%s, %%s, %%s, %%one, %%lo, %%hi)\n", i, prev)
-		fmt.Fprintf(&b, "  %%r%d : Tensor = gosr::conv_add_clamp(%%c%d, %%w8, %%none, %%s, %%s, %%s, %%one, %s, %%lo, %%hi)\n", i, i, prev)
+		fmt.Fprintf(&b, "  %%c%d : Tensor = gosr::conv_clamp(%s, %%wsq, %%none, %%s, %%s, %%s, %%one, %%lo, %%hi)\n", i, prev)
+		fmt.Fprintf(&b, "  %%r%d : Tensor = gosr::conv_add_clamp(%%c%d, %%wsq, %%none, %%s, %%s, %%s, %%one, %s, %%lo, %%hi)\n", i, i, prev)
 		prev = fmt.Sprintf("%%r%d", i)
 	}
 	b.WriteString("  return (" + prev + ")\n")
@@ -217,7 +217,7 @@ func TestUseBlockedLayoutDeterministic(t *testing.T) {
 	for c := range 6 {
 		prev := "%x"
 		for i := range 3 {
-			fmt.Fprintf(&b, "  %%c%d_%d : Tensor = gosr::conv_clamp(%s, %%w8, %%none, %%s, %%s, %%s, %%one, %%lo, %%hi)\n", c, i, prev)
+			fmt.Fprintf(&b, "  %%c%d_%d : Tensor = gosr::conv_clamp(%s, %%wsq, %%none, %%s, %%s, %%s, %%one, %%lo, %%hi)\n", c, i, prev)
 			prev = fmt.Sprintf("%%c%d_%d", c, i)
 		}
 		fmt.Fprintf(&b, "  %%m%d : Tensor = aten::mul(%s, %%two)\n", c, prev)
