@@ -13,8 +13,7 @@ func bcRow4AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bia
 //go:noescape
 func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 
-// The direct kernels over NCHW16c (conv16_amd64.s; see [Blocked
-// layout]).
+// The direct kernels over NCHW16c (see [Blocked layout]).
 //
 //go:noescape
 func bcRow2x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
@@ -24,9 +23,6 @@ func bcRow4x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, 
 
 //go:noescape
 func bcRow2x7x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
-
-//go:noescape
-func dealBlocks16AVX2(even, odd, src *float32, n int)
 
 //go:noescape
 func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)

@@ -4,19 +4,20 @@
 
 
 
-// BC2CI adds input channel CI's products at one tap to the two output
+// BCCI2 adds input channel CI's products at one tap to the two output
 // blocks' tile: block A's 16 weights (R12 + 64*CI, Z12), block B's R10
-// bytes further (Z13), the channel at each of six positions 32 bytes
-// apart (R13 + 4*CI + 32*i, broadcast), twelve FMAs.
-#define BC2CI(CI) \
+// bytes further (Z13), the channel at each of six positions PS bytes
+// apart (R13 + 4*CI + PS*i, broadcast), twelve FMAs. BC2CI reads
+// positions 32 bytes apart (eight channels a position).
+#define BCCI2(CI, PS) \
 	VMOVUPS (CI*64)(R12), Z12; \
 	VMOVUPS (CI*64)(R12)(R10*1), Z13; \
 	VBROADCASTSS (CI*4)(R13), Z14; \
-	VBROADCASTSS (CI*4+32)(R13), Z15; \
-	VBROADCASTSS (CI*4+64)(R13), Z16; \
-	VBROADCASTSS (CI*4+96)(R13), Z17; \
-	VBROADCASTSS (CI*4+128)(R13), Z18; \
-	VBROADCASTSS (CI*4+160)(R13), Z19; \
+	VBROADCASTSS (CI*4+PS)(R13), Z15; \
+	VBROADCASTSS (CI*4+2*PS)(R13), Z16; \
+	VBROADCASTSS (CI*4+3*PS)(R13), Z17; \
+	VBROADCASTSS (CI*4+4*PS)(R13), Z18; \
+	VBROADCASTSS (CI*4+5*PS)(R13), Z19; \
 	VFMADD231PS Z12, Z14, Z0; \
 	VFMADD231PS Z13, Z14, Z1; \
 	VFMADD231PS Z12, Z15, Z2; \
@@ -29,6 +30,7 @@
 	VFMADD231PS Z13, Z18, Z9; \
 	VFMADD231PS Z12, Z19, Z10; \
 	VFMADD231PS Z13, Z19, Z11
+#define BC2CI(CI) BCCI2(CI, 32)
 
 // BC2LOAD sets one position's two accumulators (ZA block A, ZB block
 // B) from the 8+8 channel halves at OFF of DI / R14 (block A) and of
@@ -72,13 +74,29 @@
 	PREFETCHT0 4416(B)(X*1); \
 	PREFETCHT0 4480(B)(X*1); \
 	PREFETCHT0 4544(B)(X*1)
-// BCROWPAIR is the body of bcRow2AVX512 and bcRow2x7AVX512 (labels
-// from BLOCK to DONE): per block of positions, the two output blocks'
-// accumulators set from the biases (Z0, Z1, then INITS) or loaded
-// (LOADS), every input block's taps and channels added (CIS), the
-// accumulators clamped to [Z23, Z24] and stored (STORES), STEP bytes
-// on.
-#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, NOPF, DONE, INITS, LOADS, CIS, STORES, STEP) \
+// NEXTBLOCK steps R11 to the next input block, bstride bytes on.
+#define NEXTBLOCK ADDQ bstride+72(FP), R11
+
+// NEXTHALF steps R11 from an eight-channel half of a NCHW16c input
+// block to the next: the block's second half 32 bytes on, or (after
+// the second, DX odd) the next block's first.
+#define NEXTHALF(SKIP) \
+	ADDQ $32, R11; \
+	TESTQ $1, DX; \
+	JEQ  SKIP; \
+	ADDQ bstride+72(FP), R11; \
+	SUBQ $64, R11; \
+SKIP:
+
+// BCROWPAIR is the body of bcRow2AVX512 and bcRow2x7AVX512 and their
+// NCHW16c variants (labels from BLOCK to DONE): per block of positions,
+// the two output blocks' accumulators set from the biases (Z0, Z1, then
+// INITS) or loaded (LOADS), every input block's taps and channels added
+// (CIS; NEXTIB steps R11 to the next input block), the accumulators
+// clamped to [Z23, Z24] and stored (STORES), STEP bytes on. R11 is
+// block B's output (DI + opair) and R13 its second half's (R14 +
+// opair) around the loads and stores.
+#define BCROWPAIR(BLOCK, ACC, START, IB, TAP, NOPF, DONE, INITS, LOADS, CIS, STORES, NEXTIB, STEP) \
 	MOVQ out+0(FP), DI; \
 	MOVQ in+8(FP), SI; \
 	MOVQ nb+16(FP), CX; \
@@ -124,7 +142,7 @@ NOPF: \
 	INCQ BX; \
 	CMPQ BX, taps+40(FP); \
 	JLT  TAP; \
-	ADDQ bstride+72(FP), R11; \
+	NEXTIB; \
 	DECQ DX; \
 	JNZ  IB; \
 	MOVQ opair+104(FP), R11; \
@@ -139,6 +157,17 @@ NOPF: \
 DONE: \
 	VZEROUPPER; \
 	RET
+
+// EACHCI is M for each of an input block's eight channels.
+#define EACHCI(M) \
+	M(0); \
+	M(1); \
+	M(2); \
+	M(3); \
+	M(4); \
+	M(5); \
+	M(6); \
+	M(7)
 
 // The six- and seven-position blocks' accumulator lists for BCROWPAIR.
 #define BC2INITS \
@@ -159,15 +188,7 @@ DONE: \
 	BC2LOAD(Z6, Y6, Z7, Y7, 96); \
 	BC2LOAD(Z8, Y8, Z9, Y9, 128); \
 	BC2LOAD(Z10, Y10, Z11, Y11, 160)
-#define BC2CIS \
-	BC2CI(0); \
-	BC2CI(1); \
-	BC2CI(2); \
-	BC2CI(3); \
-	BC2CI(4); \
-	BC2CI(5); \
-	BC2CI(6); \
-	BC2CI(7)
+#define BC2CIS EACHCI(BC2CI)
 #define BC2STORES \
 	BC2STORE(Z0, Y0, Z1, Y1, 0); \
 	BC2STORE(Z2, Y2, Z3, Y3, 32); \
@@ -182,15 +203,7 @@ DONE: \
 #define BC7LOADS \
 	BC2LOADS; \
 	BC2LOAD(Z12, Y12, Z13, Y13, 192)
-#define BC7CIS \
-	BC7CI(0); \
-	BC7CI(1); \
-	BC7CI(2); \
-	BC7CI(3); \
-	BC7CI(4); \
-	BC7CI(5); \
-	BC7CI(6); \
-	BC7CI(7)
+#define BC7CIS EACHCI(BC7CI)
 #define BC7STORES \
 	BC2STORES; \
 	BC2STORE(Z12, Y12, Z13, Y13, 192)
@@ -204,7 +217,7 @@ DONE: \
 // positions of both blocks are twelve accumulators; each element's sum
 // is the one bcRowAVX2 computes, in the same order, bit for bit.
 TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2nopf, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, 192)
+	BCROWPAIR(bz2block, bz2acc, bz2start, bz2ib, bz2tap, bz2nopf, bz2done, BC2INITS, BC2LOADS, BC2CIS, BC2STORES, NEXTBLOCK, 192)
 
 // BC4POS broadcasts the channel at OFF(R13) into ZB and adds its
 // products with the four blocks' weights (Z24-Z27) to one position's
@@ -216,23 +229,24 @@ TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
 	VFMADD231PS Z26, ZB, C; \
 	VFMADD231PS Z27, ZB, D
 
-// BC4CI adds input channel CI's products at one tap to the four output
+// BCCI4 adds input channel CI's products at one tap to the four output
 // blocks' tile: blocks A and B's 16 weights at R12 and R10 bytes
 // further, C and D's at AX and R10 bytes further (Z24-Z27), the channel
-// at each of six positions 32 bytes apart (R13 + 4*CI + 32*i, broadcast
+// at each of six positions PS bytes apart (R13 + 4*CI + PS*i, broadcast
 // into Z28 and Z29 by turns), 24 FMAs; position i's block b sums in
 // Z(4i+b).
-#define BC4CI(CI) \
+#define BCCI4(CI, PS) \
 	VMOVUPS (CI*64)(R12), Z24; \
 	VMOVUPS (CI*64)(R12)(R10*1), Z25; \
 	VMOVUPS (CI*64)(AX), Z26; \
 	VMOVUPS (CI*64)(AX)(R10*1), Z27; \
 	BC4POS(CI*4+0, Z28, Z0, Z1, Z2, Z3); \
-	BC4POS(CI*4+32, Z29, Z4, Z5, Z6, Z7); \
-	BC4POS(CI*4+64, Z28, Z8, Z9, Z10, Z11); \
-	BC4POS(CI*4+96, Z29, Z12, Z13, Z14, Z15); \
-	BC4POS(CI*4+128, Z28, Z16, Z17, Z18, Z19); \
-	BC4POS(CI*4+160, Z29, Z20, Z21, Z22, Z23)
+	BC4POS(CI*4+PS, Z29, Z4, Z5, Z6, Z7); \
+	BC4POS(CI*4+2*PS, Z28, Z8, Z9, Z10, Z11); \
+	BC4POS(CI*4+3*PS, Z29, Z12, Z13, Z14, Z15); \
+	BC4POS(CI*4+4*PS, Z28, Z16, Z17, Z18, Z19); \
+	BC4POS(CI*4+5*PS, Z29, Z20, Z21, Z22, Z23)
+#define BC4CI(CI) BCCI4(CI, 32) // eight channels a position
 
 
 // BC4LOAD sets position P's four accumulators from the 8+8 channel
@@ -256,6 +270,131 @@ TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
 	VMOVUPS Y, B1; \
 	VEXTRACTF64X4 $1, Z, B2
 
+// BCROW4 is the body of bcRow4AVX512 and bcRow4x16AVX512 (labels
+// from BLOCK to DONE): BCROWPAIR's steps for four output blocks, the
+// accumulators loaded by LOADS, the channels added by CIS, the stored
+// by STORES; R11 is opair and R13 3*opair around the loads and stores.
+#define BCROW4(BLOCK, ACC, START, IB, TAP, NOPF, DONE, LOADS, CIS, STORES, NEXTIB, STEP) \
+	MOVQ out+0(FP), DI \
+	MOVQ in+8(FP), SI \
+	MOVQ nb+16(FP), CX \
+	MOVQ offs+24(FP), R8 \
+	MOVQ w+32(FP), R9 \
+	MOVQ wpair+96(FP), R10 \
+	MOVQ half+88(FP), R14 \
+	ADDQ DI, R14 \
+BLOCK: \
+	TESTQ CX, CX \
+	JEQ   DONE \
+	MOVQ opair+104(FP), R11 \
+	LEAQ (R11)(R11*2), R13 \
+	CMPQ acc+80(FP), $0 \
+	JNE  ACC \
+	MOVQ bias+48(FP), AX \
+	MOVQ bpair+112(FP), BX \
+	VMOVUPS (AX), Z0 \
+	VMOVUPS (AX)(BX*1), Z1 \
+	VMOVUPS (AX)(BX*2), Z2 \
+	LEAQ (BX)(BX*2), BX \
+	VMOVUPS (AX)(BX*1), Z3 \
+	VMOVAPS Z0, Z4 \
+	VMOVAPS Z1, Z5 \
+	VMOVAPS Z2, Z6 \
+	VMOVAPS Z3, Z7 \
+	VMOVAPS Z0, Z8 \
+	VMOVAPS Z1, Z9 \
+	VMOVAPS Z2, Z10 \
+	VMOVAPS Z3, Z11 \
+	VMOVAPS Z0, Z12 \
+	VMOVAPS Z1, Z13 \
+	VMOVAPS Z2, Z14 \
+	VMOVAPS Z3, Z15 \
+	VMOVAPS Z0, Z16 \
+	VMOVAPS Z1, Z17 \
+	VMOVAPS Z2, Z18 \
+	VMOVAPS Z3, Z19 \
+	VMOVAPS Z0, Z20 \
+	VMOVAPS Z1, Z21 \
+	VMOVAPS Z2, Z22 \
+	VMOVAPS Z3, Z23 \
+	JMP  START \
+ACC: \
+	LOADS \
+START: \
+	MOVQ SI, R11 \
+	MOVQ R9, R12 \
+	LEAQ (R9)(R10*2), AX \
+	MOVQ nib+64(FP), DX \
+IB: \
+	XORQ BX, BX \
+TAP: \
+	MOVQ (R8)(BX*8), R13 \
+	ADDQ R11, R13 \
+	CIS \
+	CMPQ CX, nb+16(FP) \
+	JNE  NOPF \
+	PF8(R12) \
+	PF8X(R12, R10) \
+	PF8(AX) \
+	PF8X(AX, R10) \
+NOPF: \
+	ADDQ $512, R12 \
+	ADDQ $512, AX \
+	INCQ BX \
+	CMPQ BX, taps+40(FP) \
+	JLT  TAP \
+	NEXTIB \
+	DECQ DX \
+	JNZ  IB \
+	MOVQ opair+104(FP), R11 \
+	LEAQ (R11)(R11*2), R13 \
+	VBROADCASTSS lo+56(FP), Z28 \
+	VBROADCASTSS hi+60(FP), Z29 \
+	STORES \
+	ADDQ $STEP, SI \
+	ADDQ $STEP, DI \
+	ADDQ $STEP, R14 \
+	DECQ CX \
+	JMP  BLOCK \
+DONE: \
+	VZEROUPPER \
+	RET
+
+// The eight-channel lists for BCROW4.
+#define BC4LOADS \
+	BC4LOAD(Z0, Y0, Z1, Y1, Z2, Y2, Z3, Y3, 0) \
+	BC4LOAD(Z4, Y4, Z5, Y5, Z6, Y6, Z7, Y7, 32) \
+	BC4LOAD(Z8, Y8, Z9, Y9, Z10, Y10, Z11, Y11, 64) \
+	BC4LOAD(Z12, Y12, Z13, Y13, Z14, Y14, Z15, Y15, 96) \
+	BC4LOAD(Z16, Y16, Z17, Y17, Z18, Y18, Z19, Y19, 128) \
+	BC4LOAD(Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23, 160)
+#define BC4CIS EACHCI(BC4CI)
+#define BC4STORES \
+	BC4STORE(Z0, Y0, 0(DI), 0(R14)) \
+	BC4STORE(Z1, Y1, 0(DI)(R11*1), 0(R14)(R11*1)) \
+	BC4STORE(Z2, Y2, 0(DI)(R11*2), 0(R14)(R11*2)) \
+	BC4STORE(Z3, Y3, 0(DI)(R13*1), 0(R14)(R13*1)) \
+	BC4STORE(Z4, Y4, 32(DI), 32(R14)) \
+	BC4STORE(Z5, Y5, 32(DI)(R11*1), 32(R14)(R11*1)) \
+	BC4STORE(Z6, Y6, 32(DI)(R11*2), 32(R14)(R11*2)) \
+	BC4STORE(Z7, Y7, 32(DI)(R13*1), 32(R14)(R13*1)) \
+	BC4STORE(Z8, Y8, 64(DI), 64(R14)) \
+	BC4STORE(Z9, Y9, 64(DI)(R11*1), 64(R14)(R11*1)) \
+	BC4STORE(Z10, Y10, 64(DI)(R11*2), 64(R14)(R11*2)) \
+	BC4STORE(Z11, Y11, 64(DI)(R13*1), 64(R14)(R13*1)) \
+	BC4STORE(Z12, Y12, 96(DI), 96(R14)) \
+	BC4STORE(Z13, Y13, 96(DI)(R11*1), 96(R14)(R11*1)) \
+	BC4STORE(Z14, Y14, 96(DI)(R11*2), 96(R14)(R11*2)) \
+	BC4STORE(Z15, Y15, 96(DI)(R13*1), 96(R14)(R13*1)) \
+	BC4STORE(Z16, Y16, 128(DI), 128(R14)) \
+	BC4STORE(Z17, Y17, 128(DI)(R11*1), 128(R14)(R11*1)) \
+	BC4STORE(Z18, Y18, 128(DI)(R11*2), 128(R14)(R11*2)) \
+	BC4STORE(Z19, Y19, 128(DI)(R13*1), 128(R14)(R13*1)) \
+	BC4STORE(Z20, Y20, 160(DI), 160(R14)) \
+	BC4STORE(Z21, Y21, 160(DI)(R11*1), 160(R14)(R11*1)) \
+	BC4STORE(Z22, Y22, 160(DI)(R11*2), 160(R14)(R11*2)) \
+	BC4STORE(Z23, Y23, 160(DI)(R13*1), 160(R14)(R13*1))
+
 // func bcRow4AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 // bcRow2AVX512 for four output blocks of 16 channels at once, each
 // block where bcRow2AVX512's block B is from block A's: block k's
@@ -266,148 +405,23 @@ TEXT ·bcRow2AVX512(SB), NOSPLIT, $0-120
 // (see [Paired output blocks]). Each element's sum is bcRowAVX2's, in
 // the same order, bit for bit.
 TEXT ·bcRow4AVX512(SB), NOSPLIT, $0-120
-	MOVQ out+0(FP), DI
-	MOVQ in+8(FP), SI
-	MOVQ nb+16(FP), CX
-	MOVQ offs+24(FP), R8
-	MOVQ w+32(FP), R9
-	MOVQ wpair+96(FP), R10
-	MOVQ half+88(FP), R14
-	ADDQ DI, R14
+	BCROW4(b4block, b4acc, b4start, b4ib, b4tap, b4nopf, b4done, BC4LOADS, BC4CIS, BC4STORES, NEXTBLOCK, 192)
 
-b4block:
-	TESTQ CX, CX
-	JEQ   b4done
-	MOVQ opair+104(FP), R11
-	LEAQ (R11)(R11*2), R13
-	CMPQ acc+80(FP), $0
-	JNE  b4acc
-	MOVQ bias+48(FP), AX
-	MOVQ bpair+112(FP), BX
-	VMOVUPS (AX), Z0
-	VMOVUPS (AX)(BX*1), Z1
-	VMOVUPS (AX)(BX*2), Z2
-	LEAQ (BX)(BX*2), BX
-	VMOVUPS (AX)(BX*1), Z3
-	VMOVAPS Z0, Z4
-	VMOVAPS Z1, Z5
-	VMOVAPS Z2, Z6
-	VMOVAPS Z3, Z7
-	VMOVAPS Z0, Z8
-	VMOVAPS Z1, Z9
-	VMOVAPS Z2, Z10
-	VMOVAPS Z3, Z11
-	VMOVAPS Z0, Z12
-	VMOVAPS Z1, Z13
-	VMOVAPS Z2, Z14
-	VMOVAPS Z3, Z15
-	VMOVAPS Z0, Z16
-	VMOVAPS Z1, Z17
-	VMOVAPS Z2, Z18
-	VMOVAPS Z3, Z19
-	VMOVAPS Z0, Z20
-	VMOVAPS Z1, Z21
-	VMOVAPS Z2, Z22
-	VMOVAPS Z3, Z23
-	JMP  b4start
-
-b4acc:
-	BC4LOAD(Z0, Y0, Z1, Y1, Z2, Y2, Z3, Y3, 0)
-	BC4LOAD(Z4, Y4, Z5, Y5, Z6, Y6, Z7, Y7, 32)
-	BC4LOAD(Z8, Y8, Z9, Y9, Z10, Y10, Z11, Y11, 64)
-	BC4LOAD(Z12, Y12, Z13, Y13, Z14, Y14, Z15, Y15, 96)
-	BC4LOAD(Z16, Y16, Z17, Y17, Z18, Y18, Z19, Y19, 128)
-	BC4LOAD(Z20, Y20, Z21, Y21, Z22, Y22, Z23, Y23, 160)
-
-b4start:
-	MOVQ SI, R11
-	MOVQ R9, R12
-	LEAQ (R9)(R10*2), AX
-	MOVQ nib+64(FP), DX
-
-b4ib:
-	XORQ BX, BX
-
-b4tap:
-	MOVQ (R8)(BX*8), R13
-	ADDQ R11, R13
-	BC4CI(0)
-	BC4CI(1)
-	BC4CI(2)
-	BC4CI(3)
-	BC4CI(4)
-	BC4CI(5)
-	BC4CI(6)
-	BC4CI(7)
-	CMPQ CX, nb+16(FP)
-	JNE  b4nopf
-	PF8(R12)
-	PF8X(R12, R10)
-	PF8(AX)
-	PF8X(AX, R10)
-
-b4nopf:
-	ADDQ $512, R12
-	ADDQ $512, AX
-	INCQ BX
-	CMPQ BX, taps+40(FP)
-	JLT  b4tap
-	ADDQ bstride+72(FP), R11
-	DECQ DX
-	JNZ  b4ib
-	MOVQ opair+104(FP), R11
-	LEAQ (R11)(R11*2), R13
-	VBROADCASTSS lo+56(FP), Z28
-	VBROADCASTSS hi+60(FP), Z29
-	BC4STORE(Z0, Y0, 0(DI), 0(R14))
-	BC4STORE(Z1, Y1, 0(DI)(R11*1), 0(R14)(R11*1))
-	BC4STORE(Z2, Y2, 0(DI)(R11*2), 0(R14)(R11*2))
-	BC4STORE(Z3, Y3, 0(DI)(R13*1), 0(R14)(R13*1))
-	BC4STORE(Z4, Y4, 32(DI), 32(R14))
-	BC4STORE(Z5, Y5, 32(DI)(R11*1), 32(R14)(R11*1))
-	BC4STORE(Z6, Y6, 32(DI)(R11*2), 32(R14)(R11*2))
-	BC4STORE(Z7, Y7, 32(DI)(R13*1), 32(R14)(R13*1))
-	BC4STORE(Z8, Y8, 64(DI), 64(R14))
-	BC4STORE(Z9, Y9, 64(DI)(R11*1), 64(R14)(R11*1))
-	BC4STORE(Z10, Y10, 64(DI)(R11*2), 64(R14)(R11*2))
-	BC4STORE(Z11, Y11, 64(DI)(R13*1), 64(R14)(R13*1))
-	BC4STORE(Z12, Y12, 96(DI), 96(R14))
-	BC4STORE(Z13, Y13, 96(DI)(R11*1), 96(R14)(R11*1))
-	BC4STORE(Z14, Y14, 96(DI)(R11*2), 96(R14)(R11*2))
-	BC4STORE(Z15, Y15, 96(DI)(R13*1), 96(R14)(R13*1))
-	BC4STORE(Z16, Y16, 128(DI), 128(R14))
-	BC4STORE(Z17, Y17, 128(DI)(R11*1), 128(R14)(R11*1))
-	BC4STORE(Z18, Y18, 128(DI)(R11*2), 128(R14)(R11*2))
-	BC4STORE(Z19, Y19, 128(DI)(R13*1), 128(R14)(R13*1))
-	BC4STORE(Z20, Y20, 160(DI), 160(R14))
-	BC4STORE(Z21, Y21, 160(DI)(R11*1), 160(R14)(R11*1))
-	BC4STORE(Z22, Y22, 160(DI)(R11*2), 160(R14)(R11*2))
-	BC4STORE(Z23, Y23, 160(DI)(R13*1), 160(R14)(R13*1))
-	ADDQ $192, SI
-	ADDQ $192, DI
-	ADDQ $192, R14
-	DECQ CX
-	JMP  b4block
-
-b4done:
-	VZEROUPPER
-	RET
-
-// BC7CI adds input channel CI's products at one tap to the two output
+// BCCI7 adds input channel CI's products at one tap to the two output
 // blocks' seven-position tile: block A's 16 weights (R12 + 64*CI, Z14),
 // block B's R10 bytes further (Z15), the channel at each of seven
-// positions 32 bytes apart (R13 + 4*CI + 32*i, broadcast into Z16-Z22),
+// positions PS bytes apart (R13 + 4*CI + PS*i, broadcast into Z16-Z22),
 // fourteen FMAs; position i's block A sums in Z(2i), block B in Z(2i+1).
-#define BC7CI(CI) \
+#define BCCI7(CI, PS) \
 	VMOVUPS (CI*64)(R12), Z14; \
 	VMOVUPS (CI*64)(R12)(R10*1), Z15; \
-	VBROADCASTSS (CI*4+0)(R13), Z16; \
-	VBROADCASTSS (CI*4+32)(R13), Z17; \
-	VBROADCASTSS (CI*4+64)(R13), Z18; \
-	VBROADCASTSS (CI*4+96)(R13), Z19; \
-	VBROADCASTSS (CI*4+128)(R13), Z20; \
-	VBROADCASTSS (CI*4+160)(R13), Z21; \
-	VBROADCASTSS (CI*4+192)(R13), Z22; \
+	VBROADCASTSS (CI*4)(R13), Z16; \
+	VBROADCASTSS (CI*4+PS)(R13), Z17; \
+	VBROADCASTSS (CI*4+2*PS)(R13), Z18; \
+	VBROADCASTSS (CI*4+3*PS)(R13), Z19; \
+	VBROADCASTSS (CI*4+4*PS)(R13), Z20; \
+	VBROADCASTSS (CI*4+5*PS)(R13), Z21; \
+	VBROADCASTSS (CI*4+6*PS)(R13), Z22; \
 	VFMADD231PS Z14, Z16, Z0; \
 	VFMADD231PS Z15, Z16, Z1; \
 	VFMADD231PS Z14, Z17, Z2; \
@@ -422,6 +436,7 @@ b4done:
 	VFMADD231PS Z15, Z21, Z11; \
 	VFMADD231PS Z14, Z22, Z12; \
 	VFMADD231PS Z15, Z22, Z13
+#define BC7CI(CI) BCCI7(CI, 32) // eight channels a position
 
 // func bcRow2x7AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
 // bcRow2AVX512 in blocks of seven positions (224 bytes of input and of
@@ -430,7 +445,7 @@ b4done:
 // position blocks] in conv_blocked.go). Each element's sum is
 // bcRowAVX2's, in the same order, bit for bit.
 TEXT ·bcRow2x7AVX512(SB), NOSPLIT, $0-120
-	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7nopf, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, 224)
+	BCROWPAIR(b7block, b7acc, b7start, b7ib, b7tap, b7nopf, b7done, BC7INITS, BC7LOADS, BC7CIS, BC7STORES, NEXTBLOCK, 224)
 
 // func dwcPairsAVX512(out, out2, in, in2 *float32, np int, offs *int, w *float32, taps int, bias *float32, lo, hi float32)
 // dwcRowS1AVX2 on np pairs of blocks of eight positions: pair j's first
@@ -518,3 +533,113 @@ dptap:
 dpdone:
 	VZEROUPPER
 	RET
+
+// [Blocked layout]'s kernels: bcRow2AVX512, bcRow4AVX512 and
+// bcRow2x7AVX512 over NCHW16c, input and output positions 64 bytes
+// apart (sixteen channels each). The input is still read eight channels
+// at a time, in the order the eight-channel kernels read it: a
+// sixteen-channel input block is two eight-channel halves 32 bytes
+// apart, each with its taps (NEXTHALF), so each element's sum is the
+// one bcRowAVX2 computes, bit for bit, and the weight is the same
+// [ob][c/8][tap][8][16] packing. A position's sixteen output channels
+// are one 64-byte store; half is unused. nib counts eight-channel
+// halves (even); bstride is the bytes from one sixteen-channel input
+// block to the next.
+
+
+
+
+// The channels' products with positions 64 bytes apart.
+#define B16CI(CI) BCCI2(CI, 64)
+#define B16CI7(CI) BCCI7(CI, 64)
+#define B16CI4(CI) BCCI4(CI, 64)
+
+// B16LOAD sets one position's two accumulators from block A's
+// sixteen channels at OFF(DI) and block B's at OFF(R11).
+#define B16LOAD(ZA, ZB, OFF) \
+	VMOVUPS OFF(DI), ZA; \
+	VMOVUPS OFF(R11), ZB
+
+// B16STORE clamps them to [Z23, Z24] (NaN passing through) and stores
+// them where B16LOAD reads them.
+#define B16STORE(ZA, ZB, OFF) \
+	VMAXPS ZA, Z23, ZA; \
+	VMINPS ZA, Z24, ZA; \
+	VMAXPS ZB, Z23, ZB; \
+	VMINPS ZB, Z24, ZB; \
+	VMOVUPS ZA, OFF(DI); \
+	VMOVUPS ZB, OFF(R11)
+
+// B16LOAD4 sets position OFF's four accumulators: block A's at
+// OFF(DI), B's R11 bytes on, C's 2*R11 and D's R13.
+#define B16LOAD4(Z0, Z1, Z2, Z3, OFF) \
+	VMOVUPS OFF(DI), Z0; \
+	VMOVUPS OFF(DI)(R11*1), Z1; \
+	VMOVUPS OFF(DI)(R11*2), Z2; \
+	VMOVUPS OFF(DI)(R13*1), Z3
+
+// B16STORE4 clamps position OFF's four accumulators to [Z28, Z29]
+// (NaN passing through) and stores them where B16LOAD4 reads them.
+#define B16STORE4(Z0, Z1, Z2, Z3, OFF) \
+	VMAXPS Z0, Z28, Z0; \
+	VMINPS Z0, Z29, Z0; \
+	VMAXPS Z1, Z28, Z1; \
+	VMINPS Z1, Z29, Z1; \
+	VMAXPS Z2, Z28, Z2; \
+	VMINPS Z2, Z29, Z2; \
+	VMAXPS Z3, Z28, Z3; \
+	VMINPS Z3, Z29, Z3; \
+	VMOVUPS Z0, OFF(DI); \
+	VMOVUPS Z1, OFF(DI)(R11*1); \
+	VMOVUPS Z2, OFF(DI)(R11*2); \
+	VMOVUPS Z3, OFF(DI)(R13*1)
+
+#define B16LOADS \
+	B16LOAD(Z0, Z1, 0); \
+	B16LOAD(Z2, Z3, 64); \
+	B16LOAD(Z4, Z5, 128); \
+	B16LOAD(Z6, Z7, 192); \
+	B16LOAD(Z8, Z9, 256); \
+	B16LOAD(Z10, Z11, 320)
+#define B16LOADS7 \
+	B16LOADS; \
+	B16LOAD(Z12, Z13, 384)
+#define B16STORES \
+	B16STORE(Z0, Z1, 0); \
+	B16STORE(Z2, Z3, 64); \
+	B16STORE(Z4, Z5, 128); \
+	B16STORE(Z6, Z7, 192); \
+	B16STORE(Z8, Z9, 256); \
+	B16STORE(Z10, Z11, 320)
+#define B16STORES7 \
+	B16STORES; \
+	B16STORE(Z12, Z13, 384)
+#define B16LOADS4 \
+	B16LOAD4(Z0, Z1, Z2, Z3, 0); \
+	B16LOAD4(Z4, Z5, Z6, Z7, 64); \
+	B16LOAD4(Z8, Z9, Z10, Z11, 128); \
+	B16LOAD4(Z12, Z13, Z14, Z15, 192); \
+	B16LOAD4(Z16, Z17, Z18, Z19, 256); \
+	B16LOAD4(Z20, Z21, Z22, Z23, 320)
+#define B16STORES4 \
+	B16STORE4(Z0, Z1, Z2, Z3, 0); \
+	B16STORE4(Z4, Z5, Z6, Z7, 64); \
+	B16STORE4(Z8, Z9, Z10, Z11, 128); \
+	B16STORE4(Z12, Z13, Z14, Z15, 192); \
+	B16STORE4(Z16, Z17, Z18, Z19, 256); \
+	B16STORE4(Z20, Z21, Z22, Z23, 320)
+
+// func bcRow2x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRow2AVX512 over NCHW16c (above).
+TEXT ·bcRow2x16AVX512(SB), NOSPLIT, $0-120
+	BCROWPAIR(c2block, c2acc, c2start, c2ib, c2tap, c2nopf, c2done, BC2INITS, B16LOADS, EACHCI(B16CI), B16STORES, NEXTHALF(c2skip), 384)
+
+// func bcRow2x7x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRow2x7AVX512 over NCHW16c (above).
+TEXT ·bcRow2x7x16AVX512(SB), NOSPLIT, $0-120
+	BCROWPAIR(c7block, c7acc, c7start, c7ib, c7tap, c7nopf, c7done, BC7INITS, B16LOADS7, EACHCI(B16CI7), B16STORES7, NEXTHALF(c7skip), 448)
+
+// func bcRow4x16AVX512(out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int)
+// bcRow4AVX512 over NCHW16c (above).
+TEXT ·bcRow4x16AVX512(SB), NOSPLIT, $0-120
+	BCROW4(c4block, c4acc, c4start, c4ib, c4tap, c4nopf, c4done, B16LOADS4, EACHCI(B16CI4), B16STORES4, NEXTHALF(c4skip), 384)

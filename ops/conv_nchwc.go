@@ -28,7 +28,7 @@ import (
 //
 // Blocked, a convolution runs the kernels' NCHW16c variants
 // (bcRow2x16AVX512, bcRow4x16AVX512, bcRow2x7x16AVX512 in
-// conv16_amd64.s): positions 64 bytes apart on both sides, an output
+// conv512_amd64.s): positions 64 bytes apart on both sides, an output
 // block's sixteen channels at a position one store. They read each
 // input block as two eight-channel halves 32 bytes apart, each with its
 // taps, in the order the eight-channel kernels read two blocks, so the

@@ -47,6 +47,9 @@ func packRows8ScaledAVX2(dst, src *float32, lds, n int, s *float32)
 func packRows8PhasedAVX2(dst0, dst1, src *float32, lds, n int)
 
 //go:noescape
+func dealBlocks16AVX2(even, odd, src *float32, n int)
+
+//go:noescape
 func unpackRows8AVX2(dst *float32, ldd int, src *float32, n int)
 
 //go:noescape

@@ -1221,3 +1221,42 @@ bctap:
 bcdone:
 	VZEROUPPER
 	RET
+
+// func dealBlocks16AVX2(even, odd, src *float32, n int)
+// Deals n blocks of sixteen floats from src alternately to even
+// (blocks 0, 2, ...) and odd (1, 3, ...), each packed: a NCHW16c row's
+// columns dealt by parity (see packRowPhasedBlocked).
+TEXT ·dealBlocks16AVX2(SB), NOSPLIT, $0-32
+	MOVQ even+0(FP), DI
+	MOVQ odd+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+
+d16two:
+	CMPQ    CX, $2
+	JLT     d16one
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, (DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ    $128, SI
+	ADDQ    $64, DI
+	ADDQ    $64, DX
+	SUBQ    $2, CX
+	JMP     d16two
+
+d16one:
+	TESTQ   CX, CX
+	JEQ     d16done
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+
+d16done:
+	VZEROUPPER
+	RET
