@@ -217,6 +217,71 @@ func TestConvNCHWcOps(t *testing.T) {
 	}
 }
 
+// TestConvNCHWcShapes runs gosr::conv_nchwc over a sweep of shapes the
+// direct kernels take (kernels 1x1 to 5x5 and 1x3, strides 1 and 2,
+// padding 0 to 2, maps from 1x1 to 23x9, 16 to 48 channels either side,
+// one image or two) against aten::_convolution on planes.
+func TestConvNCHWcShapes(t *testing.T) {
+	r := rand.New(rand.NewSource(35))
+	const ir = `graph(%%x : Tensor):
+  %%w : Tensor = prim::Constant[value=<Tensor>]()
+  %%b : Tensor = prim::Constant[value=<Tensor>]()
+  %%s : int[] = prim::Constant[value=[%d, %d]]()
+  %%p : int[] = prim::Constant[value=[%d, %d]]()
+  %%d : int[] = prim::Constant[value=[1, 1]]()
+  %%z : int[] = prim::Constant[value=[0, 0]]()
+  %%g : int = prim::Constant[value=1]()
+  %%false : bool = prim::Constant[value=0]()
+  %%none : NoneType = prim::Constant()
+  %%lo : float = prim::Constant[value=-inf]()
+  %%hi : float = prim::Constant[value=inf]()
+  %%act : str = prim::Constant[value=""]()
+%s`
+	const plain = "  %c : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %false, %z, %g, %false, %false, %false, %false)\n  return (%c)\n"
+	const blocked = "  %xb : Tensor = gosr::to_nchwc(%x)\n  %cb : Tensor = gosr::conv_nchwc(%xb, %w, %b, %s, %p, %d, %g, %none, %lo, %hi, %act)\n  %c : Tensor = gosr::from_nchwc(%cb)\n  return (%c)\n"
+	cases := []struct {
+		n, c, h, w, o, kh, kw, s, p int
+	}{
+		{1, 16, 1, 1, 16, 1, 1, 1, 0},
+		{1, 16, 1, 1, 32, 3, 3, 1, 1},
+		{1, 32, 2, 3, 16, 3, 3, 2, 1},
+		{1, 16, 5, 5, 48, 5, 5, 1, 2},
+		{1, 48, 7, 7, 32, 1, 3, 1, 0},
+		{2, 16, 9, 11, 16, 3, 3, 2, 0},
+		{1, 16, 23, 9, 32, 3, 3, 1, 2},
+		{1, 32, 21, 21, 48, 3, 3, 1, 1},
+		{1, 16, 25, 25, 16, 1, 1, 2, 0},
+		{2, 32, 22, 30, 32, 3, 3, 1, 1},
+		{1, 16, 13, 40, 64, 3, 3, 2, 1},
+	}
+	for _, tc := range cases {
+		name := fmt.Sprintf("%dx%dx%dx%d->%d k%dx%d s%d p%d", tc.n, tc.c, tc.h, tc.w, tc.o, tc.kh, tc.kw, tc.s, tc.p)
+		t.Run(name, func(t *testing.T) {
+			w, b := randTensor(r, tc.o, tc.c, tc.kh, tc.kw), randTensor(r, tc.o)
+			x := ivalue.FromTensor(randTensor(r, tc.n, tc.c, tc.h, tc.w))
+			run := func(body string) []float32 {
+				o := staticruntime.DefaultOptions()
+				o.SkipPasses = true
+				m := prepare(t, fmt.Sprintf(ir, tc.s, tc.s, tc.p, tc.p, body), &o, w, b)
+				defer m.Close()
+				rt := m.NewRuntime()
+				var out []float32
+				for range 2 {
+					vs, err := rt.Run(x)
+					require.NoError(t, err)
+					out = f32(t, vs[0])
+				}
+				return out
+			}
+			want, got := run(plain), run(blocked)
+			require.Len(t, got, len(want))
+			for i := range want {
+				require.InDelta(t, want[i], got[i], 1e-4, "element %d", i)
+			}
+		})
+	}
+}
+
 // TestConvNCHWcErrors: a tensor that is not blocked, channels a reorder
 // cannot block, groups: an error naming the op, no panic.
 func TestConvNCHWcErrors(t *testing.T) {
