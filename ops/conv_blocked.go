@@ -109,8 +109,7 @@ type dwcRun struct {
 	xp            []float32 // its packed input, all blocks
 	wblk          []float32 // its weight (convPrepacked.blk; depthwise: convPrepacked.dw, or nil)
 	res           []float32 // its residual, laid out as c (nil: none)
-	blkIn, blkOut bool      // direct: its input, its output (and residual) in the blocked layout, NCHW16c (see [Blocked layout])
-	outDirect     bool      // blkOut: the kernels write the output itself, no sums aside (see [Blocked layout])
+	blkIn, blkOut bool      // direct: its input, its output (and residual) in the blocked layout, NCHW16c; the kernels write a blocked output itself, only a last block of positions past the end aside (see [Blocked layout])
 	scale         []float32 // direct: its input's factors, g.n*g.c (nil: none)
 	roff          int
 	ep            gemm.Clamp
@@ -132,7 +131,7 @@ func (st *convState) dwcRunFor(g *convGeom, xd []float32, xoff int, wd []float32
 	r := &st.dwc
 	r.g, r.xd, r.xoff, r.wd, r.woff, r.bd, r.bo, r.bs, r.c, r.ord, r.act, r.grouped = *g, xd, xoff, wd, woff, bd, bo, bs, c, ord, act, grouped
 	r.direct, r.packing, r.scale = false, false, nil
-	r.blkIn, r.blkOut, r.outDirect = false, false, false
+	r.blkIn, r.blkOut = false, false
 	r.lo, r.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	if ep.On {
 		r.lo, r.hi = ep.Lo, ep.Hi
@@ -885,9 +884,6 @@ func (r *dwcRun) runDirect(sc *gemm.Scratch, blk, res []float32) {
 		need := ((g.oh-1)+(g.kh-1))*r.rowF + ((r.nb*r.bpos-1)+(g.kw-1)+1)*cb
 		r.size = max(r.hp*r.rowF, need) + 7*cb
 	}
-	// The kernels write the blocked output in place of their sums
-	// where every output block is whole.
-	r.outDirect = r.blkOut && g.o%16 == 0
 	// A blocked pointwise input is already the flat copy (one copy of
 	// plane positions a block) where the kernels' last block reads no
 	// further than the input's memory goes: positions past the plane
@@ -1068,7 +1064,7 @@ func (r *dwcRun) directRows(part, b0, b1, oh0, oh1 int, lo, hi float32) {
 			// or with direct writes only a last block past the row's end
 			// (the whole blocks go straight into the blocked output).
 			p, nbuf := 0, r.nb
-			if r.outDirect {
+			if r.blkOut {
 				full := g.ow / r.bpos
 				if full > 0 {
 					at := ob0 + oh*g.ow*cb
@@ -1148,26 +1144,19 @@ func blocksAtOnce(n, bpos int) int {
 // NCHW16c (see [Blocked layout]), where one block runs as a pair with
 // itself (the same sums stored twice in one place).
 func directKernel(nob, bpos int, b16 bool, out, in *float32, nb int, offs *int, w *float32, taps int, bias *float32, lo, hi float32, nib, bstride, acc, half, wpair, opair, bpair int) {
+	k2, k4, k7 := bcRow2AVX512, bcRow4AVX512, bcRow2x7AVX512
 	if b16 {
-		switch {
-		case bpos == 7:
-			bcRow2x7x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
-		case nob == 4:
-			bcRow4x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
-		case nob == 2:
-			bcRow2x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
-		default:
-			bcRow2x16AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, 0, 0, 0)
-		}
-		return
+		k2, k4, k7 = bcRow2x16AVX512, bcRow4x16AVX512, bcRow2x7x16AVX512
 	}
 	switch {
 	case bpos == 7:
-		bcRow2x7AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		k7(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
 	case nob == 4:
-		bcRow4AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		k4(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
 	case nob == 2:
-		bcRow2AVX512(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+		k2(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, wpair, opair, bpair)
+	case b16:
+		k2(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half, 0, 0, 0)
 	default:
 		bcRowAVX2(out, in, nb, offs, w, taps, bias, lo, hi, nib, bstride, acc, half)
 	}
@@ -1206,7 +1195,7 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			full--
 		}
 		tailPer := 2 * r.bpos * 8
-		if r.outDirect {
+		if r.blkOut {
 			// The sums are the output's blocks (see [Blocked layout]);
 			// the biases and the last block's sums aside.
 			buf.W = growF32(buf.W, (b1-b0)*(16+tailPer))
@@ -1231,7 +1220,7 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 				nob := blocksAtOnce(b1-ob, r.bpos)
 				wk := r.wblk[(ob*nib+ib0)*kk*16*8 : ((ob+nob-1)*nib+ib0+nc)*kk*16*8]
 				in := r.halfAt(ib0)
-				if r.outDirect {
+				if r.blkOut {
 					bias := &sums[(ob-b0)*16]
 					if full > 0 {
 						at := (r.nn*g.o+ob*16)*plane + p0*cb
@@ -1256,7 +1245,7 @@ func (r *dwcRun) directFlat(part, b0, b1, pa, pe int, lo, hi float32) {
 			ob0 := (r.nn*g.o + ob*16) * plane
 			nch := min(16, g.o-ob*16) // 8 in a half last block
 			switch {
-			case !r.outDirect:
+			case !r.blkOut:
 				o := sums[(ob-b0)*per : (ob-b0+1)*per]
 				r.storeBlock(ob0, p0, o[:2*half], half, n, nch)
 			case full < nb:
