@@ -2,6 +2,27 @@
 
 #include "textflag.h"
 
+// CLAMPSTORE4 clamps Y2-Y5 to [Y0, Y1] and stores them at DI: each
+// value the second source of VMAXPS and the result of VMINPS's, so a
+// NaN passes through. CLAMPSTORE1 does Y2 alone.
+#define CLAMPSTORE4 \
+	VMAXPS Y2, Y0, Y2; \
+	VMAXPS Y3, Y0, Y3; \
+	VMAXPS Y4, Y0, Y4; \
+	VMAXPS Y5, Y0, Y5; \
+	VMINPS Y2, Y1, Y2; \
+	VMINPS Y3, Y1, Y3; \
+	VMINPS Y4, Y1, Y4; \
+	VMINPS Y5, Y1, Y5; \
+	VMOVUPS Y2, (DI); \
+	VMOVUPS Y3, 32(DI); \
+	VMOVUPS Y4, 64(DI); \
+	VMOVUPS Y5, 96(DI)
+#define CLAMPSTORE1 \
+	VMAXPS Y2, Y0, Y2; \
+	VMINPS Y2, Y1, Y2; \
+	VMOVUPS Y2, (DI)
+
 // func clamp32AVX2(o, a *float32, n int, lo, hi float32)
 // o[i] = min(max(a[i], lo), hi) for i < n&^7 (the caller does the tail).
 // a[i] is the second source of VMAXPS and the result of VMINPS's, so a
@@ -20,18 +41,7 @@ loop32:
 	VMOVUPS 32(SI), Y3
 	VMOVUPS 64(SI), Y4
 	VMOVUPS 96(SI), Y5
-	VMAXPS Y2, Y0, Y2
-	VMAXPS Y3, Y0, Y3
-	VMAXPS Y4, Y0, Y4
-	VMAXPS Y5, Y0, Y5
-	VMINPS Y2, Y1, Y2
-	VMINPS Y3, Y1, Y3
-	VMINPS Y4, Y1, Y4
-	VMINPS Y5, Y1, Y5
-	VMOVUPS Y2, (DI)
-	VMOVUPS Y3, 32(DI)
-	VMOVUPS Y4, 64(DI)
-	VMOVUPS Y5, 96(DI)
+	CLAMPSTORE4
 	ADDQ $128, SI
 	ADDQ $128, DI
 	SUBQ $32, CX
@@ -41,9 +51,7 @@ loop8:
 	CMPQ CX, $8
 	JLT  done
 	VMOVUPS (SI), Y2
-	VMAXPS Y2, Y0, Y2
-	VMINPS Y2, Y1, Y2
-	VMOVUPS Y2, (DI)
+	CLAMPSTORE1
 	ADDQ $32, SI
 	ADDQ $32, DI
 	SUBQ $8, CX
@@ -76,18 +84,7 @@ addloop32:
 	VADDPS  32(DX), Y3, Y3
 	VADDPS  64(DX), Y4, Y4
 	VADDPS  96(DX), Y5, Y5
-	VMAXPS Y2, Y0, Y2
-	VMAXPS Y3, Y0, Y3
-	VMAXPS Y4, Y0, Y4
-	VMAXPS Y5, Y0, Y5
-	VMINPS Y2, Y1, Y2
-	VMINPS Y3, Y1, Y3
-	VMINPS Y4, Y1, Y4
-	VMINPS Y5, Y1, Y5
-	VMOVUPS Y2, (DI)
-	VMOVUPS Y3, 32(DI)
-	VMOVUPS Y4, 64(DI)
-	VMOVUPS Y5, 96(DI)
+	CLAMPSTORE4
 	ADDQ $128, SI
 	ADDQ $128, DX
 	ADDQ $128, DI
@@ -99,9 +96,7 @@ addloop8:
 	JLT  adddone
 	VMOVUPS (SI), Y2
 	VADDPS  (DX), Y2, Y2
-	VMAXPS Y2, Y0, Y2
-	VMINPS Y2, Y1, Y2
-	VMOVUPS Y2, (DI)
+	CLAMPSTORE1
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, DI
